@@ -1,0 +1,202 @@
+"""The indexer API: one object holding the store and the model, opened on first use.
+
+The CLI, the HTTP routes and the MCP tools all call these methods; none of them opens
+LanceDB or loads the model on its own.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from indexer.config import LodeConfig
+from indexer.embed import Embedder, load_embedder
+from indexer.errors import ModelMismatchError, PathError, StoreError
+from indexer.models import IndexReport, Project
+from indexer.pipeline import ProgressCallback, index_project
+from indexer.search import Searcher, SearchOptions, SearchResponse
+from indexer.store import Store, open_store, read_store_info
+
+__all__ = ["Lode", "resolve_project_root"]
+
+
+def resolve_project_root(path: str | Path, field: str = "path") -> Path:
+    """An absolute, readable folder, or a PathError naming ``field``."""
+    raw = str(path).strip()
+    if not raw:
+        raise PathError(field, "is empty")
+    candidate = Path(raw).expanduser()
+    if not candidate.exists():
+        raise PathError(field, f"{raw} does not exist")
+    if not candidate.is_dir():
+        raise PathError(field, f"{raw} is not a folder")
+    if not os.access(candidate, os.R_OK | os.X_OK):
+        raise PathError(field, f"{raw} is not readable")
+    return candidate.resolve()
+
+
+class Lode:
+    """lode's Python API over one index directory."""
+
+    def __init__(
+        self, config: LodeConfig, *, embedder: Embedder | None = None, store: Store | None = None
+    ) -> None:
+        self.config = config
+        self._embedder = embedder
+        self._store = store
+        self._lock = threading.Lock()
+        self._searcher: Searcher | None = None
+
+    # ---- lifecycle ------------------------------------------------------------------
+    @property
+    def embedder(self) -> Embedder:
+        """The embedding model (loaded on first use)."""
+        with self._lock:
+            if self._embedder is None:
+                self._check_model_before_loading()
+                self._embedder = load_embedder(self.config.embed)
+            return self._embedder
+
+    @property
+    def store(self) -> Store:
+        """The index (opened on first use, for the configured model)."""
+        if self._store is None:
+            embedder = self.embedder
+            with self._lock:
+                if self._store is None:
+                    self._store = open_store(self.config.db, embedder.model_id, embedder.dimension)
+        return self._store
+
+    def _check_model_before_loading(self) -> None:
+        info = read_store_info(self.config.db)
+        model = info.get("model_id")
+        if model is not None and model != self.config.embed.model:
+            raise ModelMismatchError(
+                f"the index at {self.config.db} was built with model {model!r}, "
+                f"not {self.config.embed.model!r}; use the same model, or another --db"
+            )
+
+    def open_readonly(self) -> Store | None:
+        """The store without loading the model (None when no index exists yet)."""
+        if self._store is not None:
+            return self._store
+        info = read_store_info(self.config.db)
+        if not info:
+            return None
+        try:
+            return open_store(self.config.db, info["model_id"], int(info["dimension"]))
+        except KeyError as exc:
+            raise StoreError(f"the index at {self.config.db} has no model record") from exc
+
+    @property
+    def searcher(self) -> Searcher:
+        """The search engine over this store and model."""
+        if self._searcher is None:
+            self._searcher = Searcher(self.store, self.embedder, known_languages())
+        return self._searcher
+
+    def close(self) -> None:
+        """Release the store."""
+        if self._searcher is not None:
+            self._searcher.close()
+            self._searcher = None
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    # ---- projects -------------------------------------------------------------------
+    def register(
+        self,
+        path: str | Path,
+        name: str | None = None,
+        include: tuple[str, ...] = (),
+        exclude: tuple[str, ...] = (),
+    ) -> Project:
+        """Register a folder as a project (or return the one already registered for it)."""
+        root = resolve_project_root(path)
+        existing = self.store.find_project_by_root(str(root))
+        if existing is not None:
+            return existing
+        return self.store.add_project(name or root.name, str(root), include, exclude)
+
+    def list_projects(self) -> list[Project]:
+        """Every registered project."""
+        store = self.open_readonly()
+        return store.list_projects() if store else []
+
+    def remove_project(self, ref: str) -> Project:
+        """Forget a project and its index rows (source files are never touched)."""
+        store = self.open_readonly()
+        if store is None:
+            from indexer.errors import NotFoundError
+
+            raise NotFoundError(f"no project {ref!r}")
+        project = store.get_project(ref)
+        store.delete_project(project.id)
+        return project
+
+    # ---- indexing -------------------------------------------------------------------
+    def index(
+        self,
+        path: str | Path,
+        *,
+        name: str | None = None,
+        full: bool = False,
+        embed: bool = True,
+        progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> IndexReport:
+        """Register ``path`` if needed and bring its index up to date."""
+        project = self.register(path, name)
+        return index_project(
+            self.store,
+            self.embedder,
+            project,
+            self.config,
+            full=full,
+            embed=embed,
+            progress=progress,
+            cancel=cancel,
+        )
+
+    def status(self) -> dict[str, Any]:
+        """Projects, sizes, failures and the model of the index."""
+        store = self.open_readonly()
+        if store is None:
+            return {"db": str(self.config.db), "exists": False, "projects": []}
+        errors = store.file_errors()
+        projects = [
+            {
+                "id": p.id,
+                "name": p.name,
+                "root": p.root,
+                "files": store.count_documents(p.id),
+                "chunks": store.count_chunks(p.id),
+                "semantic_coverage": round(store.semantic_coverage(p.id), 4),
+                "failed_files": sum(1 for e in errors if e["project_id"] == p.id),
+                "last_indexed_at": p.last_indexed_at.isoformat() if p.last_indexed_at else None,
+            }
+            for p in store.list_projects()
+        ]
+        return {
+            "db": str(self.config.db),
+            "exists": True,
+            "model_id": store.model_id,
+            "dimension": store.dimension,
+            **store.stats(),
+            "projects": projects,
+        }
+
+    # ---- search ---------------------------------------------------------------------
+    def search(self, options: SearchOptions) -> SearchResponse:
+        """Hybrid search with filters, at document or chunk granularity."""
+        return self.searcher.search(options)
+
+
+def known_languages() -> frozenset[str]:
+    """Every language name the chunker can give a file."""
+    from indexer.chunker import KNOWN_LANGUAGES
+
+    return KNOWN_LANGUAGES

@@ -1,0 +1,321 @@
+"""The tree walk: semantic units, the blocks between them, and splitting what is too big.
+
+Units are whole lines: from the first comment, decorator or attribute that belongs to
+them (contiguous, no blank line between) to their last line. Lines between units become
+``block`` pieces at the top level, or parts of the enclosing declaration inside a split
+one (its first part, the skeleton, holds the header and fields and lists every member in
+``extra_defs``). A unit over the token limit is cut: a container into its members, any
+other unit at statement boundaries, each part keeping the unit's metadata.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from indexer.chunker._source import Piece, Source
+from indexer.chunker._spans import Span, line_spans, merge_spans
+from indexer.chunker._spec import LanguageSpec, body_of, find_name, header_end, header_text, receiver_type
+from indexer.config import ChunkerConfig
+
+__all__ = ["Walker"]
+
+_CLASS_LIKE = frozenset({"class", "struct", "enum", "interface", "trait", "impl"})
+_CLOSER = re.compile(rb"[\s})\];,]*(?:end|fi|done|esac)?[\s;]*\Z")
+_TEST_MARK = re.compile(
+    rb"#\[(?:\w+::)*test\]|@(?:Parameterized)?Test\b|@pytest\.mark|\[(?:Test|Fact|Theory|TestMethod|TestCase)\b"
+)
+_TEST_NAME = re.compile(r"test_|test[A-Z0-9]|Test[A-Z0-9_]|test\Z")
+_MAX_DEPTH = 4
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    node: Node
+    decl: Node
+    node_type: str
+    first_line: int
+    last_line: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Owner:
+    """A split declaration whose members are being emitted."""
+
+    node_type: str
+    name: str
+    scope: tuple[str, ...]
+    header: str
+    parent_context: str
+    member_names: tuple[str, ...]
+
+
+def last_row(node: Node) -> int:
+    """The last line holding text of ``node`` (a node ending at column 0 ends the line before)."""
+    end = node.end_point
+    if end.column == 0 and end.row > node.start_point.row:
+        return int(end.row) - 1
+    return int(end.row)
+
+
+class Walker:
+    """Walks one syntax tree and collects ``Piece``s in file order."""
+
+    def __init__(self, source: Source, spec: LanguageSpec, config: ChunkerConfig, test_file: bool) -> None:
+        self.source = source
+        self.spec = spec
+        self.limit = config.max_chunk_tokens
+        self.max_line_bytes = config.max_line_bytes
+        self.test_file = test_file
+        self.pieces: list[Piece] = []
+        self.groups: list[int] = []
+        self.tokens: list[int] = []
+        self.units = 0
+        self._group = 0
+
+    def walk(self, root: Node) -> list[Piece]:
+        """Pieces for the whole tree."""
+        last = self.source.line_count - 1
+        self._members(self._siblings(root.named_children), (0, last), header_row=-1, owner=None, scope=())
+        return self.pieces
+
+    def _siblings(self, nodes: list[Node]) -> list[Node]:
+        out: list[Node] = []
+        for node in nodes:
+            if node.type in self.spec.transparent or node.type == "ERROR":
+                out.extend(self._siblings(node.named_children))
+            else:
+                out.append(node)
+        return out
+
+    def _classify(self, node: Node) -> tuple[str, Node] | None:
+        decl = node
+        for _ in range(4):
+            names = self.spec.wrappers.get(decl.type)
+            if names is None:
+                break
+            inner = next((decl.child_by_field_name(n) for n in names if decl.child_by_field_name(n)), None)
+            if inner is None:
+                inner = next((c for c in decl.named_children if c.type in names), None)
+            if inner is None:
+                return None
+            decl = inner
+        node_type = self.spec.units.get(decl.type)
+        if node_type is not None:
+            return node_type, decl
+        hook = self.spec.special.get(decl.type)
+        return hook(decl) if hook is not None else None
+
+    def _find_units(self, nodes: list[Node], prev_last: int) -> list[_Unit]:
+        units: list[_Unit] = []
+        pending_first, pending_last = -1, -3
+        attachable = self.spec.comments | self.spec.attributes
+        for node in nodes:
+            first, last = int(node.start_point.row), last_row(node)
+            if node.type in attachable:
+                if first <= prev_last:
+                    continue
+                if pending_first < 0 or first > pending_last + 1:
+                    pending_first = first
+                pending_last = last
+                continue
+            kind = self._classify(node)
+            if kind is not None:
+                start = pending_first if pending_first >= 0 and first <= pending_last + 1 else first
+                units.append(_Unit(node, kind[1], kind[0], start, last))
+            pending_first, pending_last = -1, -3
+            prev_last = last
+        return units
+
+    def _members(
+        self,
+        nodes: list[Node],
+        lines: tuple[int, int],
+        *,
+        header_row: int,
+        owner: _Owner | None,
+        scope: tuple[str, ...],
+    ) -> None:
+        """Emit the units among ``nodes`` and the gaps between them, over ``lines`` (inclusive)."""
+        first, last = lines
+        self._group += 1
+        group = self._group
+        units = self._find_units(nodes, header_row)
+        if owner is not None and not owner.member_names:
+            names = tuple(n for u in units if (n := find_name(u.decl, self.spec)))
+            owner = _Owner(
+                owner.node_type, owner.name, owner.scope, owner.header, owner.parent_context, names
+            )
+        cursor = first
+        floor = header_row + 1
+        skeleton = owner.member_names if owner is not None else ()
+        for unit in units:
+            start = max(unit.first_line, cursor, floor)
+            if start > unit.last_line or unit.last_line > last:
+                continue
+            self._gap((cursor, start - 1), nodes, owner=owner, scope=scope, where=(group, skeleton))
+            skeleton = ()
+            self._unit(unit, start, owner, scope, group)
+            cursor = unit.last_line + 1
+        self._gap((cursor, last), nodes, owner=owner, scope=scope, where=(group, skeleton))
+
+    def _add(self, piece: Piece, group: int, tokens: int) -> None:
+        self.pieces.append(piece)
+        self.groups.append(group)
+        self.tokens.append(tokens)
+
+    def _gap(
+        self,
+        lines: tuple[int, int],
+        nodes: list[Node],
+        *,
+        owner: _Owner | None,
+        scope: tuple[str, ...],
+        where: tuple[int, tuple[str, ...]],
+    ) -> None:
+        first, last = lines
+        group, skeleton = where
+        if first > last:
+            return
+        start, end = self.source.span(first, last)
+        if not self.source.has_text(start, end):
+            return
+        if self.pieces and _CLOSER.match(self.source.data, start, end):
+            previous = self.pieces[-1]
+            if previous.end_byte <= start:
+                self.pieces[-1] = _extend(previous, end)
+                return
+        for span in self._split(first, last, nodes, 0):
+            if owner is None:
+                piece = Piece(span[0], span[1], "block", scope=scope)
+            else:
+                piece = Piece(
+                    span[0], span[1], owner.node_type, owner.name, owner.parent_context, owner.scope, skeleton
+                )
+                skeleton = ()
+            self._add(piece, group, span[2])
+
+    def _unit(
+        self, unit: _Unit, start: int, owner: _Owner | None, scope: tuple[str, ...], group: int
+    ) -> None:
+        spec = self.spec
+        self.units += 1
+        name = find_name(unit.decl, spec)
+        prefix: tuple[str, ...] = ()
+        node_type = unit.node_type
+        if "::" in name and node_type == "function":
+            *qualifier, name = name.split("::")
+            prefix = tuple(qualifier)
+            if prefix and prefix[-1][:1].isupper():
+                node_type = "method"
+        receiver = receiver_type(unit.decl) if node_type == "method" else ""
+        prefix = (receiver,) if receiver else prefix
+        node_type = self._refine(unit, node_type, name, owner)
+        unit_scope = (*scope, *prefix, name) if name else (*scope, *prefix)
+        parent = owner.header if owner is not None else ""
+        begin, end = self.source.span(start, unit.last_line)
+        tokens = self.source.tokens(begin, end)
+        if tokens <= self.limit:
+            self._add(Piece(begin, end, node_type, name, parent, unit_scope), group, tokens)
+            return
+        body = body_of(unit.decl, spec)
+        if unit.decl.type in spec.containers and body is not None and body.named_child_count:
+            header = header_text(unit.decl, spec, self.source.data)
+            child = _Owner(node_type, name, unit_scope, header, parent, ())
+            members = self._siblings(self._member_nodes(unit.decl, body))
+            header_row = self._header_row(unit.decl)
+            self._members(
+                members, (start, unit.last_line), header_row=header_row, owner=child, scope=unit_scope
+            )
+            return
+        statements = _body_statements(body) if body is not None else []
+        for span in self._split(start, unit.last_line, statements, 0):
+            self._add(Piece(span[0], span[1], node_type, name, parent, unit_scope), group, span[2])
+
+    def _member_nodes(self, decl: Node, body: Node) -> list[Node]:
+        members = list(body.named_children)
+        comments = [c for c in decl.named_children if c.type in self.spec.comments]
+        if comments:
+            members = sorted(members + comments, key=lambda n: n.start_byte)
+        return members
+
+    def _header_row(self, decl: Node) -> int:
+        data = self.source.data
+        pos = (header_end(decl, self.spec) or decl.end_byte) - 1
+        while pos > decl.start_byte and data[pos] in b" \t\r\n":
+            pos -= 1
+        return self.source.line_of(pos)
+
+    def _refine(self, unit: _Unit, node_type: str, name: str, owner: _Owner | None) -> str:
+        in_class = owner is not None and owner.node_type in _CLASS_LIKE
+        if node_type == "function" and in_class:
+            node_type = "method"
+        if node_type == "method" and owner is not None and name in (*self.spec.constructors, owner.name):
+            node_type = "constructor"
+        if node_type in ("function", "method") and self._is_test(unit, name):
+            node_type = "test"
+        return node_type
+
+    def _is_test(self, unit: _Unit, name: str) -> bool:
+        if self.test_file and _TEST_NAME.match(name):
+            return True
+        start, _ = self.source.span(unit.first_line, unit.first_line)
+        name_node = unit.decl.child_by_field_name("name")
+        end = name_node.start_byte if name_node is not None else unit.decl.start_byte + 1
+        return _TEST_MARK.search(self.source.data, start, end) is not None
+
+    def _split(self, first: int, last: int, nodes: list[Node], depth: int) -> list[Span]:
+        """Cut lines ``first..last`` at the starts of ``nodes``; recurse into big statements."""
+        source = self.source
+        whole_start, whole_end = source.span(first, last)
+        whole = source.tokens(whole_start, whole_end)
+        if whole <= self.limit:
+            return [(whole_start, whole_end, whole)]
+        cuts = sorted({r for n in nodes if first < (r := int(n.start_point.row)) <= last})
+        bounds = [first, *cuts, last + 1]
+        spans: list[Span] = []
+        for index in range(len(bounds) - 1):
+            a, b = bounds[index], bounds[index + 1] - 1
+            start, end = source.span(a, b)
+            tokens = source.tokens(start, end)
+            if tokens <= self.limit:
+                spans.append((start, end, tokens))
+                continue
+            inner = [c for n in nodes if a <= n.start_point.row <= b for c in _statements(n)]
+            if depth < _MAX_DEPTH and a < b and any(a < c.start_point.row <= b for c in inner):
+                spans.extend(self._split(a, b, inner, depth + 1))
+            else:
+                spans.extend(line_spans(source, a, b, self.max_line_bytes, self.limit))
+        return merge_spans(spans, self.limit)
+
+
+def _body_statements(body: Node) -> list[Node]:
+    """The statements of a body (through single wrappers such as Go's ``statement_list``)."""
+    nodes = body.named_children
+    while len(nodes) == 1 and nodes[0].named_child_count:
+        nodes = nodes[0].named_children
+    return nodes
+
+
+def _statements(node: Node) -> list[Node]:
+    """Named descendants of ``node`` that may start a statement (children and grandchildren)."""
+    out: list[Node] = []
+    for child in node.named_children:
+        out.append(child)
+        if child.end_point.row > child.start_point.row:
+            out.extend(child.named_children)
+    return out
+
+
+def _extend(piece: Piece, end: int) -> Piece:
+    return Piece(
+        piece.start_byte,
+        end,
+        piece.node_type,
+        piece.name,
+        piece.parent_context,
+        piece.scope,
+        piece.extra_defs,
+    )

@@ -1,0 +1,29 @@
+"""The ``lode`` command line: each command parses options, makes one API call, prints."""
+
+from __future__ import annotations
+
+import click
+
+from indexer.cli._chunk import chunk_command
+from indexer.cli._index import index_command, projects_group, status_command
+from indexer.cli._search import search_command
+
+__all__ = ["cli", "main"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="lode")
+def cli() -> None:
+    """lode: local-first code search for people and LLM agents.
+
+    Example: lode index . && lode search "where are tokens refreshed"
+    """
+
+
+for _command in (index_command, search_command, chunk_command, projects_group, status_command):
+    cli.add_command(_command)
+
+
+def main() -> None:
+    """Entry point of the ``lode`` console script."""
+    cli(prog_name="lode")

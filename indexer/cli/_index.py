@@ -1,0 +1,120 @@
+"""``lode index``, ``lode projects``, ``lode status``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from indexer.api import Lode
+from indexer.cli._common import db_option, echo_json, handle_errors, json_option, make_config
+from indexer.cli._progress import IndexBar
+
+__all__ = ["index_command", "projects_group", "status_command"]
+
+
+@click.command("index")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--name", default=None, help="Project name (default: the folder's name).")
+@click.option("--full", is_flag=True, help="Re-chunk every file, not only changed ones.")
+@click.option("--no-embed", is_flag=True, help="Phase 1 only: lexical search now, vectors later.")
+@db_option
+@json_option
+@handle_errors
+def index_command(
+    path: Path, name: str | None, full: bool, no_embed: bool, db: Path | None, as_json: bool
+) -> None:
+    """Register PATH as a project and bring its index up to date.
+
+    Example: lode index ~/src/myrepo --name myrepo
+    """
+    lode = Lode(make_config(db=db))
+    with IndexBar(enabled=None if not as_json else False) as bar:
+        report = lode.index(path, name=name, full=full, embed=not no_embed, progress=bar)
+    if as_json:
+        echo_json(report)
+        return
+    click.echo(
+        f"indexed {report.files_indexed} file(s), {report.files_unchanged} unchanged, "
+        f"{report.files_deleted} deleted, {len(report.files_skipped)} skipped; "
+        f"{report.chunks_written} chunk(s) written, {report.chunks_embedded} embedded, "
+        f"{report.embedding_cache_hits} from cache, in {report.seconds:.1f}s"
+    )
+    for failed in report.files_failed:
+        click.echo(f"  failed: {failed.path}: {failed.reason}", err=True)
+
+
+@click.group("projects", invoke_without_command=True)
+@click.pass_context
+def projects_group(ctx: click.Context) -> None:
+    """List or remove registered projects (default: list).
+
+    Example: lode projects list --json
+    """
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(projects_list)
+
+
+@projects_group.command("list")
+@db_option
+@json_option
+@handle_errors
+def projects_list(db: Path | None = None, as_json: bool = False) -> None:
+    """List registered projects.
+
+    Example: lode projects list
+    """
+    projects = Lode(make_config(db=db)).list_projects()
+    if as_json:
+        echo_json(projects)
+        return
+    if not projects:
+        click.echo("no projects yet: lode index PATH")
+    for p in projects:
+        when = p.last_indexed_at.isoformat(timespec="seconds") if p.last_indexed_at else "never"
+        click.echo(f"{p.name}\t{p.root}\tlast indexed {when}\t{p.id}")
+
+
+@projects_group.command("remove")
+@click.argument("project")
+@db_option
+@json_option
+@handle_errors
+def projects_remove(project: str, db: Path | None, as_json: bool) -> None:
+    """Remove PROJECT (name or id) and its index rows; source files are not touched.
+
+    Example: lode projects remove myrepo
+    """
+    removed = Lode(make_config(db=db)).remove_project(project)
+    if as_json:
+        echo_json({"removed": removed})
+    else:
+        click.echo(f"removed project {removed.name} ({removed.root})")
+
+
+@click.command("status")
+@db_option
+@json_option
+@handle_errors
+def status_command(db: Path | None, as_json: bool) -> None:
+    """Show the index: projects, files, chunks, semantic coverage, failures.
+
+    Example: lode status --json
+    """
+    status = Lode(make_config(db=db)).status()
+    if as_json:
+        echo_json(status)
+        return
+    if not status["exists"]:
+        click.echo(f"no index at {status['db']} yet: lode index PATH")
+        return
+    click.echo(f"index {status['db']} (model {status['model_id']}, dim {status['dimension']})")
+    click.echo(
+        f"{status['documents']} files, {status['chunks']} chunks ({status['chunks_embedded']} embedded), "
+        f"{status['embedding_cache']} cached vectors, {status['file_errors']} failed file(s)"
+    )
+    for p in status["projects"]:
+        click.echo(
+            f"  {p['name']}: {p['files']} files, {p['chunks']} chunks, "
+            f"semantic {p['semantic_coverage']:.0%}, {p['failed_files']} failed — {p['root']}"
+        )

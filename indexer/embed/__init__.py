@@ -1,0 +1,8 @@
+"""Embedding models behind one protocol: the real sentence-transformers model and a
+deterministic fake for fast unit tests."""
+
+from indexer.embed._protocol import Embedder
+from indexer.embed.fake import FakeEmbedder
+from indexer.embed.sentence import SentenceTransformerEmbedder, load_embedder
+
+__all__ = ["Embedder", "FakeEmbedder", "SentenceTransformerEmbedder", "load_embedder"]

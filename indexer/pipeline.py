@@ -1,0 +1,306 @@
+"""The indexing pipeline: walk → diff → chunk → write (phase 1), then embed (phase 2).
+
+Phase 1 makes every changed file lexically searchable and filterable at once: chunks
+are written with their text and metadata, and with a vector only when the embedding
+cache already has one. Phase 2 (``indexer.vectorizer``) fills in the missing vectors.
+Both phases are restartable: a killed run leaves a consistent store that the next run
+repairs (``Store.repair``) and continues.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import blake3
+import numpy as np
+
+from indexer.chunker import chunk_file, estimate_tokens
+from indexer.config import LodeConfig
+from indexer.embed import Embedder
+from indexer.ids import document_id, uuid7
+from indexer.models import ChunkedFile, Document, IndexReport, Project, SkippedFile
+from indexer.store import ChunkWrite, DocState, FileWrite, Store
+from indexer.vectorizer import embed_backlog
+from indexer.walker import IgnoreRules, WalkEntry, walk_project
+
+__all__ = ["IndexProgress", "ProgressCallback", "index_project", "run_lexical_phase"]
+
+#: Files per atomic write; bigger batches mean fewer LanceDB versions.
+_BATCH_FILES = 200
+_BATCH_CHUNKS = 4000
+_DOC_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc")
+
+
+@dataclass(slots=True)
+class IndexProgress:
+    """Where a run is: phase, files and chunks done, and the rate of phase 2."""
+
+    phase: str = "scan"
+    files_total: int = 0
+    files_done: int = 0
+    chunks_done: int = 0
+    chunks_total: int = 0
+    chunks_embedded: int = 0
+    embed_rate: float = 0.0
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def eta_seconds(self) -> float | None:
+        """Seconds left in phase 2 at the current rate (None when unknown)."""
+        left = self.chunks_total - self.chunks_embedded
+        if self.phase != "embed" or self.embed_rate <= 0:
+            return None
+        return max(0.0, left / self.embed_rate)
+
+
+ProgressCallback = Callable[[IndexProgress], None]
+
+
+def _noop(_: IndexProgress) -> None:
+    return None
+
+
+def _is_cancelled(cancel: threading.Event | None) -> bool:
+    return cancel is not None and cancel.is_set()
+
+
+def index_project(
+    store: Store,
+    embedder: Embedder,
+    project: Project,
+    config: LodeConfig,
+    *,
+    paths: Sequence[str] = (),
+    full: bool = False,
+    embed: bool = True,
+    progress: ProgressCallback | None = None,
+    cancel: threading.Event | None = None,
+) -> IndexReport:
+    """Bring a project's index up to date with its folder (both phases unless ``embed=False``)."""
+    started = time.perf_counter()
+    state = IndexProgress()
+    report = run_lexical_phase(
+        store,
+        embedder,
+        project,
+        config,
+        paths=paths,
+        full=full,
+        state=state,
+        progress=progress,
+        cancel=cancel,
+    )
+    if embed and not _is_cancelled(cancel):
+        stats = embed_backlog(store, embedder, project.id, state=state, progress=progress, cancel=cancel)
+        report.chunks_embedded += stats.embedded
+        report.embedding_cache_hits += stats.cache_hits
+        report.files_failed.extend(stats.failed)
+    if report.files_indexed or report.files_deleted or report.chunks_embedded:
+        store.optimize()
+    report.seconds = round(time.perf_counter() - started, 3)
+    state.phase = "done"
+    (progress or _noop)(state)
+    return report
+
+
+def run_lexical_phase(
+    store: Store,
+    embedder: Embedder,
+    project: Project,
+    config: LodeConfig,
+    *,
+    paths: Sequence[str] = (),
+    full: bool = False,
+    state: IndexProgress | None = None,
+    progress: ProgressCallback | None = None,
+    cancel: threading.Event | None = None,
+) -> IndexReport:
+    """Phase 1: walk, diff against the store, chunk and write changed files, drop deleted ones."""
+    state = state or IndexProgress()
+    notify = progress or _noop
+    root = Path(project.root)
+    report = IndexReport(project_id=project.id)
+    rules = IgnoreRules(root, project.include, project.exclude)
+    walked = walk_project(root, config.walker, rules, under=paths)
+    report.files_seen = len(walked.files)
+    report.files_skipped.extend(walked.skipped)
+    dirty = store.repair(project.id)
+    retry = {e["file_path"] for e in store.file_errors(project.id) if e["stage"] == "chunk"}
+    states = store.document_states(project.id)
+    changed, unchanged = _diff(walked.files, states, full=full, force=dirty | retry)
+    report.files_unchanged = len(unchanged)
+    gone = _deleted(states, {e.rel_path for e in walked.files}, paths)
+    store.delete_files([states[p].id for p in gone])
+    report.files_deleted = len(gone)
+    state.phase, state.files_total = "chunk", len(changed)
+    notify(state)
+    writer = _FileWriter(store, embedder, project, config, report, state, notify)
+    for entry in changed:
+        if _is_cancelled(cancel):
+            break
+        writer.add(entry, states.get(entry.rel_path), full)
+    writer.flush()
+    stamp = datetime.now(UTC)
+    store.save_project(replace(project, last_indexed_at=stamp, updated_at=stamp))
+    return report
+
+
+def _diff(
+    entries: Iterable[WalkEntry], states: dict[str, DocState], *, full: bool, force: set[str]
+) -> tuple[list[WalkEntry], list[WalkEntry]]:
+    changed: list[WalkEntry] = []
+    unchanged: list[WalkEntry] = []
+    for entry in entries:
+        old = states.get(entry.rel_path)
+        same_stat = (
+            old is not None
+            and old.file_size == entry.size
+            and abs(old.last_modified - entry.mtime) < 1e-6
+            and entry.rel_path not in force
+        )
+        (unchanged if same_stat and not full else changed).append(entry)
+    return changed, unchanged
+
+
+def _deleted(states: dict[str, DocState], walked: set[str], under: Sequence[str]) -> list[str]:
+    prefixes = [p.strip("/") for p in under if p.strip("/")]
+
+    def in_scope(path: str) -> bool:
+        return not prefixes or any(path == p or path.startswith(p + "/") for p in prefixes)
+
+    return sorted(p for p in states if p not in walked and in_scope(p))
+
+
+class _FileWriter:
+    """Reads, chunks and batches changed files into atomic store writes."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        project: Project,
+        config: LodeConfig,
+        report: IndexReport,
+        state: IndexProgress,
+        notify: ProgressCallback,
+    ) -> None:
+        self.store, self.embedder, self.project, self.config = store, embedder, project, config
+        self.report, self.state, self.notify = report, state, notify
+        self.pending: list[tuple[FileWrite, list[str]]] = []
+        self.pending_chunks = 0
+        self.stat_updates: list[tuple[str, int, float]] = []
+        self.drop: list[str] = []
+        self.failed_ok: list[str] = []
+
+    def add(self, entry: WalkEntry, old: DocState | None, full: bool) -> None:
+        """Read one changed file and queue its new version (or note why not)."""
+        self.state.files_done += 1
+        data = _read(entry)
+        if data is None:
+            self.report.files_skipped.append(
+                SkippedFile(entry.rel_path, "vanished or unreadable during the run")
+            )
+            if old is not None:
+                self.drop.append(old.id)
+            return
+        if len(data) > self.config.walker.max_file_bytes:
+            self._skip(entry.rel_path, f"too large ({len(data)} bytes)", old)
+            return
+        digest = blake3.blake3(data).hexdigest()
+        if old is not None and old.content_hash == digest and not full:
+            self.stat_updates.append((old.id, len(data), entry.mtime))
+            self.report.files_unchanged += 1
+            return
+        self._queue(entry, data, digest, old)
+        if len(self.pending) >= _BATCH_FILES or self.pending_chunks >= _BATCH_CHUNKS:
+            self.flush()
+
+    def _skip(self, path: str, reason: str, old: DocState | None) -> None:
+        self.report.files_skipped.append(SkippedFile(path, reason))
+        if old is not None:
+            self.drop.append(old.id)
+
+    def _queue(self, entry: WalkEntry, data: bytes, digest: str, old: DocState | None) -> None:
+        try:
+            chunked = chunk_file(entry.rel_path, data, self.config.chunker)
+        except Exception as exc:  # the chunker promises not to raise; a bug must not end the run
+            self.store.record_file_error(self.project.id, entry.rel_path, "chunk", repr(exc))
+            self.report.files_failed.append(SkippedFile(entry.rel_path, f"chunker failed: {exc!r}"))
+            return
+        if chunked.skipped_reason:
+            self._skip(entry.rel_path, chunked.skipped_reason, old)
+            return
+        write = _file_write(self.project, entry, data, digest, chunked)
+        self.pending.append((write, [c.chunk.chunk_hash for c in write.chunks]))
+        self.pending_chunks += len(write.chunks)
+        self.failed_ok.append(entry.rel_path)
+
+    def flush(self) -> None:
+        """Write everything queued: new versions (with cached vectors), stats, removals."""
+        if self.pending:
+            hashes = [h for _, hs in self.pending for h in hs]
+            cached = self.store.cache_get(hashes)
+            writes = [_with_vectors(w, cached) for w, _ in self.pending]
+            self.store.replace_files(writes)
+            hits = sum(1 for h in hashes if h in cached)
+            self.report.embedding_cache_hits += hits
+            self.report.files_indexed += len(writes)
+            self.report.chunks_written += len(hashes)
+            self.state.chunks_done += len(hashes)
+        self.store.update_file_stats(self.stat_updates)
+        self.store.delete_files(self.drop)
+        self.store.clear_file_errors(self.project.id, self.failed_ok, stage="chunk")
+        self.pending, self.pending_chunks = [], 0
+        self.stat_updates, self.drop, self.failed_ok = [], [], []
+        self.notify(self.state)
+
+
+def _read(entry: WalkEntry) -> bytes | None:
+    try:
+        return entry.abs_path.read_bytes()
+    except OSError:
+        return None
+
+
+def _priority(rel_path: str) -> int:
+    """Phase-2 order: newest writes first; README and docs ahead of code of the same moment."""
+    boost = 1 if rel_path.lower().endswith(_DOC_SUFFIXES) or "readme" in rel_path.lower() else 0
+    return time.time_ns() // 1_000_000 * 2 + boost
+
+
+def _file_write(
+    project: Project, entry: WalkEntry, data: bytes, digest: str, chunked: ChunkedFile
+) -> FileWrite:
+    tokens: Counter[str] = Counter()
+    for chunk in chunked.chunks:
+        tokens[chunk.language] += estimate_tokens(chunk.content)
+    languages = tuple(sorted(tokens)) or (chunked.language,)
+    primary = tokens.most_common(1)[0][0] if tokens else chunked.language
+    doc = Document(
+        id=document_id(project.id, entry.rel_path),
+        project_id=project.id,
+        file_path=entry.rel_path,
+        content_hash=digest,
+        file_size=len(data),
+        last_modified=entry.mtime,
+        indexed_at=None,
+        languages=languages,
+        primary_language=primary,
+        chunk_count=len(chunked.chunks),
+    )
+    chunks = [ChunkWrite(id=uuid7(), chunk=c) for c in chunked.chunks]
+    content = data.decode("utf-8", errors="replace")
+    return FileWrite(
+        document=doc, content=content, chunks=chunks, file_hash=digest, priority=_priority(entry.rel_path)
+    )
+
+
+def _with_vectors(write: FileWrite, cached: dict[str, np.ndarray]) -> FileWrite:
+    chunks = [ChunkWrite(id=c.id, chunk=c.chunk, vector=cached.get(c.chunk.chunk_hash)) for c in write.chunks]
+    return replace(write, chunks=chunks)

@@ -1,0 +1,25 @@
+"""Lexical side of search: the full-text query text and exact-identifier matching."""
+
+from __future__ import annotations
+
+import re
+
+from indexer.lexicon import expand_identifiers, is_identifier_like
+
+__all__ = ["exact_identifiers", "fts_query"]
+
+_TOKEN = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*|[0-9]+")
+
+
+def fts_query(query: str) -> str:
+    """The query as the full-text index sees documents: identifiers joined and split."""
+    return expand_identifiers(query)
+
+
+def exact_identifiers(query: str) -> tuple[str, ...]:
+    """Identifier-shaped words of the query (``parseDocument``, ``parse_document``), in order."""
+    seen: list[str] = []
+    for token in _TOKEN.findall(query):
+        if is_identifier_like(token) and token not in seen:
+            seen.append(token)
+    return tuple(seen)

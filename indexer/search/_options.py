@@ -1,0 +1,133 @@
+"""Search options (the HTTP contract too) and their validation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from indexer.errors import FieldError, ValidationError
+from indexer.models import NODE_TYPES, ChunkFilter
+
+__all__ = ["GRANULARITIES", "MAX_LIMIT", "MODES", "SearchOptions", "validate_options"]
+
+GRANULARITIES: Final = ("document", "chunk")
+MODES: Final = ("hybrid", "semantic", "lexical")
+MAX_LIMIT: Final = 100
+MAX_OFFSET: Final = 10_000
+MAX_QUERY_CHARS: Final = 2_000
+
+
+@dataclass(frozen=True, slots=True)
+class SearchOptions:
+    """Everything a search can ask for; names are the HTTP/MCP/CLI contract."""
+
+    query: str
+    projects: tuple[str, ...] = ()
+    granularity: str = "document"
+    mode: str = "hybrid"
+    languages: tuple[str, ...] = ()
+    path_include: tuple[str, ...] = ()
+    path_exclude: tuple[str, ...] = ()
+    node_types: tuple[str, ...] = ()
+    node_name_pattern: str | None = None
+    parent_context_pattern: str | None = None
+    scope_depth: tuple[int, int] | None = None
+    has_definitions: tuple[str, ...] = ()
+    has_references: tuple[str, ...] = ()
+    file_limit: int = 5
+    chunks_per_file: int = 3
+    limit: int = 10
+    offset: int = 0
+
+
+def _check_range(errors: list[FieldError], name: str, value: int, low: int, high: int) -> None:
+    if not low <= value <= high:
+        errors.append(FieldError(name, f"must be between {low} and {high} (got {value})"))
+
+
+def _check_strings(errors: list[FieldError], name: str, values: tuple[str, ...]) -> None:
+    for value in values:
+        if not value.strip():
+            errors.append(FieldError(name, "must not contain empty strings"))
+            return
+        if "\x00" in value:
+            errors.append(FieldError(name, "must not contain NUL characters"))
+            return
+
+
+def _check_choices(
+    errors: list[FieldError], opts: SearchOptions, known_languages: frozenset[str] | None
+) -> None:
+    if opts.granularity not in GRANULARITIES:
+        errors.append(FieldError("granularity", f"must be one of {', '.join(GRANULARITIES)}"))
+    if opts.mode not in MODES:
+        errors.append(FieldError("mode", f"must be one of {', '.join(MODES)}"))
+    unknown = sorted(set(opts.node_types) - NODE_TYPES)
+    if unknown:
+        errors.append(
+            FieldError("node_types", f"unknown node type(s) {unknown}; known: {sorted(NODE_TYPES)}")
+        )
+    if known_languages is not None:
+        bad = sorted(set(opts.languages) - known_languages)
+        if bad:
+            errors.append(FieldError("languages", f"unknown language(s) {bad}"))
+
+
+def _check_query(errors: list[FieldError], query: str) -> None:
+    if not query.strip():
+        errors.append(FieldError("query", "must not be empty"))
+    elif len(query) > MAX_QUERY_CHARS or "\x00" in query:
+        errors.append(FieldError("query", f"must be at most {MAX_QUERY_CHARS} characters, without NUL"))
+
+
+def _check_patterns(errors: list[FieldError], opts: SearchOptions) -> None:
+    if opts.scope_depth is not None:
+        low, high = opts.scope_depth
+        if low < 0 or high < 0 or low > high:
+            errors.append(
+                FieldError("scope_depth", f"must be [min, max] with 0 <= min <= max (got {[low, high]})")
+            )
+    for name in (
+        "projects",
+        "languages",
+        "path_include",
+        "path_exclude",
+        "has_definitions",
+        "has_references",
+    ):
+        _check_strings(errors, name, getattr(opts, name))
+    for name in ("node_name_pattern", "parent_context_pattern"):
+        value = getattr(opts, name)
+        if value is not None and (value == "" or "\x00" in value):
+            errors.append(FieldError(name, "must be a non-empty glob without NUL"))
+
+
+def validate_options(opts: SearchOptions, known_languages: frozenset[str] | None = None) -> None:
+    """Raise a ValidationError naming every invalid field of ``opts``."""
+    errors: list[FieldError] = []
+    _check_query(errors, opts.query)
+    _check_choices(errors, opts, known_languages)
+    _check_patterns(errors, opts)
+    _check_range(errors, "limit", opts.limit, 1, MAX_LIMIT)
+    _check_range(errors, "file_limit", opts.file_limit, 1, MAX_LIMIT)
+    _check_range(errors, "chunks_per_file", opts.chunks_per_file, 1, 50)
+    _check_range(errors, "offset", opts.offset, 0, MAX_OFFSET)
+    if errors:
+        first, *more = errors
+        raise ValidationError(first.field, first.message, more=tuple(more))
+
+
+def to_filter(opts: SearchOptions, project_ids: tuple[str, ...]) -> ChunkFilter:
+    """The metadata filter of validated options (projects already resolved to ids)."""
+    return ChunkFilter(
+        project_ids=project_ids,
+        languages=opts.languages,
+        path_include=opts.path_include,
+        path_exclude=opts.path_exclude,
+        node_types=opts.node_types,
+        node_name_pattern=opts.node_name_pattern,
+        parent_context_pattern=opts.parent_context_pattern,
+        scope_depth=opts.scope_depth,
+        has_definitions=opts.has_definitions,
+        has_references=opts.has_references,
+    )

@@ -1,0 +1,73 @@
+"""What a search returns (plain data; the server converts these to HTTP schemas)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["ChunkHit", "DocumentHit", "FileGroup", "SearchResponse"]
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkHit:
+    """One ranked chunk."""
+
+    id: str
+    file_id: str
+    file_path: str
+    project_id: str
+    project: str
+    chunk_index: int
+    content: str
+    start_line: int
+    end_line: int
+    language: str
+    node_type: str
+    node_name: str
+    parent_context: str
+    scope_path: tuple[str, ...]
+    relevance_score: float
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentHit:
+    """One ranked file with its best chunks."""
+
+    id: str
+    file_path: str
+    project_id: str
+    project: str
+    relevance_score: float
+    chunk_count: int
+    languages: tuple[str, ...]
+    primary_language: str
+    chunks: tuple[ChunkHit, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FileGroup:
+    """Chunk-granularity results of one file."""
+
+    file_id: str
+    file_path: str
+    project_id: str
+    project: str
+    total_relevance: float
+    chunks: tuple[ChunkHit, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResponse:
+    """The answer to one search: documents or groups, paging facts and index coverage."""
+
+    query: str
+    mode: str
+    granularity: str
+    offset: int
+    limit: int
+    total: int
+    has_more: bool
+    documents: tuple[DocumentHit, ...] = ()
+    groups: tuple[FileGroup, ...] = ()
+    semantic_coverage: dict[str, float] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    took_ms: float = 0.0

@@ -1,0 +1,22 @@
+"""lode's index on disk (LanceDB). The only package that imports lancedb.
+
+Tables: ``projects``, ``code_documents``, ``code_chunks``, ``embedding_cache``, ``tasks``,
+``file_errors`` and ``meta`` (schema version, model id, dimension).
+"""
+
+from indexer.store._rows import ChunkWrite, DocState, FileWrite, path_words
+from indexer.store._schema import SCHEMA_VERSION
+from indexer.store._search import Candidate
+from indexer.store._store import Store, open_store, read_store_info
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Candidate",
+    "ChunkWrite",
+    "DocState",
+    "FileWrite",
+    "Store",
+    "open_store",
+    "path_words",
+    "read_store_info",
+]

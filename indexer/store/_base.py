@@ -1,0 +1,53 @@
+"""The store's shared state: the LanceDB connection, its tables and the write lock."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+__all__ = ["StoreBase", "now", "rows", "unit_mean"]
+
+
+def now() -> datetime:
+    """The current time, UTC, microsecond precision (as stored)."""
+    return datetime.now(UTC)
+
+
+def unit_mean(vectors: list[np.ndarray]) -> np.ndarray:
+    """The unit-length mean of some vectors (a document's vector from its chunks')."""
+    mean: np.ndarray = np.mean(np.stack(vectors), axis=0).astype(np.float32)
+    norm = float(np.linalg.norm(mean))
+    return mean / norm if norm > 0 else mean
+
+
+def rows(table: pa.Table) -> list[dict[str, Any]]:
+    """Arrow rows as dicts."""
+    return table.to_pylist()  # type: ignore[no-any-return]
+
+
+class StoreBase:
+    """What every part of the store shares."""
+
+    def __init__(self, path: Path, conn: Any, tables: dict[str, Any], model_id: str, dimension: int) -> None:
+        self.path = path
+        self._conn = conn
+        self._tables = tables
+        self.model_id = model_id
+        self.dimension = dimension
+        self._write_lock = threading.RLock()
+        placeholder = np.zeros(dimension, dtype=np.float32)
+        placeholder[0] = 1.0
+        #: Stored in place of a vector not computed yet (``embedded = false`` rows).
+        self.placeholder = placeholder
+
+    def _t(self, name: str) -> Any:
+        return self._tables[name]
+
+    def _vector_array(self, vectors: np.ndarray) -> pa.FixedSizeListArray:
+        flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).ravel(), type=pa.float32())
+        return pa.FixedSizeListArray.from_arrays(flat, self.dimension)

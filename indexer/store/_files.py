@@ -1,0 +1,311 @@
+"""Documents and chunks: per-file atomic replace, deletes, reads, and repair."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from indexer.models import Document, StoredChunk
+from indexer.store._base import StoreBase, now, rows, unit_mean
+from indexer.store._rows import (
+    CHUNK_COLUMNS,
+    DocState,
+    FileWrite,
+    chunk_columns,
+    document_search_text,
+    table_from_columns,
+    to_document,
+    to_stored_chunk,
+)
+from indexer.store._schema import CHUNKS, DOCUMENTS, FILE_ERRORS, chunks_schema, documents_schema
+from indexer.store._sql import and_all, in_list, quote
+
+__all__ = ["FilesMixin"]
+
+_DOC_META = [
+    "id", "project_id", "file_path", "content_hash", "file_size", "last_modified", "indexed_at",
+    "languages", "primary_language", "chunk_count", "keywords", "summary", "embedded",
+]  # fmt: skip
+
+
+def _chunked(items: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+class FilesMixin(StoreBase):
+    """Writes and reads of ``code_documents`` and ``code_chunks``."""
+
+    # ---- the incremental diff -------------------------------------------------------
+    def document_states(self, project_id: str) -> dict[str, DocState]:
+        """file_path → what the diff needs, for every document of a project."""
+        cols = ["id", "file_path", "content_hash", "file_size", "last_modified", "chunk_count", "embedded"]
+        table = (
+            self._t(DOCUMENTS)
+            .search()
+            .where(f"project_id = {quote(project_id)}")
+            .select(cols)
+            .limit(None)
+            .to_arrow()
+        )
+        return {r["file_path"]: DocState(**{c: r[c] for c in cols}) for r in rows(table)}
+
+    # ---- writes -----------------------------------------------------------------------
+    def replace_files(self, writes: Sequence[FileWrite]) -> None:
+        """Atomically swap in new versions of files: all their chunks, then their documents.
+
+        One merge per table: readers see either a file's old chunks or its new ones, never
+        both or neither. A crash between the two merges leaves chunks whose ``file_hash``
+        differs from their document's ``content_hash``; ``repair`` finds those.
+        """
+        if not writes:
+            return
+        stamp = now()
+        with self._write_lock:
+            self._merge_chunks(writes, stamp)
+            self._merge_documents(writes, stamp)
+
+    def _merge_chunks(self, writes: Sequence[FileWrite], stamp: Any) -> None:
+        cols: dict[str, list[Any]] = defaultdict(list)
+        for write in writes:
+            for name, values in chunk_columns(write, stamp, self.placeholder).items():
+                cols[name].extend(values)
+        vectors = cols.pop("vectors", [])
+        schema = chunks_schema(self.dimension)
+        no_vec = schema.remove(schema.get_field_index("embedding"))
+        table = table_from_columns(dict(cols), no_vec)
+        matrix = np.stack(vectors) if vectors else np.zeros((0, self.dimension), dtype=np.float32)
+        table = table.add_column(schema.get_field_index("embedding"), "embedding", self._vector_array(matrix))
+        file_ids = sorted({w.document.id for w in writes})
+        (
+            self._t(CHUNKS)
+            .merge_insert("id")
+            .when_not_matched_insert_all()
+            .when_not_matched_by_source_delete(in_list("file_id", file_ids))
+            .execute(table)
+        )
+
+    def _merge_documents(self, writes: Sequence[FileWrite], stamp: Any) -> None:
+        records = []
+        vectors = []
+        for write in writes:
+            doc = write.document
+            chunk_vectors = [c.vector for c in write.chunks if c.vector is not None]
+            complete = bool(write.chunks) and len(chunk_vectors) == len(write.chunks)
+            vectors.append(unit_mean(chunk_vectors) if complete else self.placeholder)
+            records.append(
+                {
+                    "id": doc.id,
+                    "project_id": doc.project_id,
+                    "file_path": doc.file_path,
+                    "content": write.content,
+                    "search_text": document_search_text(doc.file_path, write.content),
+                    "content_hash": doc.content_hash,
+                    "embedded": complete or not write.chunks,
+                    "file_size": doc.file_size,
+                    "last_modified": doc.last_modified,
+                    "indexed_at": stamp,
+                    "languages": list(doc.languages),
+                    "primary_language": doc.primary_language,
+                    "chunk_count": len(write.chunks),
+                    "keywords": list(doc.keywords),
+                    "summary": doc.summary,
+                }
+            )
+        schema = documents_schema(self.dimension)
+        cols = {name: [r[name] for r in records] for name in records[0]}
+        no_vec = schema.remove(schema.get_field_index("content_embedding"))
+        table = table_from_columns(cols, no_vec)
+        table = table.add_column(
+            schema.get_field_index("content_embedding"),
+            "content_embedding",
+            self._vector_array(np.stack(vectors)),
+        )
+        self._t(DOCUMENTS).merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(
+            table
+        )
+
+    def delete_files(self, file_ids: Sequence[str]) -> None:
+        """Remove files' chunks, then their documents (a crash between leaves a document
+        without chunks, which ``repair`` re-queues)."""
+        if not file_ids:
+            return
+        with self._write_lock:
+            for part in _chunked(list(file_ids)):
+                self._t(CHUNKS).delete(in_list("file_id", part))
+                self._t(DOCUMENTS).delete(in_list("id", part))
+
+    def update_file_stats(self, stats: Sequence[tuple[str, int, float]]) -> None:
+        """Record a new size/mtime for files whose content did not change."""
+        if not stats:
+            return
+        table = pa.table(
+            {
+                "id": [s[0] for s in stats],
+                "file_size": pa.array([s[1] for s in stats], pa.int64()),
+                "last_modified": pa.array([s[2] for s in stats], pa.float64()),
+            }
+        )
+        with self._write_lock:
+            self._t(DOCUMENTS).merge_insert("id").when_matched_update_all().execute(table)
+
+    # ---- reads ------------------------------------------------------------------------
+    def get_documents(self, ids: Sequence[str]) -> list[Document]:
+        """Documents by id (unknown ids are left out)."""
+        out: list[Document] = []
+        for part in _chunked(list(ids)):
+            table = (
+                self._t(DOCUMENTS)
+                .search()
+                .where(in_list("id", part))
+                .select(_DOC_META)
+                .limit(None)
+                .to_arrow()
+            )
+            out.extend(to_document(r) for r in rows(table))
+        return out
+
+    def find_document(self, project_id: str, file_path: str) -> Document | None:
+        """The document of ``file_path`` in a project, if indexed."""
+        where = f"project_id = {quote(project_id)} AND file_path = {quote(file_path)}"
+        found = rows(self._t(DOCUMENTS).search().where(where).select(_DOC_META).limit(1).to_arrow())
+        return to_document(found[0]) if found else None
+
+    def document_content(self, document_id: str) -> str | None:
+        """The full text of a document as indexed."""
+        found = rows(
+            self._t(DOCUMENTS)
+            .search()
+            .where(in_list("id", [document_id]))
+            .select(["content"])
+            .limit(None)
+            .to_arrow()
+        )
+        return found[0]["content"] if found else None
+
+    def list_documents(
+        self, project_id: str, offset: int = 0, limit: int = 100
+    ) -> tuple[list[Document], int]:
+        """A page of a project's documents by path, and the total count."""
+        where = f"project_id = {quote(project_id)}"
+        table = self._t(DOCUMENTS).search().where(where).select(["file_path", "id"]).limit(None).to_arrow()
+        ordered = sorted(zip(table["file_path"].to_pylist(), table["id"].to_pylist(), strict=True))
+        page = [doc_id for _, doc_id in ordered[offset : offset + limit]]
+        by_id = {d.id: d for d in self.get_documents(page)}
+        return [by_id[i] for i in page if i in by_id], len(ordered)
+
+    def get_chunks(self, ids: Sequence[str]) -> list[StoredChunk]:
+        """Chunks by id, in the order asked (unknown ids are left out)."""
+        found: dict[str, StoredChunk] = {}
+        for part in _chunked(list(ids)):
+            table = (
+                self._t(CHUNKS)
+                .search()
+                .where(in_list("id", part))
+                .select(CHUNK_COLUMNS)
+                .limit(None)
+                .to_arrow()
+            )
+            found.update((r["id"], to_stored_chunk(r)) for r in rows(table))
+        return [found[i] for i in ids if i in found]
+
+    def chunks_of_files(self, file_ids: Sequence[str]) -> list[StoredChunk]:
+        """Every chunk of these files, by file then position."""
+        out: list[StoredChunk] = []
+        for part in _chunked(list(file_ids)):
+            table = self._t(CHUNKS).search().where(in_list("file_id", part)).select(CHUNK_COLUMNS).limit(None)
+            out.extend(to_stored_chunk(r) for r in rows(table.to_arrow()))
+        out.sort(key=lambda c: (c.file_path, c.chunk.chunk_index))
+        return out
+
+    def count_chunks(self, project_id: str | None = None, embedded: bool | None = None) -> int:
+        """Number of chunks, optionally of one project and/or by embedded state."""
+        where = and_all(
+            [
+                f"project_id = {quote(project_id)}" if project_id else None,
+                None if embedded is None else f"embedded = {'true' if embedded else 'false'}",
+            ]
+        )
+        return int(self._t(CHUNKS).count_rows(where))
+
+    def count_documents(self, project_id: str | None = None) -> int:
+        """Number of documents, optionally of one project."""
+        return int(self._t(DOCUMENTS).count_rows(f"project_id = {quote(project_id)}" if project_id else None))
+
+    # ---- consistency ----------------------------------------------------------------
+    def repair(self, project_id: str) -> set[str]:
+        """Undo what an interrupted run left half-done; return file paths to re-index.
+
+        Orphan chunks (no document) are deleted. A document whose chunks carry another
+        file hash, or that has fewer chunks than it records, is dropped so the file is
+        indexed again from scratch.
+        """
+        where = f"project_id = {quote(project_id)}"
+        chunk_rows = (
+            self._t(CHUNKS).search().where(where).select(["file_id", "file_hash"]).limit(None).to_arrow()
+        )
+        seen: dict[str, set[str]] = defaultdict(set)
+        counts: dict[str, int] = defaultdict(int)
+        for file_id, file_hash in zip(
+            chunk_rows["file_id"].to_pylist(), chunk_rows["file_hash"].to_pylist(), strict=True
+        ):
+            seen[file_id].add(file_hash)
+            counts[file_id] += 1
+        states = self.document_states(project_id)
+        by_id = {s.id: s for s in states.values()}
+        orphans = [fid for fid in seen if fid not in by_id]
+        dirty = [
+            s
+            for s in states.values()
+            if seen.get(s.id, {s.content_hash}) != {s.content_hash} or counts.get(s.id, 0) != s.chunk_count
+        ]
+        with self._write_lock:
+            for part in _chunked(orphans):
+                self._t(CHUNKS).delete(in_list("file_id", part))
+            self.delete_files([s.id for s in dirty])
+        return {s.file_path for s in dirty}
+
+    # ---- failures as data ---------------------------------------------------------
+    def record_file_error(self, project_id: str, file_path: str, stage: str, reason: str) -> None:
+        """Remember that a file failed at a stage (chunk/embed); the next run retries it."""
+        from indexer.store._schema import file_errors_schema
+
+        row = {
+            "id": f"{project_id}:{stage}:{file_path}",
+            "project_id": project_id,
+            "file_path": file_path,
+            "stage": stage,
+            "reason": reason[:500],
+            "at": now(),
+        }
+        table = pa.Table.from_pylist([row], schema=file_errors_schema())
+        with self._write_lock:
+            self._t(FILE_ERRORS).merge_insert(
+                "id"
+            ).when_matched_update_all().when_not_matched_insert_all().execute(table)
+
+    def clear_file_errors(self, project_id: str, file_paths: Sequence[str], stage: str | None = None) -> None:
+        """Forget failures of files that now went through."""
+        if not file_paths or self._t(FILE_ERRORS).count_rows() == 0:
+            return
+        with self._write_lock:
+            for part in _chunked(list(file_paths)):
+                where = and_all(
+                    [
+                        f"project_id = {quote(project_id)}",
+                        in_list("file_path", part),
+                        f"stage = {quote(stage)}" if stage else None,
+                    ]
+                )
+                self._t(FILE_ERRORS).delete(where or "false")
+
+    def file_errors(self, project_id: str | None = None) -> list[dict[str, Any]]:
+        """Recorded failures: project_id, file_path, stage, reason, at."""
+        query = self._t(FILE_ERRORS).search()
+        if project_id:
+            query = query.where(f"project_id = {quote(project_id)}")
+        return rows(query.select(["project_id", "file_path", "stage", "reason", "at"]).limit(None).to_arrow())

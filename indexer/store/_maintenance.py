@@ -1,0 +1,89 @@
+"""Indexes and compaction: created once a table has rows, refreshed after writes."""
+
+from __future__ import annotations
+
+import logging
+import math
+from datetime import timedelta
+from typing import Any
+
+from indexer.store._base import StoreBase
+from indexer.store._schema import CHUNKS, DOCUMENTS, EMBEDDING_CACHE, PROJECTS, TASKS
+
+__all__ = ["VECTOR_INDEX_MIN_ROWS", "MaintenanceMixin"]
+
+log = logging.getLogger(__name__)
+
+#: Below this many rows a flat scan answers vector queries; above it an IVF index does.
+VECTOR_INDEX_MIN_ROWS = 20_000
+
+# (table, column, kind) of every scalar and full-text index lode keeps.
+_SCALAR = [
+    (CHUNKS, "id", "BTREE"),
+    (CHUNKS, "file_id", "BTREE"),
+    (CHUNKS, "project_id", "BITMAP"),
+    (CHUNKS, "language", "BITMAP"),
+    (CHUNKS, "node_type", "BITMAP"),
+    (CHUNKS, "embedded", "BITMAP"),
+    (CHUNKS, "file_path", "BTREE"),
+    (CHUNKS, "definitions", "LABEL_LIST"),
+    (CHUNKS, "references", "LABEL_LIST"),
+    (DOCUMENTS, "id", "BTREE"),
+    (DOCUMENTS, "project_id", "BITMAP"),
+    (DOCUMENTS, "file_path", "BTREE"),
+    (EMBEDDING_CACHE, "key", "BTREE"),
+    (TASKS, "id", "BTREE"),
+    (PROJECTS, "id", "BTREE"),
+]
+_FTS = [(CHUNKS, "search_text"), (DOCUMENTS, "search_text")]
+
+
+def _index_config(kind: str) -> Any:
+    from lancedb.index import Bitmap, BTree, LabelList
+
+    return {"BTREE": BTree(), "BITMAP": Bitmap(), "LABEL_LIST": LabelList()}[kind]
+
+
+class MaintenanceMixin(StoreBase):
+    """Creates missing indexes and folds new rows into them."""
+
+    def _indexed_columns(self, table: Any) -> set[str]:
+        return {col for idx in table.list_indices() for col in idx.columns}
+
+    def ensure_indexes(self) -> None:
+        """Create every scalar and full-text index whose table has rows but no index yet."""
+        from lancedb.index import FTS
+
+        with self._write_lock:
+            existing = {name: self._indexed_columns(self._t(name)) for name in {t for t, _, _ in _SCALAR}}
+            for name, column, kind in _SCALAR:
+                table = self._t(name)
+                if column not in existing[name] and table.count_rows() > 0:
+                    table.create_index(column, config=_index_config(kind))
+            for name, column in _FTS:
+                table = self._t(name)
+                if column not in existing[name] and table.count_rows() > 0:
+                    table.create_index(column, config=FTS(with_position=False, stem=True))
+            self._ensure_vector_index(CHUNKS, "embedding")
+            self._ensure_vector_index(DOCUMENTS, "content_embedding")
+
+    def _ensure_vector_index(self, name: str, column: str) -> None:
+        from lancedb.index import IvfFlat
+
+        table = self._t(name)
+        if column in self._indexed_columns(table):
+            return
+        rows = int(table.count_rows("embedded = true"))
+        if rows < VECTOR_INDEX_MIN_ROWS:
+            return
+        partitions = max(16, int(math.sqrt(rows)))
+        log.info("building the vector index of %s (%d rows, %d partitions)", name, rows, partitions)
+        table.create_index(column, config=IvfFlat(distance_type="cosine", num_partitions=partitions))
+
+    def optimize(self, *, cleanup: bool = True) -> None:
+        """Compact small files, fold new rows into the indexes, drop versions over an hour old."""
+        with self._write_lock:
+            self.ensure_indexes()
+            for name in (CHUNKS, DOCUMENTS, EMBEDDING_CACHE, PROJECTS, TASKS):
+                older = timedelta(hours=1) if cleanup else None
+                self._t(name).optimize(cleanup_older_than=older)

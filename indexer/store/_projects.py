@@ -1,0 +1,107 @@
+"""Projects: registered folders."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from indexer.errors import ConflictError, NotFoundError
+from indexer.models import Project
+from indexer.store._base import StoreBase, now, rows
+from indexer.store._schema import CHUNKS, DOCUMENTS, FILE_ERRORS, PROJECTS, TASKS, projects_schema
+from indexer.store._sql import in_list, quote
+
+__all__ = ["ProjectsMixin"]
+
+
+def _to_project(row: dict[str, Any]) -> Project:
+    return Project(
+        id=row["id"],
+        name=row["name"],
+        root=row["root"],
+        include=tuple(row["include"] or ()),
+        exclude=tuple(row["exclude"] or ()),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        last_indexed_at=row["last_indexed_at"],
+    )
+
+
+def _to_row(project: Project) -> dict[str, Any]:
+    return {
+        "id": project.id,
+        "name": project.name,
+        "root": project.root,
+        "include": list(project.include),
+        "exclude": list(project.exclude),
+        "created_at": project.created_at,
+        "updated_at": project.updated_at,
+        "last_indexed_at": project.last_indexed_at,
+    }
+
+
+class ProjectsMixin(StoreBase):
+    """Create, read, update and delete projects."""
+
+    def list_projects(self) -> list[Project]:
+        """Every project, by name."""
+        table = self._t(PROJECTS).to_arrow()
+        return sorted((_to_project(r) for r in rows(table)), key=lambda p: (p.name, p.id))
+
+    def get_project(self, ref: str) -> Project:
+        """The project with this id or name; NotFoundError otherwise."""
+        for project in self.list_projects():
+            if ref in (project.id, project.name):
+                return project
+        raise NotFoundError(f"no project {ref!r}")
+
+    def find_project_by_root(self, root: str) -> Project | None:
+        """The project registered for this absolute folder, if any."""
+        for project in self.list_projects():
+            if project.root == root:
+                return project
+        return None
+
+    def add_project(
+        self, name: str, root: str, include: Sequence[str] = (), exclude: Sequence[str] = ()
+    ) -> Project:
+        """Register a folder; names and roots are unique."""
+        with self._write_lock:
+            for other in self.list_projects():
+                if other.name == name:
+                    raise ConflictError(f"a project named {name!r} already exists (root {other.root})")
+                if other.root == root:
+                    raise ConflictError(f"{root} is already registered as project {other.name!r}")
+            stamp = now()
+            project = Project(
+                id=str(uuid.uuid4()),
+                name=name,
+                root=root,
+                include=tuple(include),
+                exclude=tuple(exclude),
+                created_at=stamp,
+                updated_at=stamp,
+            )
+            self._t(PROJECTS).add(pa.Table.from_pylist([_to_row(project)], schema=projects_schema()))
+            return project
+
+    def save_project(self, project: Project) -> Project:
+        """Write a changed project (name, globs, timestamps) back."""
+        with self._write_lock:
+            for other in self.list_projects():
+                if other.id != project.id and other.name == project.name:
+                    raise ConflictError(f"a project named {project.name!r} already exists")
+            table = pa.Table.from_pylist([_to_row(project)], schema=projects_schema())
+            self._t(PROJECTS).merge_insert("id").when_matched_update_all().execute(table)
+            return project
+
+    def delete_project(self, project_id: str) -> None:
+        """Remove a project and every index row it owns (never its source files)."""
+        with self._write_lock:
+            where = f"project_id = {quote(project_id)}"
+            for name in (CHUNKS, DOCUMENTS, FILE_ERRORS, TASKS):
+                self._t(name).delete(where)
+            self._t(PROJECTS).delete(in_list("id", [project_id]))

@@ -1,0 +1,170 @@
+"""Building Arrow rows from lode's data and lode's data from Arrow rows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from indexer.lexicon import expand_identifiers, identifier_words
+from indexer.models import Chunk, Document, StoredChunk
+
+__all__ = [
+    "CHUNK_COLUMNS",
+    "ChunkWrite",
+    "DocState",
+    "FileWrite",
+    "chunk_columns",
+    "chunk_search_text",
+    "document_search_text",
+    "path_words",
+    "to_document",
+    "to_stored_chunk",
+]
+
+
+#: The columns read to build a ``StoredChunk``.
+CHUNK_COLUMNS = [
+    "id", "file_id", "project_id", "file_path", "chunk_index", "content", "chunk_hash", "embedded",
+    "start_byte", "end_byte", "start_line", "end_line", "node_type", "node_name", "language",
+    "parent_context", "scope_path", "definitions", "references", "indexed_at",
+]  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkWrite:
+    """A chunk to store, with its id and its vector when the cache already had it."""
+
+    id: str
+    chunk: Chunk
+    vector: np.ndarray | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FileWrite:
+    """One file's new version: its document row and every chunk of it."""
+
+    document: Document
+    content: str
+    chunks: Sequence[ChunkWrite]
+    file_hash: str
+    priority: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class DocState:
+    """What the incremental diff needs to know about an indexed file."""
+
+    id: str
+    file_path: str
+    content_hash: str
+    file_size: int
+    last_modified: float
+    chunk_count: int
+    embedded: bool
+
+
+def path_words(file_path: str) -> str:
+    """The words of a path: ``src/httpParser.py`` → ``src http parser py``."""
+    return " ".join(identifier_words(part) for part in file_path.replace(".", "/").split("/") if part)
+
+
+def chunk_search_text(file_path: str, chunk: Chunk) -> str:
+    """What the chunk full-text index reads: path and name words, then the expanded content."""
+    name = identifier_words(chunk.node_name) if chunk.node_name else ""
+    return f"{path_words(file_path)} {name}\n{expand_identifiers(chunk.content)}"
+
+
+def document_search_text(file_path: str, content: str) -> str:
+    """What the document full-text index reads: path words, then the expanded content."""
+    return f"{path_words(file_path)}\n{expand_identifiers(content)}"
+
+
+_CHUNK_FIELDS = (
+    "id file_id project_id file_path file_hash chunk_index content search_text chunk_hash embedded priority "
+    "start_byte end_byte start_line end_line node_type node_name language parent_context scope_path "
+    "scope_depth definitions references indexed_at vectors"
+).split()
+
+
+def chunk_columns(write: FileWrite, stamp: datetime, placeholder: np.ndarray) -> dict[str, list[Any]]:
+    """Column lists (without ``embedding``) for every chunk of one file, plus their vectors."""
+    cols: dict[str, list[Any]] = {name: [] for name in _CHUNK_FIELDS}
+    doc = write.document
+    for item in write.chunks:
+        c = item.chunk
+        values = (
+            item.id, doc.id, doc.project_id, doc.file_path, write.file_hash, c.chunk_index, c.content,
+            chunk_search_text(doc.file_path, c), c.chunk_hash, item.vector is not None, write.priority,
+            c.start_byte, c.end_byte, c.start_line, c.end_line, c.node_type, c.node_name, c.language,
+            c.parent_context, list(c.scope_path), len(c.scope_path), list(c.definitions),
+            list(c.references), stamp, item.vector if item.vector is not None else placeholder,
+        )  # fmt: skip
+        for name, value in zip(cols, values, strict=True):
+            cols[name].append(value)
+    return cols
+
+
+def to_chunk(row: dict[str, Any]) -> Chunk:
+    """A chunk from a ``code_chunks`` row."""
+    return Chunk(
+        chunk_index=row["chunk_index"],
+        content=row["content"],
+        chunk_hash=row["chunk_hash"],
+        start_byte=row["start_byte"],
+        end_byte=row["end_byte"],
+        start_line=row["start_line"],
+        end_line=row["end_line"],
+        language=row["language"],
+        node_type=row["node_type"],
+        node_name=row["node_name"],
+        parent_context=row["parent_context"],
+        scope_path=tuple(row["scope_path"] or ()),
+        definitions=tuple(row["definitions"] or ()),
+        references=tuple(row["references"] or ()),
+    )
+
+
+def to_stored_chunk(row: dict[str, Any]) -> StoredChunk:
+    """A stored chunk from a ``code_chunks`` row."""
+    return StoredChunk(
+        id=row["id"],
+        file_id=row["file_id"],
+        project_id=row["project_id"],
+        file_path=row["file_path"],
+        chunk=to_chunk(row),
+        embedded=bool(row["embedded"]),
+        indexed_at=row["indexed_at"],
+    )
+
+
+def to_document(row: dict[str, Any]) -> Document:
+    """A document from a ``code_documents`` row."""
+    return Document(
+        id=row["id"],
+        project_id=row["project_id"],
+        file_path=row["file_path"],
+        content_hash=row["content_hash"],
+        file_size=row["file_size"],
+        last_modified=row["last_modified"],
+        indexed_at=row["indexed_at"],
+        languages=tuple(row["languages"] or ()),
+        primary_language=row["primary_language"] or "",
+        chunk_count=row["chunk_count"],
+        keywords=tuple(row["keywords"] or ()),
+        summary=row["summary"] or "",
+    )
+
+
+def table_from_columns(cols: dict[str, list[Any]], schema: pa.Schema) -> pa.Table:
+    """An Arrow table in ``schema`` from column lists (missing columns left null)."""
+    arrays = []
+    length = len(next(iter(cols.values()))) if cols else 0
+    for field in schema:
+        values = cols.get(field.name)
+        arrays.append(pa.array(values if values is not None else [None] * length, type=field.type))
+    return pa.Table.from_arrays(arrays, schema=schema)

@@ -1,0 +1,171 @@
+"""Arrow schemas of lode's LanceDB tables and the store's schema version."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+__all__ = [
+    "CHUNKS",
+    "DOCUMENTS",
+    "EMBEDDING_CACHE",
+    "FILE_ERRORS",
+    "META",
+    "PROJECTS",
+    "SCHEMA_VERSION",
+    "TASKS",
+    "chunks_schema",
+    "documents_schema",
+    "embedding_cache_schema",
+    "file_errors_schema",
+    "meta_schema",
+    "projects_schema",
+    "tasks_schema",
+]
+
+#: Bumped on every incompatible change of the tables below.
+SCHEMA_VERSION = 1
+
+META = "meta"
+PROJECTS = "projects"
+DOCUMENTS = "code_documents"
+CHUNKS = "code_chunks"
+EMBEDDING_CACHE = "embedding_cache"
+TASKS = "tasks"
+FILE_ERRORS = "file_errors"
+
+_TS = pa.timestamp("us", tz="UTC")
+_STRS = pa.list_(pa.string())
+
+
+def _vector(dimension: int) -> pa.DataType:
+    return pa.list_(pa.float32(), dimension)
+
+
+def meta_schema() -> pa.Schema:
+    """Key/value facts about the store: schema version, model id, dimension."""
+    return pa.schema([pa.field("key", pa.string(), False), pa.field("value", pa.string(), False)])
+
+
+def projects_schema() -> pa.Schema:
+    """Registered project folders."""
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), False),
+            pa.field("name", pa.string(), False),
+            pa.field("root", pa.string(), False),
+            pa.field("include", _STRS),
+            pa.field("exclude", _STRS),
+            pa.field("created_at", _TS),
+            pa.field("updated_at", _TS),
+            pa.field("last_indexed_at", _TS),
+        ]
+    )
+
+
+def documents_schema(dimension: int) -> pa.Schema:
+    """One row per indexed file."""
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), False),
+            pa.field("project_id", pa.string(), False),
+            pa.field("file_path", pa.string(), False),
+            pa.field("content", pa.string()),
+            pa.field("search_text", pa.string()),
+            pa.field("content_hash", pa.string()),
+            pa.field("content_embedding", _vector(dimension)),
+            pa.field("embedded", pa.bool_()),
+            pa.field("file_size", pa.int64()),
+            pa.field("last_modified", pa.float64()),
+            pa.field("indexed_at", _TS),
+            pa.field("languages", _STRS),
+            pa.field("primary_language", pa.string()),
+            pa.field("chunk_count", pa.int32()),
+            pa.field("keywords", _STRS),
+            pa.field("summary", pa.string()),
+        ]
+    )
+
+
+def chunks_schema(dimension: int) -> pa.Schema:
+    """One row per chunk; ``embedded`` is false until phase 2 fills ``embedding``."""
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), False),
+            pa.field("file_id", pa.string(), False),
+            pa.field("project_id", pa.string(), False),
+            pa.field("file_path", pa.string(), False),
+            pa.field("file_hash", pa.string()),
+            pa.field("chunk_index", pa.int32()),
+            pa.field("content", pa.string()),
+            pa.field("search_text", pa.string()),
+            pa.field("chunk_hash", pa.string()),
+            pa.field("embedding", _vector(dimension)),
+            pa.field("embedded", pa.bool_()),
+            pa.field("priority", pa.int64()),
+            pa.field("start_byte", pa.int64()),
+            pa.field("end_byte", pa.int64()),
+            pa.field("start_line", pa.int32()),
+            pa.field("end_line", pa.int32()),
+            pa.field("node_type", pa.string()),
+            pa.field("node_name", pa.string()),
+            pa.field("language", pa.string()),
+            pa.field("parent_context", pa.string()),
+            pa.field("scope_path", _STRS),
+            pa.field("scope_depth", pa.int32()),
+            pa.field("definitions", _STRS),
+            pa.field("references", _STRS),
+            pa.field("indexed_at", _TS),
+        ]
+    )
+
+
+def embedding_cache_schema(dimension: int) -> pa.Schema:
+    """(model id, chunk hash) → vector, so no text is embedded twice."""
+    return pa.schema(
+        [
+            pa.field("key", pa.string(), False),
+            pa.field("model_id", pa.string()),
+            pa.field("chunk_hash", pa.string()),
+            pa.field("vector", _vector(dimension)),
+        ]
+    )
+
+
+def tasks_schema() -> pa.Schema:
+    """Durable indexing tasks (the single writer's queue)."""
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), False),
+            pa.field("project_id", pa.string(), False),
+            pa.field("kind", pa.string()),
+            pa.field("status", pa.string()),
+            pa.field("phase", pa.string()),
+            pa.field("paths", _STRS),
+            pa.field("full", pa.bool_()),
+            pa.field("files_total", pa.int64()),
+            pa.field("files_done", pa.int64()),
+            pa.field("chunks_done", pa.int64()),
+            pa.field("chunks_total", pa.int64()),
+            pa.field("chunks_embedded", pa.int64()),
+            pa.field("errors", _STRS),
+            pa.field("message", pa.string()),
+            pa.field("created_at", _TS),
+            pa.field("started_at", _TS),
+            pa.field("finished_at", _TS),
+            pa.field("updated_at", _TS),
+        ]
+    )
+
+
+def file_errors_schema() -> pa.Schema:
+    """Files that failed to chunk or embed; retried on the next run."""
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), False),
+            pa.field("project_id", pa.string(), False),
+            pa.field("file_path", pa.string()),
+            pa.field("stage", pa.string()),
+            pa.field("reason", pa.string()),
+            pa.field("at", _TS),
+        ]
+    )

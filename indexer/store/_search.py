@@ -1,0 +1,117 @@
+"""Query primitives for search: nearest vectors and full-text matches, prefiltered by data."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+import numpy as np
+
+from indexer.models import ChunkFilter, StoredChunk
+from indexer.store._base import StoreBase, rows
+from indexer.store._filters import chunk_where, document_where
+from indexer.store._rows import CHUNK_COLUMNS, to_stored_chunk
+from indexer.store._schema import CHUNKS, DOCUMENTS
+from indexer.store._sql import and_all
+
+__all__ = ["Candidate", "SearchMixin", "TableKind"]
+
+TableKind = Literal["chunks", "documents"]
+_NAMES: dict[str, str] = {"chunks": CHUNKS, "documents": DOCUMENTS}
+_VECTOR_COLUMN = {"chunks": "embedding", "documents": "content_embedding"}
+_CANDIDATE_COLUMNS = {"chunks": ["id", "file_id", "node_name", "definitions"], "documents": ["id"]}
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One entry of a candidate list: ids, the names it defines, and its raw score."""
+
+    id: str
+    file_id: str
+    score: float
+    """Cosine similarity for vector lists, BM25 for full-text lists."""
+    node_name: str = ""
+    definitions: tuple[str, ...] = ()
+
+
+def _where(kind: TableKind, flt: ChunkFilter, embedded_only: bool = False) -> str | None:
+    if kind == "chunks":
+        return chunk_where(flt, embedded_only=embedded_only)
+    return document_where(flt, embedded_only=embedded_only)
+
+
+def _to_candidates(kind: TableKind, table: Any, score_column: str) -> list[Candidate]:
+    out: list[Candidate] = []
+    for row in rows(table):
+        raw = float(row[score_column])
+        score = 1.0 - raw if score_column == "_distance" else raw
+        if kind == "chunks":
+            out.append(
+                Candidate(row["id"], row["file_id"], score, row["node_name"], tuple(row["definitions"] or ()))
+            )
+        else:
+            out.append(Candidate(row["id"], row["id"], score))
+    return out
+
+
+class SearchMixin(StoreBase):
+    """Nearest-neighbour and BM25 candidate lists."""
+
+    nprobes: int = 32
+    """IVF partitions probed per query once a vector index exists."""
+
+    def vector_candidates(
+        self, kind: TableKind, vector: np.ndarray, flt: ChunkFilter, k: int
+    ) -> list[Candidate]:
+        """The ``k`` nearest embedded rows admitted by ``flt`` (score: cosine similarity)."""
+        query = (
+            self._t(_NAMES[kind])
+            .search(np.asarray(vector, dtype=np.float32), vector_column_name=_VECTOR_COLUMN[kind])
+            .distance_type("cosine")
+            .nprobes(self.nprobes)
+            .where(_where(kind, flt, embedded_only=True), prefilter=True)
+            .select(_CANDIDATE_COLUMNS[kind])
+            .limit(k)
+        )
+        return _to_candidates(kind, query.to_arrow(), "_distance")
+
+    def text_candidates(self, kind: TableKind, text: str, flt: ChunkFilter, k: int) -> list[Candidate]:
+        """The ``k`` best BM25 matches of ``text`` admitted by ``flt`` (score: BM25)."""
+        from lancedb.query import MatchQuery
+
+        if not text.strip():
+            return []
+        query: Any = self._t(_NAMES[kind]).search(MatchQuery(text, "search_text"), query_type="fts")
+        where = _where(kind, flt)
+        if where:
+            query = query.where(where, prefilter=True)
+        table = query.select([*_CANDIDATE_COLUMNS[kind], "_score"]).limit(k).to_arrow()
+        return _to_candidates(kind, table, "_score")
+
+    def chunks_with_vectors(self, flt: ChunkFilter) -> list[tuple[StoredChunk, np.ndarray | None]]:
+        """Every chunk admitted by ``flt`` (meant for a few files) with its vector if it has one."""
+        where = chunk_where(flt)
+        table = (
+            self._t(CHUNKS)
+            .search()
+            .where(where or "true")
+            .select([*CHUNK_COLUMNS, "embedding"])
+            .limit(None)
+            .to_arrow()
+        )
+        out: list[tuple[StoredChunk, np.ndarray | None]] = []
+        for row in rows(table):
+            vec = np.asarray(row["embedding"], dtype=np.float32) if row["embedded"] else None
+            out.append((to_stored_chunk(row), vec))
+        return out
+
+    def file_ids_with_chunks(self, flt: ChunkFilter, file_ids: Sequence[str]) -> set[str]:
+        """Which of ``file_ids`` have at least one chunk admitted by ``flt``."""
+        where = and_all([chunk_where(replace(flt, file_ids=tuple(file_ids)))])
+        table = self._t(CHUNKS).search().where(where or "true").select(["file_id"]).limit(None).to_arrow()
+        return set(table["file_id"].to_pylist())
+
+    def index_version(self) -> int:
+        """A number that changes whenever chunks or documents change (for continuation tokens)."""
+        return int(self._t(CHUNKS).version) * 1_000_000 + int(self._t(DOCUMENTS).version)

@@ -1,0 +1,102 @@
+"""SQL text for LanceDB filters, built from data: every value is quoted here and only here."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+__all__ = ["and_all", "glob_to_regex", "in_list", "list_literal", "quote"]
+
+
+def quote(value: str) -> str:
+    """A SQL string literal for ``value`` (single quotes doubled; NUL refused)."""
+    if "\x00" in value:
+        raise ValueError("NUL character in a filter value")
+    return "'" + value.replace("'", "''") + "'"
+
+
+def in_list(column: str, values: Iterable[str]) -> str:
+    """``column IN ('a', 'b')`` — or a false predicate for an empty list."""
+    items = [quote(v) for v in values]
+    if not items:
+        return "false"
+    return f"{column} IN ({', '.join(items)})"
+
+
+def list_literal(values: Sequence[str]) -> str:
+    """An array literal ``['a', 'b']`` for ``array_has_any``."""
+    return "[" + ", ".join(quote(v) for v in values) + "]"
+
+
+def and_all(clauses: Iterable[str | None]) -> str | None:
+    """Join the non-empty clauses with AND (None when there are none)."""
+    parts = [f"({c})" for c in clauses if c]
+    return " AND ".join(parts) if parts else None
+
+
+def _escape_char(ch: str) -> str:
+    return ch if ch.isalnum() and ch.isascii() else f"\\x{{{ord(ch):x}}}"
+
+
+def glob_to_regex(pattern: str, *, path: bool = False) -> str:
+    """Translate a glob to an anchored Rust-regex (every literal hex-escaped).
+
+    ``*`` matches any run of characters (for paths: within one segment, ``**`` across
+    segments), ``?`` one character, ``[abc]``/``[!abc]`` a class. For paths, a pattern
+    without ``/`` matches the file name in any folder (as ripgrep's ``-g`` does).
+    """
+    if path:
+        pattern = pattern.rstrip("/") or pattern
+    if path and "/" not in pattern:
+        prefix = "(?:.*/)?"
+    else:
+        prefix = ""
+        pattern = pattern.lstrip("/") if path else pattern
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        piece, i = _glob_piece(pattern, i, path)
+        out.append(piece)
+    suffix = "(?:/.*)?" if path else ""
+    return f"^{prefix}{''.join(out)}{suffix}$"
+
+
+def _glob_piece(pattern: str, i: int, path: bool) -> tuple[str, int]:
+    """The regex for the glob element at ``i`` and the index after it."""
+    ch = pattern[i]
+    if ch == "*":
+        if path and pattern.startswith("**", i):
+            if pattern.startswith("**/", i):
+                return "(?:.*/)?", i + 3
+            return ".*", i + 2
+        return ("[^/]*" if path else ".*"), i + 1
+    if ch == "?":
+        return ("[^/]" if path else "."), i + 1
+    if ch == "[":
+        end, cls = _char_class(pattern, i)
+        if cls is not None:
+            return cls, end + 1
+    return _escape_char(ch), i + 1
+
+
+def _char_class(pattern: str, start: int) -> tuple[int, str | None]:
+    j = start + 1
+    negate = j < len(pattern) and pattern[j] in "!^"
+    if negate:
+        j += 1
+    if j < len(pattern) and pattern[j] == "]":
+        j += 1
+    while j < len(pattern) and pattern[j] != "]":
+        j += 1
+    if j >= len(pattern):
+        return start, None
+    body = pattern[start + 1 + (1 if negate else 0) : j]
+    parts: list[str] = []
+    k = 0
+    while k < len(body):
+        if k + 2 < len(body) and body[k + 1] == "-":
+            parts.append(f"{_escape_char(body[k])}-{_escape_char(body[k + 2])}")
+            k += 3
+        else:
+            parts.append(_escape_char(body[k]))
+            k += 1
+    return j, "[" + ("^" if negate else "") + "".join(parts) + "]"

@@ -1,0 +1,128 @@
+"""Opening the store: the connection, its tables, and the model/schema check."""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from indexer.errors import ModelMismatchError, StoreError, StoreVersionError
+from indexer.store._files import FilesMixin
+from indexer.store._maintenance import MaintenanceMixin
+from indexer.store._projects import ProjectsMixin
+from indexer.store._schema import (
+    CHUNKS,
+    DOCUMENTS,
+    EMBEDDING_CACHE,
+    FILE_ERRORS,
+    META,
+    PROJECTS,
+    SCHEMA_VERSION,
+    TASKS,
+    chunks_schema,
+    documents_schema,
+    embedding_cache_schema,
+    file_errors_schema,
+    meta_schema,
+    projects_schema,
+    tasks_schema,
+)
+from indexer.store._search import SearchMixin
+from indexer.store._tasks import TasksMixin
+from indexer.store._vectors import VectorsMixin
+
+__all__ = ["Store", "open_store", "read_store_info"]
+
+
+class Store(ProjectsMixin, FilesMixin, VectorsMixin, SearchMixin, TasksMixin, MaintenanceMixin):
+    """lode's index on disk: the only object that talks to LanceDB."""
+
+    def close(self) -> None:
+        """Release the connection (tables become unusable)."""
+        self._tables.clear()
+
+    def stats(self) -> dict[str, int]:
+        """Row counts of the main tables."""
+        return {
+            "projects": int(self._t(PROJECTS).count_rows()),
+            "documents": int(self._t(DOCUMENTS).count_rows()),
+            "chunks": int(self._t(CHUNKS).count_rows()),
+            "chunks_embedded": int(self._t(CHUNKS).count_rows("embedded = true")),
+            "embedding_cache": int(self._t(EMBEDDING_CACHE).count_rows()),
+            "file_errors": int(self._t(FILE_ERRORS).count_rows()),
+        }
+
+
+def _connect(path: Path) -> Any:
+    os.environ.setdefault("LANCEDB_LOG", "error")
+    import lancedb
+
+    return lancedb.connect(str(path), read_consistency_interval=timedelta(0))
+
+
+def _table_names(conn: Any) -> set[str]:
+    return set(conn.list_tables().tables)
+
+
+def _read_meta(conn: Any) -> dict[str, str]:
+    if META not in _table_names(conn):
+        return {}
+    table = conn.open_table(META).to_arrow()
+    return dict(zip(table["key"].to_pylist(), table["value"].to_pylist(), strict=True))
+
+
+def read_store_info(path: Path) -> dict[str, str]:
+    """The facts a store records about itself (schema version, model id, dimension)."""
+    if not path.is_dir():
+        return {}
+    return _read_meta(_connect(path))
+
+
+def _check_meta(meta: dict[str, str], path: Path, model_id: str, dimension: int) -> None:
+    version = int(meta.get("schema_version", "0"))
+    if version != SCHEMA_VERSION:
+        raise StoreVersionError(
+            f"the index at {path} has schema version {version}; this lode reads version "
+            f"{SCHEMA_VERSION}. Re-create it (remove the folder or use another --db)"
+        )
+    if meta.get("model_id") != model_id or int(meta.get("dimension", "0")) != dimension:
+        raise ModelMismatchError(
+            f"the index at {path} was built with model {meta.get('model_id')!r} "
+            f"(dimension {meta.get('dimension')}), not {model_id!r} (dimension {dimension}); "
+            "use the same model, or another --db for a new index"
+        )
+
+
+def open_store(path: Path, model_id: str, dimension: int) -> Store:
+    """Open (creating if needed) the index at ``path`` for a model of ``dimension``."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        conn = _connect(path)
+        meta = _read_meta(conn)
+        if meta:
+            _check_meta(meta, path, model_id, dimension)
+        schemas: dict[str, pa.Schema] = {
+            PROJECTS: projects_schema(),
+            DOCUMENTS: documents_schema(dimension),
+            CHUNKS: chunks_schema(dimension),
+            EMBEDDING_CACHE: embedding_cache_schema(dimension),
+            TASKS: tasks_schema(),
+            FILE_ERRORS: file_errors_schema(),
+        }
+        existing = _table_names(conn)
+        tables = {
+            name: conn.open_table(name) if name in existing else conn.create_table(name, schema=schema)
+            for name, schema in schemas.items()
+        }
+        if not meta:
+            facts = {"schema_version": str(SCHEMA_VERSION), "model_id": model_id, "dimension": str(dimension)}
+            table = pa.table({"key": list(facts), "value": list(facts.values())}, schema=meta_schema())
+            conn.create_table(META, data=table, mode="overwrite")
+    except StoreError:
+        raise
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise StoreError(f"cannot open the index at {path}: {exc}") from exc
+    return Store(path, conn, tables, model_id, dimension)

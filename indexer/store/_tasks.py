@@ -1,0 +1,79 @@
+"""Durable tasks: the single writer's queue survives restarts."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pyarrow as pa
+
+from indexer.errors import NotFoundError
+from indexer.models import Task
+from indexer.store._base import StoreBase, rows
+from indexer.store._schema import TASKS, tasks_schema
+from indexer.store._sql import and_all, in_list, quote
+
+__all__ = ["TasksMixin"]
+
+
+def _to_task(row: dict[str, Any]) -> Task:
+    values: dict[str, Any] = {f.name: row.get(f.name) for f in dataclasses.fields(Task)}
+    values["paths"] = tuple(values["paths"] or ())
+    values["errors"] = tuple(values["errors"] or ())
+    for name in ("files_total", "files_done", "chunks_done", "chunks_total", "chunks_embedded"):
+        values[name] = int(values[name] or 0)
+    values["full"] = bool(values["full"])
+    values["message"] = values["message"] or ""
+    return Task(**values)
+
+
+def _to_row(task: Task) -> dict[str, Any]:
+    row = dataclasses.asdict(task)
+    row["paths"] = list(task.paths)
+    row["errors"] = list(task.errors)
+    return row
+
+
+class TasksMixin(StoreBase):
+    """Create, update and list tasks."""
+
+    def save_task(self, task: Task) -> Task:
+        """Insert or update a task row."""
+        table = pa.Table.from_pylist([_to_row(task)], schema=tasks_schema())
+        with self._write_lock:
+            self._t(TASKS).merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(
+                table
+            )
+        return task
+
+    def get_task(self, task_id: str) -> Task:
+        """A task by id; NotFoundError otherwise."""
+        found = rows(self._t(TASKS).search().where(in_list("id", [task_id])).limit(1).to_arrow())
+        if not found:
+            raise NotFoundError(f"no task {task_id!r}")
+        return _to_task(found[0])
+
+    def list_tasks(
+        self, project_id: str | None = None, statuses: tuple[str, ...] = (), limit: int | None = None
+    ) -> list[Task]:
+        """Tasks, newest first, optionally of one project and in some states."""
+        where = and_all(
+            [
+                f"project_id = {quote(project_id)}" if project_id else None,
+                in_list("status", statuses) if statuses else None,
+            ]
+        )
+        query: Any = self._t(TASKS).search()
+        if where:
+            query = query.where(where)
+        tasks = [_to_task(r) for r in rows(query.limit(None).to_arrow())]
+        tasks.sort(key=lambda t: (t.created_at is not None, t.created_at), reverse=True)
+        return tasks[:limit] if limit else tasks
+
+    def delete_tasks(self, statuses: tuple[str, ...], older_than: Any = None) -> None:
+        """Drop finished tasks (housekeeping)."""
+        where = and_all(
+            [in_list("status", statuses), f"finished_at < {quote(str(older_than))}" if older_than else None]
+        )
+        with self._write_lock:
+            self._t(TASKS).delete(where or "false")

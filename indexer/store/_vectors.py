@@ -1,0 +1,165 @@
+"""Vectors: the embedding cache, the phase-2 backlog, and filling vectors in."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from indexer.models import StoredChunk
+from indexer.store._base import StoreBase, rows, unit_mean
+from indexer.store._rows import CHUNK_COLUMNS, to_stored_chunk
+from indexer.store._schema import CHUNKS, DOCUMENTS, EMBEDDING_CACHE
+from indexer.store._sql import and_all, in_list, quote
+
+__all__ = ["VectorsMixin"]
+
+
+def _parts(items: Sequence[str], size: int = 500) -> list[Sequence[str]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+class VectorsMixin(StoreBase):
+    """Embedding cache and phase-2 (embedding) bookkeeping."""
+
+    def _cache_key(self, chunk_hash: str) -> str:
+        return f"{self.model_id}:{chunk_hash}"
+
+    def cache_get(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """Cached vectors for these chunk hashes (of this store's model)."""
+        found: dict[str, np.ndarray] = {}
+        unique = sorted(set(hashes))
+        for part in _parts(unique):
+            keys = [self._cache_key(h) for h in part]
+            table = (
+                self._t(EMBEDDING_CACHE)
+                .search()
+                .where(in_list("key", keys))
+                .select(["chunk_hash", "vector"])
+                .limit(None)
+                .to_arrow()
+            )
+            if table.num_rows:
+                matrix = _matrix(table["vector"], self.dimension)
+                for i, h in enumerate(table["chunk_hash"].to_pylist()):
+                    found[h] = matrix[i]
+        return found
+
+    def cache_put(self, vectors: Mapping[str, np.ndarray]) -> None:
+        """Remember vectors by chunk hash (existing entries are kept)."""
+        if not vectors:
+            return
+        hashes = sorted(vectors)
+        table = pa.table(
+            {
+                "key": [self._cache_key(h) for h in hashes],
+                "model_id": [self.model_id] * len(hashes),
+                "chunk_hash": hashes,
+                "vector": self._vector_array(np.stack([vectors[h] for h in hashes])),
+            }
+        )
+        with self._write_lock:
+            self._t(EMBEDDING_CACHE).merge_insert("key").when_not_matched_insert_all().execute(table)
+
+    def cache_size(self) -> int:
+        """Number of cached vectors."""
+        return int(self._t(EMBEDDING_CACHE).count_rows())
+
+    def embedding_backlog(self, project_id: str | None = None) -> list[tuple[str, int]]:
+        """(chunk id, priority) of every chunk still without a vector, highest priority first."""
+        where = and_all(["embedded = false", f"project_id = {quote(project_id)}" if project_id else None])
+        table = self._t(CHUNKS).search().where(where).select(["id", "priority"]).limit(None).to_arrow()
+        pairs = list(zip(table["id"].to_pylist(), table["priority"].to_pylist(), strict=True))
+        pairs.sort(key=lambda p: (-(p[1] or 0), p[0]))
+        return pairs
+
+    def chunks_for_embedding(self, ids: Sequence[str]) -> list[StoredChunk]:
+        """These chunks if they still exist without a vector, in the order asked."""
+        found: dict[str, StoredChunk] = {}
+        for part in _parts(list(ids)):
+            where = f"{in_list('id', part)} AND embedded = false"
+            table = self._t(CHUNKS).search().where(where).select(CHUNK_COLUMNS).limit(None).to_arrow()
+            found.update((r["id"], to_stored_chunk(r)) for r in rows(table))
+        return [found[i] for i in ids if i in found]
+
+    def set_chunk_vectors(self, ids: Sequence[str], vectors: np.ndarray) -> int:
+        """Fill in vectors of chunks that still exist; returns how many were updated."""
+        if not ids:
+            return 0
+        table = pa.table(
+            {
+                "id": list(ids),
+                "embedding": self._vector_array(vectors),
+                "embedded": pa.array([True] * len(ids), pa.bool_()),
+            }
+        )
+        with self._write_lock:
+            result = self._t(CHUNKS).merge_insert("id").when_matched_update_all().execute(table)
+        return int(getattr(result, "num_updated_rows", len(ids)))
+
+    def complete_documents(self, file_ids: Sequence[str]) -> int:
+        """Give documents whose chunks all have vectors their mean vector; returns how many."""
+        if not file_ids:
+            return 0
+        per_file: dict[str, list[np.ndarray]] = defaultdict(list)
+        pending: set[str] = set()
+        for part in _parts(sorted(set(file_ids))):
+            table = (
+                self._t(CHUNKS)
+                .search()
+                .where(in_list("file_id", part))
+                .select(["file_id", "embedded", "embedding"])
+                .limit(None)
+                .to_arrow()
+            )
+            matrix = _matrix(table["embedding"], self.dimension)
+            for i, (fid, done) in enumerate(
+                zip(table["file_id"].to_pylist(), table["embedded"].to_pylist(), strict=True)
+            ):
+                if done:
+                    per_file[fid].append(matrix[i])
+                else:
+                    pending.add(fid)
+        ready = sorted(fid for fid in per_file if fid not in pending)
+        if not ready:
+            return 0
+        means = np.stack([unit_mean(per_file[f]) for f in ready])
+        table = pa.table(
+            {
+                "id": ready,
+                "content_embedding": self._vector_array(means),
+                "embedded": pa.array([True] * len(ready), pa.bool_()),
+            }
+        )
+        with self._write_lock:
+            self._t(DOCUMENTS).merge_insert("id").when_matched_update_all().execute(table)
+        return len(ready)
+
+    def raise_priority(self, file_ids: Sequence[str], priority: int) -> None:
+        """Move these files' unembedded chunks to the front of the backlog."""
+        if not file_ids:
+            return
+        with self._write_lock:
+            for part in _parts(list(file_ids)):
+                where = f"{in_list('file_id', part)} AND embedded = false"
+                self._t(CHUNKS).update(where=where, values={"priority": priority})
+
+    def semantic_coverage(self, project_id: str | None = None) -> float:
+        """Share of chunks with a vector, in [0, 1] (1 for an empty index)."""
+        where = f"project_id = {quote(project_id)}" if project_id else None
+        total = int(self._t(CHUNKS).count_rows(where))
+        if total == 0:
+            return 1.0
+        done = int(self._t(CHUNKS).count_rows(and_all([where, "embedded = true"])))
+        return done / total
+
+
+def _matrix(column: Any, dimension: int) -> np.ndarray:
+    chunks = column.combine_chunks() if hasattr(column, "combine_chunks") else column
+    if len(chunks) == 0:
+        return np.zeros((0, dimension), dtype=np.float32)
+    values = chunks.flatten().to_numpy(zero_copy_only=False)
+    return np.asarray(values, dtype=np.float32).reshape(-1, dimension)
