@@ -5,6 +5,7 @@ language and in total, and writes ``benchmarks/results/chunker.json``.
 
 Example:
     .venv/bin/python benchmarks/bench_chunker.py --repeat 3
+    .venv/bin/python -m benchmarks.bench_chunker --quick
 """
 
 from __future__ import annotations
@@ -74,10 +75,14 @@ def main() -> int:
     )
     parser.add_argument("--site-packages", type=Path, default=Path(sysconfig.get_paths()["purelib"]))
     parser.add_argument("--repeat", type=int, default=3)
+    profile = parser.add_mutually_exclusive_group()
+    profile.add_argument("--quick", action="store_true", help="one pass (scripts/bench quick)")
+    profile.add_argument("--full", action="store_true", help="best of --repeat passes (the default)")
     parser.add_argument("--output", type=Path, default=Path(__file__).parent / "results" / "chunker.json")
     args = parser.parse_args()
     files = collect(args.site_packages)
-    stats = run(files, args.repeat)
+    repeat = 1 if args.quick else args.repeat
+    stats = run(files, repeat)
     total = {k: sum(s[k] for s in stats.values()) for k in ("files", "bytes", "chunks", "seconds")}
     print(f"{'language':<12}{'files':>7}{'MB':>8}{'chunks':>9}{'MB/s':>8}{'chunks/s':>10}")
     for language, s in [*sorted(stats.items()), ("TOTAL", total)]:
@@ -91,7 +96,8 @@ def main() -> int:
     report = {
         "python": sys.version.split()[0],
         "machine": platform.machine(),
-        "repeat": args.repeat,
+        "profile": "quick" if args.quick else "full",
+        "repeat": repeat,
         "languages": stats,
         "total": total,
     }

@@ -1,0 +1,1 @@
+"""lode's benchmarks: throughput, latency and retrieval quality (run them with ``scripts/bench``)."""

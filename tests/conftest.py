@@ -1,0 +1,79 @@
+"""Shared fixtures, cheapest first: a fake embedder, an empty store, a copied fixture repo,
+an API object over them; then the real model (session-scoped, loaded once)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from indexer.api import Lode
+from indexer.config import LodeConfig, load_config
+from indexer.embed import Embedder, FakeEmbedder
+from indexer.store import Store, open_store
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("LANCEDB_LOG", "error")
+
+DATA = Path(__file__).parent / "data"
+
+
+def make_repo(dest: Path) -> Path:
+    """Copy the fixture repo to ``dest`` and add the files git must not hold
+    (ignored ones and a binary)."""
+    shutil.copytree(DATA / "repo", dest)
+    (dest / "vendor_ignored").mkdir()
+    (dest / "vendor_ignored" / "lib.py").write_text("def vendored():\n    pass\n")
+    (dest / "build").mkdir()
+    (dest / "build" / "out.py").write_text("compiled = True\n")
+    (dest / "server.log").write_text("log line\n")
+    (dest / "secret.txt").write_text("do not index\n")
+    (dest / "logo.dat").write_bytes(b"\x89PNG\x00\x00binary\x00" * 10)
+    return dest
+
+
+@pytest.fixture
+def fake_embedder() -> FakeEmbedder:
+    """A deterministic embedder that counts what it embeds."""
+    return FakeEmbedder()
+
+
+@pytest.fixture
+def store(tmp_path: Path, fake_embedder: FakeEmbedder) -> Iterator[Store]:
+    """An empty store on disk for the fake model."""
+    s = open_store(tmp_path / "db", fake_embedder.model_id, fake_embedder.dimension)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A private copy of the fixture repository."""
+    return make_repo(tmp_path / "repo")
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> LodeConfig:
+    """Settings pointing at a private index directory."""
+    return load_config(env={}, overrides={"db": tmp_path / "db"})
+
+
+@pytest.fixture
+def lode(config: LodeConfig, fake_embedder: FakeEmbedder) -> Iterator[Lode]:
+    """The API over a private store with the fake embedder."""
+    api = Lode(config, embedder=fake_embedder)
+    yield api
+    api.close()
+
+
+@pytest.fixture(scope="session")
+def real_embedder() -> Embedder:
+    """The real default model, loaded once per test session."""
+    from indexer.embed import load_embedder
+
+    return load_embedder()

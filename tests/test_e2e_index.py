@@ -1,0 +1,62 @@
+"""End to end with the real model and real LanceDB: index, search, incremental runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from indexer.api import Lode
+from indexer.config import load_config
+from indexer.embed import Embedder
+from indexer.search import SearchOptions
+
+pytestmark = pytest.mark.slow
+
+
+def _top(api: Lode, query: str, **kw: object) -> tuple[str, str]:
+    resp = api.search(SearchOptions(query=query, granularity="chunk", **kw))  # type: ignore[arg-type]
+    hits = sorted((h for g in resp.groups for h in g.chunks), key=lambda h: (-h.relevance_score, h.id))
+    return hits[0].file_path, hits[0].node_name
+
+
+def test_real_model_index_search_and_incremental_runs(
+    tmp_path: Path, repo: Path, real_embedder: Embedder
+) -> None:
+    api = Lode(load_config(env={}, overrides={"db": tmp_path / "db"}), embedder=real_embedder)
+    first = api.index(repo)
+    assert first.files_indexed == 11
+    assert first.chunks_embedded == first.chunks_written > 0
+
+    for mode in ("semantic", "hybrid"):
+        assert _top(api, "make session tokens expire later", mode=mode) == ("docs/guide.md", "Sessions")
+        assert _top(api, "make session tokens expire later", mode=mode, path_include=("src/**",)) == (
+            "src/web/session.rs",
+            "Session",
+        )
+        assert _top(api, "longest matching prefix route", mode=mode) == ("src/web/router.go", "Match")
+    assert _top(api, "reduce a price by a percentage") == ("src/shop/pricing.py", "apply_discount")
+
+    assert api.index(repo).chunks_embedded == 0
+
+    pricing = repo / "src/shop/pricing.py"
+    pricing.write_text(pricing.read_text().replace("Add value-added tax", "Add sales tax"))
+    edited = api.index(repo)
+    assert (edited.files_indexed, edited.chunks_embedded) == (1, 1)
+
+    (repo / "src/web/router.go").unlink()
+    deleted = api.index(repo)
+    assert deleted.files_deleted == 1
+    project = api.store.get_project("repo")
+    assert "src/web/router.go" not in api.store.document_states(project.id)
+    resp = api.search(SearchOptions(query="longest matching prefix route", granularity="chunk", limit=50))
+    assert all(h.file_path != "src/web/router.go" for g in resp.groups for h in g.chunks)
+
+    (repo / "src/web/session.rs").rename(repo / "src/web/sessions.rs")
+    renamed = api.index(repo)
+    assert (renamed.files_deleted, renamed.files_indexed, renamed.chunks_embedded) == (1, 1, 0)
+    assert _top(api, "make session tokens expire later", languages=("rust",)) == (
+        "src/web/sessions.rs",
+        "Session",
+    )
+    api.close()

@@ -1,0 +1,212 @@
+"""Indexing with the fake embedder: incremental runs, deletes, renames, failures, repair."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from indexer.api import Lode
+from indexer.embed import FakeEmbedder
+from indexer.errors import PathError
+from indexer.store import Store
+
+
+def _docs(store: Store, project_id: str) -> dict[str, str]:
+    return {path: s.content_hash for path, s in store.document_states(project_id).items()}
+
+
+def _check_consistent(store: Store, project_id: str) -> None:
+    """One document per file, every chunk belongs to a document of the same content hash."""
+    states = store.document_states(project_id)
+    chunks = store.chunks_of_files([s.id for s in states.values()])
+    assert len(chunks) == store.count_chunks(project_id), "orphan chunks"
+    for state in states.values():
+        own = [c for c in chunks if c.file_id == state.id]
+        assert len(own) == state.chunk_count, state.file_path
+        assert [c.chunk.chunk_index for c in own] == list(range(len(own)))
+
+
+def test_index_fixture_repo(lode: Lode, repo: Path, fake_embedder: FakeEmbedder) -> None:
+    report = lode.index(repo)
+    assert report.files_indexed == 11
+    assert sorted(s.path for s in report.files_skipped) == ["logo.dat"]
+    assert report.files_skipped[0].reason.startswith("binary file")
+    assert report.chunks_written > 10
+    assert report.chunks_embedded == fake_embedder.texts_embedded > 0
+    store = lode.store
+    project = store.get_project("repo")
+    assert set(_docs(store, project.id)) == {
+        ".gitignore",
+        ".lodeignore",
+        "README.md",
+        "docs/guide.md",
+        "src/shop/__init__.py",
+        "src/shop/cart.py",
+        "src/shop/pricing.py",
+        "src/web/request.py",
+        "src/web/router.go",
+        "src/web/session.rs",
+        "src/web/widget.js",
+    }
+    assert store.semantic_coverage(project.id) == 1.0
+    _check_consistent(store, project.id)
+
+
+def test_second_run_embeds_nothing(lode: Lode, repo: Path, fake_embedder: FakeEmbedder) -> None:
+    lode.index(repo)
+    before = fake_embedder.texts_embedded
+    report = lode.index(repo)
+    assert report.files_indexed == 0
+    assert report.files_unchanged == 11
+    assert [s.path for s in report.files_skipped] == ["logo.dat"]  # binary: refused again, never stored
+    assert report.chunks_embedded == 0
+    assert fake_embedder.texts_embedded == before
+
+
+def test_edit_one_function_reembeds_only_its_chunks(
+    lode: Lode, repo: Path, fake_embedder: FakeEmbedder
+) -> None:
+    lode.index(repo)
+    path = repo / "src/shop/pricing.py"
+    path.write_text(path.read_text().replace("rounding down to whole cents", "rounding toward zero"))
+    before = fake_embedder.texts_embedded
+    report = lode.index(repo)
+    assert report.files_indexed == 1
+    assert report.chunks_embedded == 1
+    assert fake_embedder.texts_embedded - before == 1
+    assert report.embedding_cache_hits >= 1  # the untouched chunks of the file came from the cache
+
+
+def test_touch_without_change_rereads_but_does_not_rewrite(lode: Lode, repo: Path) -> None:
+    lode.index(repo)
+    path = repo / "src/shop/cart.py"
+    path.write_text(path.read_text())  # new mtime, same bytes
+    report = lode.index(repo)
+    assert report.files_indexed == 0
+    assert report.chunks_written == 0
+    assert report.files_unchanged == 11
+    assert lode.index(repo).files_unchanged == 11
+
+
+def test_delete_file_removes_rows(lode: Lode, repo: Path) -> None:
+    lode.index(repo)
+    (repo / "src/web/router.go").unlink()
+    report = lode.index(repo)
+    assert report.files_deleted == 1
+    project = lode.store.get_project("repo")
+    assert "src/web/router.go" not in _docs(lode.store, project.id)
+    assert not [c for c in lode.store.chunks_of_files([]) if c.file_path == "src/web/router.go"]
+    assert lode.store.count_chunks(project.id) == sum(
+        s.chunk_count for s in lode.store.document_states(project.id).values()
+    )
+
+
+def test_rename_reuses_every_vector(lode: Lode, repo: Path, fake_embedder: FakeEmbedder) -> None:
+    lode.index(repo)
+    (repo / "src/web/request.py").rename(repo / "src/web/http_request.py")
+    before = fake_embedder.texts_embedded
+    report = lode.index(repo)
+    assert report.files_deleted == 1
+    assert report.files_indexed == 1
+    assert report.chunks_embedded == 0
+    assert fake_embedder.texts_embedded == before
+    project = lode.store.get_project("repo")
+    assert "src/web/http_request.py" in _docs(lode.store, project.id)
+    assert lode.store.semantic_coverage(project.id) == 1.0
+
+
+def test_gitignore_change_drops_newly_ignored_files(lode: Lode, repo: Path) -> None:
+    lode.index(repo)
+    (repo / ".gitignore").write_text((repo / ".gitignore").read_text() + "docs/\n")
+    report = lode.index(repo)
+    assert report.files_deleted == 1
+    project = lode.store.get_project("repo")
+    assert "docs/guide.md" not in _docs(lode.store, project.id)
+
+
+def test_model_failure_is_recorded_and_retried(lode: Lode, repo: Path, fake_embedder: FakeEmbedder) -> None:
+    fake_embedder.fail_on = "RequestParser"
+    report = lode.index(repo)
+    assert report.files_failed
+    assert {f.path for f in report.files_failed} == {"src/web/request.py"}
+    project = lode.store.get_project("repo")
+    errors = lode.store.file_errors(project.id)
+    assert [(e["file_path"], e["stage"]) for e in errors] == [("src/web/request.py", "embed")]
+    assert lode.store.semantic_coverage(project.id) < 1.0
+    # the file stays lexically searchable
+    hits = lode.store.text_candidates("chunks", "RequestParser", _flt(project.id), 5)
+    assert hits
+    fake_embedder.fail_on = None
+    report = lode.index(repo)
+    assert report.chunks_embedded >= 1
+    assert lode.store.file_errors(project.id) == []
+    assert lode.store.semantic_coverage(project.id) == 1.0
+
+
+def test_lexical_phase_only_then_backlog(lode: Lode, repo: Path, fake_embedder: FakeEmbedder) -> None:
+    report = lode.index(repo, embed=False)
+    assert report.chunks_embedded == 0
+    assert fake_embedder.texts_embedded == 0
+    project = lode.store.get_project("repo")
+    assert lode.store.semantic_coverage(project.id) == 0.0
+    assert lode.store.text_candidates("chunks", "discount", _flt(project.id), 5)
+    report = lode.index(repo)
+    assert report.chunks_embedded == fake_embedder.texts_embedded > 0
+    assert lode.store.semantic_coverage(project.id) == 1.0
+
+
+def test_repair_drops_orphans_and_half_written_files(lode: Lode, repo: Path) -> None:
+    lode.index(repo)
+    store = lode.store
+    project = store.get_project("repo")
+    state = store.document_states(project.id)["src/shop/cart.py"]
+    # simulate a crash between the chunk merge and the document merge: the document
+    # disappears (orphan chunks) for one file, and another file's document is stale
+    store.delete_files([])  # no-op
+    from indexer.store._schema import DOCUMENTS
+
+    store._t(DOCUMENTS).delete(f"id = '{state.id}'")
+    stale = store.document_states(project.id)["src/shop/pricing.py"]
+    store._t(DOCUMENTS).update(where=f"id = '{stale.id}'", values={"content_hash": "different"})
+    dirty = store.repair(project.id)
+    assert dirty == {"src/shop/pricing.py"}
+    assert not store.chunks_of_files([state.id])
+    report = lode.index(repo)
+    assert report.files_indexed == 2
+    _check_consistent(store, project.id)
+
+
+def test_bad_paths_name_the_field(lode: Lode, tmp_path: Path) -> None:
+    with pytest.raises(PathError) as missing:
+        lode.index(tmp_path / "nope")
+    assert missing.value.field == "path"
+    file = tmp_path / "file.py"
+    file.write_text("x = 1\n")
+    with pytest.raises(PathError, match="not a folder"):
+        lode.index(file)
+
+
+def test_files_vanishing_during_run_are_skipped(
+    lode: Lode, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from indexer import pipeline
+
+    real_read = pipeline._read
+
+    def vanish(entry):  # type: ignore[no-untyped-def]
+        if entry.rel_path == "src/web/widget.js":
+            entry.abs_path.unlink()
+        return real_read(entry)
+
+    monkeypatch.setattr(pipeline, "_read", vanish)
+    report = lode.index(repo)
+    assert {s.path: s.reason for s in report.files_skipped}["src/web/widget.js"].startswith("vanished")
+    project = lode.store.get_project("repo")
+    assert "src/web/widget.js" not in _docs(lode.store, project.id)
+
+
+def _flt(project_id: str):  # type: ignore[no-untyped-def]
+    from indexer.models import ChunkFilter
+
+    return ChunkFilter(project_ids=(project_id,))

@@ -1,0 +1,229 @@
+"""Hybrid search on the fixture repo (fake embedder): filters, granularities, modes,
+code-aware lexical matching, injection strings, validation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import make_repo
+
+from indexer.api import Lode
+from indexer.config import load_config
+from indexer.embed import FakeEmbedder
+from indexer.errors import ValidationError
+from indexer.search import ChunkHit, SearchOptions, SearchResponse
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lode]:
+    base = tmp_path_factory.mktemp("search")
+    repo = make_repo(base / "repo")
+    api = Lode(load_config(env={}, overrides={"db": base / "db"}), embedder=FakeEmbedder())
+    api.index(repo, name="shop")
+    yield api
+    api.close()
+
+
+def _chunks(resp: SearchResponse) -> list[ChunkHit]:
+    if resp.granularity == "chunk":
+        hits = [h for g in resp.groups for h in g.chunks]
+        return sorted(hits, key=lambda h: (-h.relevance_score, h.id))  # the rank order (ties by id)
+    return [h for d in resp.documents for h in d.chunks]
+
+
+def _search(api: Lode, query: str, **kw: object) -> SearchResponse:
+    return api.search(SearchOptions(query=query, **kw))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "semantic", "lexical"])
+def test_modes_find_the_discount_function(indexed: Lode, mode: str) -> None:
+    resp = _search(indexed, "apply discount percentage", granularity="chunk", mode=mode)
+    top = _chunks(resp)[0]
+    assert (top.file_path, top.node_name) == ("src/shop/pricing.py", "apply_discount")
+    assert 0 < top.relevance_score <= 1
+
+
+def test_document_granularity_shape(indexed: Lode) -> None:
+    resp = _search(indexed, "shopping cart items", file_limit=2, chunks_per_file=2)
+    assert resp.granularity == "document"
+    assert len(resp.documents) == 2
+    assert resp.documents[0].file_path == "src/shop/cart.py"
+    for doc in resp.documents:
+        assert 1 <= len(doc.chunks) <= 2
+        assert doc.chunk_count >= len(doc.chunks)
+        assert doc.primary_language
+        assert all(c.file_id == doc.id for c in doc.chunks)
+    scores = [d.relevance_score for d in resp.documents]
+    assert scores == sorted(scores, reverse=True)
+    assert resp.has_more
+
+
+def test_chunk_granularity_groups_by_file(indexed: Lode) -> None:
+    resp = _search(indexed, "parse document", granularity="chunk", limit=10)
+    assert resp.groups
+    totals = [g.total_relevance for g in resp.groups]
+    assert totals == sorted(totals, reverse=True)
+    for group in resp.groups:
+        scores = [c.relevance_score for c in group.chunks]
+        assert scores == sorted(scores, reverse=True)
+        assert {c.file_path for c in group.chunks} == {group.file_path}
+
+
+@pytest.mark.parametrize("query", ["parse document", "parseDocument", "parse_document", "ParseDocument"])
+def test_lexical_matches_every_identifier_spelling(indexed: Lode, query: str) -> None:
+    resp = _search(indexed, query, granularity="chunk", mode="lexical", limit=20)
+    names = {h.node_name for h in _chunks(resp)}
+    assert {"RequestParser", "parse_document", "ParseDocument"} <= names
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("parse_document", "parse_document"),
+        ("ParseDocument", "ParseDocument"),
+        ("parseDocument", "RequestParser"),
+    ],
+)
+def test_identifier_query_ranks_the_exact_identifier_first(indexed: Lode, query: str, expected: str) -> None:
+    for mode in ("lexical", "hybrid"):
+        top = _chunks(_search(indexed, query, granularity="chunk", mode=mode))[0]
+        assert top.node_name == expected, mode
+
+
+def test_filters_alone(indexed: Lode) -> None:
+    def names(**kw: object) -> set[str]:
+        return {
+            h.node_name
+            for h in _chunks(_search(indexed, "cart item price", granularity="chunk", limit=50, **kw))
+        }
+
+    def paths(**kw: object) -> set[str]:
+        return {
+            h.file_path
+            for h in _chunks(_search(indexed, "cart item price", granularity="chunk", limit=50, **kw))
+        }
+
+    assert paths(languages=("go",)) == {"src/web/router.go"}
+    assert paths(path_include=("src/shop/**",)) <= {
+        "src/shop/cart.py",
+        "src/shop/pricing.py",
+        "src/shop/__init__.py",
+    }
+    assert paths(path_include=("*.rs",)) == {"src/web/session.rs"}
+    assert not {p for p in paths(path_exclude=("src/**",)) if p.startswith("src/")}
+    assert names(node_types=("method",)) == {"add_item", "remove_item", "total_cents", "Match"}
+    assert names(node_name_pattern="*_item") == {"add_item", "remove_item"}
+    assert names(node_name_pattern="add_item") == {"add_item"}
+    assert names(parent_context_pattern="class Cart*") == {"add_item", "remove_item", "total_cents"}
+    assert names(scope_depth=(2, 2)) >= {"add_item", "remove_item", "total_cents"}
+    assert all(
+        len(h.scope_path) == 2
+        for h in _chunks(_search(indexed, "cart", granularity="chunk", scope_depth=(2, 2)))
+    )
+    assert names(has_definitions=("discount_percent",)) == {"total_cents"}
+    assert names(has_references=("apply_discount",)) >= {"total_cents"}
+    assert "apply_discount" not in names(has_references=("apply_discount",))
+
+
+def test_filters_combined(indexed: Lode) -> None:
+    resp = _search(
+        indexed,
+        "cart",
+        granularity="chunk",
+        languages=("python",),
+        node_types=("method",),
+        path_include=("src/shop/*.py",),
+        node_name_pattern="*_item",
+        scope_depth=(2, 3),
+    )
+    assert {h.node_name for h in _chunks(resp)} == {"add_item", "remove_item"}
+
+
+def test_document_granularity_judges_files_by_filtered_chunks(indexed: Lode) -> None:
+    resp = _search(indexed, "cart", node_types=("method",), file_limit=10)
+    for doc in resp.documents:
+        assert doc.chunks
+        assert all(c.node_type == "method" for c in doc.chunks)
+    assert {d.file_path for d in resp.documents} == {"src/shop/cart.py", "src/web/router.go"}
+
+
+@pytest.mark.parametrize(
+    "evil",
+    ["x' OR 1=1 --", "'; DROP TABLE code_chunks; --", "a\\' OR '1'='1", "%", "_", "[", "\\", "é' or ''='"],
+)
+def test_injection_strings_are_just_values(indexed: Lode, evil: str) -> None:
+    for field in ("node_name_pattern", "parent_context_pattern"):
+        resp = _search(indexed, "cart", granularity="chunk", **{field: evil})
+        assert _chunks(resp) == []
+    for field in ("languages", "path_include", "has_definitions", "has_references"):
+        kwargs: dict[str, object] = {field: (evil,)}
+        if field == "languages":
+            with pytest.raises(ValidationError):
+                _search(indexed, "cart", **kwargs)
+            continue
+        assert _chunks(_search(indexed, "cart", granularity="chunk", **kwargs)) == []
+    assert indexed.store.count_chunks() > 0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"query": "   "}, "query"),
+        ({"granularity": "page"}, "granularity"),
+        ({"mode": "fuzzy"}, "mode"),
+        ({"scope_depth": (3, 1)}, "scope_depth"),
+        ({"scope_depth": (-1, 1)}, "scope_depth"),
+        ({"limit": 0}, "limit"),
+        ({"limit": 101}, "limit"),
+        ({"offset": -1}, "offset"),
+        ({"file_limit": 0}, "file_limit"),
+        ({"chunks_per_file": 0}, "chunks_per_file"),
+        ({"node_types": ("funktion",)}, "node_types"),
+        ({"languages": ("klingon",)}, "languages"),
+        ({"projects": ("no-such-project",)}, "projects"),
+        ({"node_name_pattern": ""}, "node_name_pattern"),
+        ({"path_include": ("",)}, "path_include"),
+    ],
+)
+def test_validation_names_the_field(indexed: Lode, kwargs: dict[str, object], field: str) -> None:
+    options = {"query": "cart", **kwargs}
+    with pytest.raises(ValidationError) as err:
+        indexed.search(SearchOptions(**options))  # type: ignore[arg-type]
+    assert err.value.field == field
+
+
+def test_several_errors_are_all_named(indexed: Lode) -> None:
+    with pytest.raises(ValidationError) as err:
+        indexed.search(SearchOptions(query="", limit=0, mode="x"))
+    assert {e.field for e in err.value.errors} == {"query", "limit", "mode"}
+
+
+def test_pagination_never_repeats_or_skips(indexed: Lode) -> None:
+    full = _chunks(_search(indexed, "cart item", granularity="chunk", limit=32))
+    paged: list[ChunkHit] = []
+    for offset in range(0, 32, 4):
+        paged.extend(_chunks(_search(indexed, "cart item", granularity="chunk", limit=4, offset=offset)))
+    assert [h.id for h in paged] == [h.id for h in full]
+
+
+def test_scores_are_deterministic(indexed: Lode) -> None:
+    a = _search(indexed, "session token refresh", granularity="chunk")
+    b = _search(indexed, "session token refresh", granularity="chunk")
+    assert [(h.id, h.relevance_score) for h in _chunks(a)] == [(h.id, h.relevance_score) for h in _chunks(b)]
+
+
+def test_projects_filter_by_name_and_id(indexed: Lode) -> None:
+    project = indexed.store.get_project("shop")
+    by_name = _search(indexed, "cart", projects=("shop",))
+    by_id = _search(indexed, "cart", projects=(project.id,))
+    assert [d.id for d in by_name.documents] == [d.id for d in by_id.documents]
+    assert by_name.semantic_coverage == {project.id: 1.0}
+
+
+def test_empty_index_returns_nothing(lode: Lode, repo: Path) -> None:
+    lode.register(repo)
+    resp = lode.search(SearchOptions(query="cart"))
+    assert resp.documents == ()
+    assert resp.total == 0

@@ -1,0 +1,146 @@
+"""The LanceDB store: model records, atomic per-file replace, cache, tasks."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexer.embed import FakeEmbedder
+from indexer.errors import ConflictError, ModelMismatchError, NotFoundError, StoreVersionError
+from indexer.ids import document_id, uuid7
+from indexer.models import Chunk, Document, Task
+from indexer.store import ChunkWrite, FileWrite, Store, open_store, read_store_info
+
+
+def _chunk(i: int, text: str) -> Chunk:
+    return Chunk(
+        i,
+        text,
+        f"h-{text}",
+        0,
+        len(text),
+        i + 1,
+        i + 1,
+        "python",
+        "function",
+        f"f{i}",
+        "",
+        (f"f{i}",),
+        (),
+        (),
+    )
+
+
+def _write(project_id: str, path: str, texts: list[str], version: str) -> FileWrite:
+    doc = Document(
+        document_id(project_id, path), project_id, path, version, 10, 1.0, None, ("python",), "python", 0
+    )
+    return FileWrite(
+        doc, "\n".join(texts), [ChunkWrite(uuid7(), _chunk(i, t)) for i, t in enumerate(texts)], version
+    )
+
+
+def test_store_records_model_and_refuses_another(tmp_path: Path) -> None:
+    s = open_store(tmp_path / "db", "model-a", 8)
+    s.close()
+    info = read_store_info(tmp_path / "db")
+    assert info == {"schema_version": "1", "model_id": "model-a", "dimension": "8"}
+    with pytest.raises(ModelMismatchError, match="model-a"):
+        open_store(tmp_path / "db", "model-b", 8)
+    with pytest.raises(ModelMismatchError, match="dimension 8"):
+        open_store(tmp_path / "db", "model-a", 16)
+
+
+def test_unknown_schema_version_is_refused(tmp_path: Path) -> None:
+    import lancedb
+    import pyarrow as pa
+
+    conn = lancedb.connect(str(tmp_path / "db"))
+    conn.create_table("meta", pa.table({"key": ["schema_version"], "value": ["999"]}))
+    with pytest.raises(StoreVersionError, match="999"):
+        open_store(tmp_path / "db", "m", 8)
+
+
+def test_projects_are_unique_by_name_and_root(store: Store) -> None:
+    p = store.add_project("a", "/x")
+    with pytest.raises(ConflictError):
+        store.add_project("a", "/y")
+    with pytest.raises(ConflictError):
+        store.add_project("b", "/x")
+    assert store.get_project("a") == store.get_project(p.id)
+    with pytest.raises(NotFoundError):
+        store.get_project("zzz")
+
+
+def test_replace_is_atomic_for_concurrent_readers(store: Store) -> None:
+    project = store.add_project("p", "/p")
+    store.replace_files([_write(project.id, "a.py", ["old one", "old two"], "v0")])
+    seen: list[set[str]] = []
+    stop = threading.Event()
+
+    def reader() -> None:
+        while not stop.is_set():
+            chunks = store.chunks_of_files([document_id(project.id, "a.py")])
+            seen.append({c.chunk.content.split()[0] for c in chunks})
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    for n in range(15):
+        version = "new" if n % 2 == 0 else "old"
+        store.replace_files(
+            [
+                _write(
+                    project.id,
+                    "a.py",
+                    [f"{version} one", f"{version} two", f"{version} 3"][: 2 + n % 2],
+                    f"v{n}",
+                )
+            ]
+        )
+    stop.set()
+    thread.join()
+    assert seen
+    assert all(s in ({"old"}, {"new"}) for s in seen), {frozenset(s) for s in seen}
+
+
+def test_cache_round_trip_and_backlog(store: Store, fake_embedder: FakeEmbedder) -> None:
+    project = store.add_project("p", "/p")
+    store.replace_files([_write(project.id, "a.py", ["alpha", "beta"], "v1")])
+    backlog = store.embedding_backlog(project.id)
+    assert len(backlog) == 2
+    ids = [cid for cid, _ in backlog]
+    vectors = fake_embedder.embed(["alpha", "beta"])
+    assert store.set_chunk_vectors(ids, vectors) == 2
+    store.cache_put({"h-alpha": vectors[0]})
+    got = store.cache_get(["h-alpha", "h-missing"])
+    assert list(got) == ["h-alpha"]
+    np.testing.assert_allclose(got["h-alpha"], vectors[0], rtol=1e-6)
+    assert store.complete_documents([document_id(project.id, "a.py")]) == 1
+    assert store.semantic_coverage(project.id) == 1.0
+    assert store.embedding_backlog(project.id) == []
+
+
+def test_tasks_round_trip(store: Store) -> None:
+    task = Task(id=uuid7(), project_id="p", paths=("a",), errors=("x",))
+    store.save_task(task)
+    assert store.get_task(task.id) == task
+    from dataclasses import replace
+
+    store.save_task(replace(task, status="done", files_done=3))
+    assert store.get_task(task.id).status == "done"
+    assert [t.id for t in store.list_tasks(statuses=("done",))] == [task.id]
+    with pytest.raises(NotFoundError):
+        store.get_task("nope")
+
+
+def test_delete_project_keeps_others(store: Store) -> None:
+    a = store.add_project("a", "/a")
+    b = store.add_project("b", "/b")
+    store.replace_files([_write(a.id, "x.py", ["one"], "1"), _write(b.id, "x.py", ["two"], "1")])
+    store.delete_project(a.id)
+    assert store.count_chunks(a.id) == 0
+    assert store.count_chunks(b.id) == 1
+    assert [p.name for p in store.list_projects()] == ["b"]
