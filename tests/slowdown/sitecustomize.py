@@ -4,24 +4,23 @@ durable write so a SIGKILL lands between writes at a predictable moment."""
 import os
 import time
 
+import indexer.pipeline as _pipeline
+import indexer.vectorizer as _vectorizer
+
 _PAUSE = float(os.environ.get("LODE_TEST_PAUSE", "0.5"))
+_flush = _pipeline._FileWriter.flush
+_write = _vectorizer._write
 
 
-def _slow(cls: type, name: str) -> None:
-    original = getattr(cls, name)
-
-    def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
-        result = original(*args, **kwargs)
-        time.sleep(_PAUSE)
-        return result
-
-    setattr(cls, name, wrapper)
+def _slow_flush(self):  # type: ignore[no-untyped-def]
+    _flush(self)
+    time.sleep(_PAUSE)
 
 
-import indexer.pipeline as _pipeline  # noqa: E402
-import indexer.vectorizer as _vectorizer  # noqa: E402
+def _slow_write(*args, **kwargs):  # type: ignore[no-untyped-def]
+    _write(*args, **kwargs)
+    time.sleep(_PAUSE)
 
-_slow(_pipeline._FileWriter, "flush")
-_vectorizer._write = (lambda original: lambda *a, **k: (original(*a, **k), time.sleep(_PAUSE))[0])(
-    _vectorizer._write
-)
+
+_pipeline._FileWriter.flush = _slow_flush  # type: ignore[method-assign]
+_vectorizer._write = _slow_write
