@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from indexer.config import LodeConfig
-from indexer.embed import Embedder, load_embedder
+from indexer.embed import Embedder, LazyEmbedder, load_embedder
 from indexer.errors import ModelMismatchError, PathError, StoreError
 from indexer.models import IndexReport, Project
 from indexer.pipeline import ProgressCallback, index_project
@@ -61,21 +61,38 @@ class Lode:
 
     @property
     def store(self) -> Store:
-        """The index (opened on first use, for the configured model)."""
+        """The index, opened on first use (from its own model record when it exists, so
+        opening it does not load the model)."""
         if self._store is None:
-            embedder = self.embedder
+            info = read_store_info(self.config.db)
+            if info:
+                expected = self._embedder.model_id if self._embedder is not None else self.config.embed.model
+                if info.get("model_id") != expected:
+                    self._check_model_before_loading()
+                store = open_store(self.config.db, info["model_id"], int(info["dimension"]))
+            else:
+                store = open_store(self.config.db, self.embedder.model_id, self.embedder.dimension)
             with self._lock:
                 if self._store is None:
-                    self._store = open_store(self.config.db, embedder.model_id, embedder.dimension)
+                    self._store = store
         return self._store
+
+    @property
+    def lazy_embedder(self) -> Embedder:
+        """The model as the pipeline and search see it: loaded only when a text needs a vector."""
+        if self._embedder is not None:
+            return self._embedder
+        store = self.store
+        return LazyEmbedder(lambda: self.embedder, store.model_id, store.dimension)
 
     def _check_model_before_loading(self) -> None:
         info = read_store_info(self.config.db)
         model = info.get("model_id")
-        if model is not None and model != self.config.embed.model:
+        expected = self._embedder.model_id if self._embedder is not None else self.config.embed.model
+        if model is not None and model != expected:
             raise ModelMismatchError(
                 f"the index at {self.config.db} was built with model {model!r}, "
-                f"not {self.config.embed.model!r}; use the same model, or another --db"
+                f"not {expected!r}; use the same model, or another --db"
             )
 
     def open_readonly(self) -> Store | None:
@@ -86,15 +103,19 @@ class Lode:
         if not info:
             return None
         try:
-            return open_store(self.config.db, info["model_id"], int(info["dimension"]))
+            store = open_store(self.config.db, info["model_id"], int(info["dimension"]))
         except KeyError as exc:
             raise StoreError(f"the index at {self.config.db} has no model record") from exc
+        with self._lock:
+            if self._store is None:
+                self._store = store
+        return self._store
 
     @property
     def searcher(self) -> Searcher:
         """The search engine over this store and model."""
         if self._searcher is None:
-            self._searcher = Searcher(self.store, self.embedder, known_languages())
+            self._searcher = Searcher(self.store, self.lazy_embedder, known_languages())
         return self._searcher
 
     def close(self) -> None:
@@ -152,7 +173,7 @@ class Lode:
         project = self.register(path, name)
         return index_project(
             self.store,
-            self.embedder,
+            self.lazy_embedder,
             project,
             self.config,
             full=full,

@@ -9,12 +9,11 @@ continues with what is left.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -26,9 +25,17 @@ if TYPE_CHECKING:
     from indexer.pipeline import IndexProgress
     from indexer.store import Store
 
-__all__ = ["EmbedStats", "embed_backlog"]
+__all__ = ["EmbedStats", "StopSignal", "embed_backlog"]
 
 _BATCH = 64
+
+
+class StopSignal(Protocol):
+    """Anything with ``is_set()`` (a ``threading.Event``, or several combined)."""
+
+    def is_set(self) -> bool:
+        """True once the caller wants phase 2 to stop after the current batch."""
+        ...
 
 
 @dataclass(slots=True)
@@ -58,10 +65,15 @@ def embed_backlog(
     *,
     state: IndexProgress | None = None,
     progress: Callable[[IndexProgress], None] | None = None,
-    cancel: threading.Event | None = None,
+    cancel: StopSignal | None = None,
     batch_size: int = _BATCH,
+    failed: set[str] | None = None,
 ) -> EmbedStats:
-    """Embed every chunk still without a vector (of one project, or all), until done or cancelled."""
+    """Embed every chunk still without a vector (of one project, or all), until done or cancelled.
+
+    ``failed`` collects ids of chunks the model refused; they are skipped (and stay
+    lexically searchable) until a later run retries them with a fresh set.
+    """
     from indexer.pipeline import IndexProgress
 
     state = state or IndexProgress()
@@ -70,7 +82,7 @@ def embed_backlog(
     state.phase = "embed"
     state.chunks_total = store.count_chunks(project_id)
     state.chunks_embedded = store.count_chunks(project_id, embedded=True)
-    failed: set[str] = set()
+    failed = set() if failed is None else failed
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lode-vector-writer") as pool:
         pending: Future[None] | None = None
         while not (cancel is not None and cancel.is_set()):

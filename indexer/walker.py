@@ -109,6 +109,17 @@ class IgnoreRules:
         git_exclude = root / ".git" / "info" / "exclude"
         self._info_exclude = _read_spec([git_exclude])
 
+    @staticmethod
+    def check_globs(globs: Sequence[str]) -> None:
+        """Raise ValueError naming the first glob that cannot be used as an include/exclude."""
+        for glob in globs:
+            if not glob.strip() or "\x00" in glob:
+                raise ValueError(f"{glob!r} is not a usable glob")
+            try:
+                GitIgnoreSpec.from_lines([glob])
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"{glob!r} is not a valid glob: {exc}") from None
+
     def invalidate(self) -> None:
         """Forget cached ignore files (after a ``.gitignore``/``.lodeignore`` changed)."""
         self._specs.clear()

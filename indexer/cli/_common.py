@@ -17,7 +17,15 @@ import click
 from indexer.config import LodeConfig, load_config
 from indexer.errors import LodeError
 
-__all__ = ["db_option", "echo_json", "handle_errors", "json_option", "make_config", "to_jsonable"]
+__all__ = [
+    "db_option",
+    "echo_json",
+    "handle_errors",
+    "json_option",
+    "local_option",
+    "make_config",
+    "to_jsonable",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -35,6 +43,13 @@ def db_option(func: F) -> F:
 def json_option(func: F) -> F:
     """``--json``: print machine-readable JSON instead of a table."""
     return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(func)
+
+
+def local_option(func: F) -> F:
+    """``--local``: run in this process even when a lode server is running."""
+    return click.option("--local", is_flag=True, help="Run in-process even if a lode server is running.")(
+        func
+    )
 
 
 def make_config(**overrides: Any) -> LodeConfig:

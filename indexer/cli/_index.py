@@ -6,9 +6,11 @@ from pathlib import Path
 
 import click
 
-from indexer.api import Lode
+from indexer.api import Lode, resolve_project_root
 from indexer.cli._common import db_option, echo_json, handle_errors, json_option, make_config
 from indexer.cli._progress import IndexBar
+from indexer.errors import LodeError
+from indexer.remote import RemoteLode
 
 __all__ = ["index_command", "projects_group", "status_command"]
 
@@ -42,6 +44,25 @@ def index_command(
     )
     for failed in report.files_failed:
         click.echo(f"  failed: {failed.path}: {failed.reason}", err=True)
+
+
+def _index_remote(remote: RemoteLode, path: Path, name: str | None, full: bool, as_json: bool) -> None:
+    root = resolve_project_root(path)
+    with IndexBar(enabled=None if not as_json else False) as bar:
+        result = remote.index(str(root), name, full, progress=bar.from_task)
+    if as_json:
+        echo_json(result)
+        return
+    task = result["task"]
+    click.echo(
+        f"indexed through the server at {remote.base_url}: task {task['status']}, "
+        f"{task['files_done']} file(s) read, {task['chunks_done']} chunk(s) written, "
+        f"{task['chunks_embedded']}/{task['chunks_total']} embedded, in {result['seconds']:.1f}s"
+    )
+    for error in task["errors"]:
+        click.echo(f"  failed: {error}", err=True)
+    if task["status"] != "done":
+        raise LodeError(f"the server's task ended {task['status']}: {task['message']}")
 
 
 @click.group("projects", invoke_without_command=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from types import TracebackType
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
@@ -43,6 +44,21 @@ class IndexBar:
     ) -> None:
         if self._progress is not None:
             self._progress.stop()
+
+    def from_task(self, task: dict[str, Any]) -> None:
+        """Progress callback for a task followed on a server (its JSON)."""
+        state = IndexProgress(
+            phase=task["phase"],
+            files_total=task["files_total"],
+            files_done=task["files_done"],
+            chunks_done=task["chunks_done"],
+            chunks_total=task["chunks_total"],
+            chunks_embedded=task["chunks_embedded"],
+        )
+        eta = task.get("eta_seconds")
+        left = task["chunks_total"] - task["chunks_embedded"]
+        state.embed_rate = left / eta if eta else 0.0
+        self(state)
 
     def __call__(self, state: IndexProgress) -> None:
         """Progress callback for ``index_project``."""

@@ -9,7 +9,15 @@ from rich.console import Console
 from rich.syntax import Syntax
 
 from indexer.api import Lode
-from indexer.cli._common import db_option, echo_json, handle_errors, json_option, make_config
+from indexer.cli._common import (
+    db_option,
+    echo_json,
+    handle_errors,
+    json_option,
+    local_option,
+    make_config,
+)
+from indexer.remote import find_server
 from indexer.search import GRANULARITIES, MODES, ChunkHit, SearchOptions, SearchResponse
 
 __all__ = ["search_command"]
@@ -43,19 +51,25 @@ _LEXERS = {"csharp": "csharp", "cpp": "cpp", "tsx": "tsx", "bash": "bash", "mark
 )
 @click.option("--limit", type=int, default=10, show_default=True, help="Chunks (chunk granularity).")
 @click.option("--offset", type=int, default=0, show_default=True, help="Skip this many results.")
+@local_option
 @db_option
 @json_option
 @handle_errors
 def search_command(
-    db: Path | None, as_json: bool, scope_depth: tuple[int, int] | None, **fields: object
+    db: Path | None, as_json: bool, local: bool, scope_depth: tuple[int, int] | None, **fields: object
 ) -> None:
     """Search the index for QUERY (hybrid by default).
+
+    Goes through a running lode server when there is one (its model is already loaded);
+    --local searches in-process.
 
     Example: lode search "parse http request" --granularity chunk --lang python --node-type function
     """
     tuples = {k: tuple(v) for k, v in fields.items() if isinstance(v, tuple)}
     options = SearchOptions(**{**fields, **tuples, "scope_depth": scope_depth})  # type: ignore[arg-type]
-    response = Lode(make_config(db=db)).search(options)
+    config = make_config(db=db)
+    remote = None if local else find_server(config)
+    response = remote.search(options) if remote is not None else Lode(config).search(options)
     if as_json:
         echo_json(response)
     else:

@@ -3,6 +3,7 @@ deterministic fake for fast unit tests."""
 
 from indexer.embed._protocol import Embedder
 from indexer.embed.fake import FakeEmbedder
+from indexer.embed.lazy import LazyEmbedder
 from indexer.embed.sentence import SentenceTransformerEmbedder, load_embedder
 
-__all__ = ["Embedder", "FakeEmbedder", "SentenceTransformerEmbedder", "load_embedder"]
+__all__ = ["Embedder", "FakeEmbedder", "LazyEmbedder", "SentenceTransformerEmbedder", "load_embedder"]

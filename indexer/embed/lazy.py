@@ -1,0 +1,61 @@
+"""An embedder that loads the real model only when a text must actually be embedded."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+
+from indexer.embed._protocol import Embedder, Vectors
+from indexer.errors import ModelMismatchError
+
+__all__ = ["LazyEmbedder"]
+
+
+class LazyEmbedder:
+    """Knows the model id and dimension up front; loads the model on the first embed call."""
+
+    def __init__(self, load: Callable[[], Embedder], model_id: str, dimension: int) -> None:
+        self._load = load
+        self._model_id = model_id
+        self._dimension = dimension
+        self._model: Embedder | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        """The expected model id (from the store's record)."""
+        return self._model_id
+
+    @property
+    def dimension(self) -> int:
+        """The expected vector length (from the store's record)."""
+        return self._dimension
+
+    @property
+    def loaded(self) -> bool:
+        """True once the model has been loaded."""
+        return self._model is not None
+
+    def _get(self) -> Embedder:
+        with self._lock:
+            if self._model is None:
+                model = self._load()
+                if model.model_id != self._model_id or model.dimension != self._dimension:
+                    raise ModelMismatchError(
+                        f"loaded model {model.model_id!r} (dimension {model.dimension}) but the index "
+                        f"expects {self._model_id!r} (dimension {self._dimension})"
+                    )
+                self._model = model
+            return self._model
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed texts (loading the model first if needed)."""
+        return self._get().embed(texts)
+
+    def embed_queries(self, queries: Sequence[str]) -> Vectors:
+        """Embed queries (loading the model first if needed)."""
+        return self._get().embed_queries(queries)
+
+    def count_tokens(self, text: str) -> int:
+        """Model tokens of ``text`` (loading the model first if needed)."""
+        return self._get().count_tokens(text)

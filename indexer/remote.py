@@ -1,0 +1,141 @@
+"""Talking to a running ``lode serve``: the CLI sends writes and searches through it, so
+the server stays the single writer and its loaded model answers at once."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any
+
+import httpx
+
+from indexer.config import LodeConfig
+from indexer.errors import LodeError, NotFoundError, ServerUnavailableError, ValidationError
+from indexer.search import ChunkHit, DocumentHit, FileGroup, SearchOptions, SearchResponse
+
+__all__ = ["RemoteLode", "find_server"]
+
+
+def _base_url(config: LodeConfig) -> str:
+    host = config.server.host
+    if host in ("0.0.0.0", "::", ""):
+        host = "127.0.0.1"
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"http://{host}:{config.server.port}"
+
+
+def find_server(config: LodeConfig, timeout: float = 0.3) -> RemoteLode | None:
+    """The lode server listening on the configured address, if one answers ``/health``."""
+    remote = RemoteLode(_base_url(config), config.server.api_key, timeout=timeout)
+    try:
+        health = remote.get("/health")
+    except (ServerUnavailableError, LodeError):
+        return None
+    if not isinstance(health, dict) or "worker_alive" not in health:
+        return None
+    remote.timeout = 60.0
+    return remote
+
+
+class RemoteLode:
+    """A thin JSON client of lode's HTTP API (errors come back as lode's own errors)."""
+
+    def __init__(self, base_url: str, api_key: str | None = None, timeout: float = 60.0) -> None:
+        self.base_url = base_url
+        self.api_key = api_key
+        self.timeout = timeout
+
+    def _request(self, method: str, path: str, body: Any = None) -> Any:
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        try:
+            response = httpx.request(
+                method, self.base_url + path, json=body, headers=headers, timeout=self.timeout
+            )
+        except httpx.HTTPError as exc:
+            raise ServerUnavailableError(f"lode server at {self.base_url} did not answer: {exc}") from exc
+        if response.status_code >= 400:
+            _raise(response)
+        return response.json() if response.content else None
+
+    def get(self, path: str) -> Any:
+        """GET a JSON resource."""
+        return self._request("GET", path)
+
+    def post(self, path: str, body: Any) -> Any:
+        """POST JSON, return the JSON answer."""
+        return self._request("POST", path, body)
+
+    def index(
+        self,
+        path: str,
+        name: str | None,
+        full: bool,
+        progress: Callable[[dict[str, Any]], None] | None = None,
+    ) -> dict[str, Any]:
+        """Register (or find) the folder on the server, queue its index and wait for the task."""
+        created = self.post("/api/v1/projects", {"path": path, **({"name": name} if name else {})})
+        project_id = created["project"]["id"]
+        task_id = created["task_id"]
+        if full:
+            task_id = self.post(f"/api/v1/projects/{project_id}/index", {"full": True})["id"]
+        started = time.monotonic()
+        while True:
+            task = self.get(f"/api/v1/tasks/{task_id}")
+            if progress is not None:
+                progress(task)
+            if task["status"] not in ("queued", "running"):
+                break
+            time.sleep(0.25)
+        return {
+            "via": "server",
+            "project_id": project_id,
+            "task": task,
+            "seconds": round(time.monotonic() - started, 3),
+        }
+
+    def search(self, options: SearchOptions) -> SearchResponse:
+        """Run a search on the server."""
+        body = asdict(options)
+        body["scope_depth"] = list(options.scope_depth) if options.scope_depth else None
+        return _to_response(self.post("/api/v1/search", body))
+
+
+def _raise(response: httpx.Response) -> None:
+    try:
+        body = response.json()
+    except ValueError:
+        body = {"detail": response.text}
+    detail = str(body.get("detail", response.reason_phrase))
+    extra = body.get("extra")
+    if response.status_code == 400 and isinstance(extra, list) and extra:
+        first = extra[0]
+        raise ValidationError(str(first.get("key", "request")), str(first.get("message", detail)))
+    if response.status_code == 404:
+        raise NotFoundError(detail)
+    raise LodeError(f"server answered {response.status_code}: {detail}")
+
+
+def _hit(d: dict[str, Any]) -> ChunkHit:
+    return ChunkHit(**{**d, "scope_path": tuple(d["scope_path"])})
+
+
+def _to_response(d: dict[str, Any]) -> SearchResponse:
+    documents = tuple(
+        DocumentHit(
+            **{**doc, "languages": tuple(doc["languages"]), "chunks": tuple(_hit(c) for c in doc["chunks"])}
+        )
+        for doc in d["documents"]
+    )
+    groups = tuple(FileGroup(**{**g, "chunks": tuple(_hit(c) for c in g["chunks"])}) for g in d["groups"])
+    return SearchResponse(
+        **{
+            k: d[k]
+            for k in ("query", "mode", "granularity", "offset", "limit", "total", "has_more", "took_ms")
+        },
+        documents=documents,
+        groups=groups,
+        semantic_coverage=dict(d["semantic_coverage"]),
+        warnings=tuple(d["warnings"]),
+    )

@@ -1,0 +1,345 @@
+"""The single writer: a durable task queue drained by one worker thread.
+
+Every index write (chunks, documents, vectors, project deletion) happens on the worker
+thread; searches never wait for it. Tasks live in the store's ``tasks`` table, so a
+restart resumes queued and interrupted work. A task runs phase 1 (walk, chunk, write)
+and then stays ``running`` in phase ``embed`` until its project's vectors are all in;
+phase 2 yields to any newly queued task, so a saved file is searchable at once even
+while a large backlog embeds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+
+from indexer.config import LodeConfig
+from indexer.embed import Embedder
+from indexer.errors import ConflictError, NotFoundError
+from indexer.ids import uuid7
+from indexer.models import Task
+from indexer.pipeline import IndexProgress, run_lexical_phase
+from indexer.store import Store
+from indexer.vectorizer import embed_backlog
+
+__all__ = ["IndexWorker", "task_eta", "task_percent"]
+
+log = logging.getLogger(__name__)
+
+_MAX_ERRORS = 50
+_SAVE_EVERY = 1.0
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def task_percent(task: Task) -> float:
+    """Progress in [0, 100]: phase 1 counts for 20 %, embedding for 80 %."""
+    if task.status == "done":
+        return 100.0
+    files = (
+        task.files_done / task.files_total if task.files_total else (1.0 if task.phase == "embed" else 0.0)
+    )
+    vectors = task.chunks_embedded / task.chunks_total if task.chunks_total else 0.0
+    if task.phase != "embed":
+        vectors = 0.0
+    return round(100.0 * (0.2 * min(files, 1.0) + 0.8 * min(vectors, 1.0)), 1)
+
+
+def task_eta(task: Task, rate: float) -> float | None:
+    """Seconds left in phase 2 at ``rate`` chunks/s (None when unknown)."""
+    if task.phase != "embed" or rate <= 0:
+        return None
+    return round(max(0, task.chunks_total - task.chunks_embedded) / rate, 1)
+
+
+class IndexWorker:
+    """Runs index tasks one at a time on its own thread; the only writer of index rows."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        config: LodeConfig,
+        on_change: Callable[[str], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.config = config
+        self._on_change = on_change
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._preempt = threading.Event()
+        self._cancel: dict[str, threading.Event] = {}
+        self._live: dict[str, Task] = {}
+        self._paused: set[str] = set()
+        self._rates: dict[str, float] = {}
+        self._failed_chunks: set[str] = set()
+        self._thread: threading.Thread | None = None
+        self._last_save = 0.0
+        self.last_error: str | None = None
+
+    # ---- lifecycle ----------------------------------------------------------------
+    def start(self) -> None:
+        """Requeue interrupted tasks and start the worker thread."""
+        for task in self.store.list_tasks(statuses=("running",)):
+            self.store.save_task(
+                dataclasses.replace(task, status="queued", phase="queued", message="resumed")
+            )
+        self._thread = threading.Thread(target=self._run, name="lode-writer", daemon=True)
+        self._thread.start()
+        self._wake.set()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop after the current batch; queued tasks stay queued for the next start."""
+        self._stop.set()
+        self._preempt.set()
+        for event in list(self._cancel.values()):
+            event.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    @property
+    def alive(self) -> bool:
+        """True while the worker thread runs."""
+        return self._thread is not None and self._thread.is_alive()
+
+    # ---- the queue -------------------------------------------------------------------
+    def submit(
+        self, project_id: str, paths: Sequence[str] = (), full: bool = False, kind: str = "index"
+    ) -> Task:
+        """Queue work for a project; a request while one is still queued joins it."""
+        with self._lock:
+            queued = [t for t in self.store.list_tasks(project_id, ("queued",)) if t.kind == kind]
+            if queued:
+                task = queued[0]
+                merged_paths: tuple[str, ...] = (
+                    () if not task.paths or not paths else tuple(sorted({*task.paths, *paths}))
+                )
+                task = dataclasses.replace(
+                    task, paths=merged_paths, full=task.full or full, updated_at=_now()
+                )
+            else:
+                stamp = _now()
+                task = Task(id=uuid7(), project_id=project_id, kind=kind, paths=tuple(paths), full=full,
+                            created_at=stamp, updated_at=stamp)  # fmt: skip
+            self.store.save_task(task)
+            self._paused.discard(project_id)
+            if kind == "delete":
+                for live in self._live.values():
+                    if live.project_id == project_id:
+                        self._cancel.setdefault(live.id, threading.Event()).set()
+        self._preempt.set()
+        self._wake.set()
+        return task
+
+    def get(self, task_id: str) -> Task:
+        """A task with its live progress."""
+        live = self._live.get(task_id)
+        return live if live is not None else self.store.get_task(task_id)
+
+    def list(self, project_id: str | None = None, limit: int | None = 100) -> list[Task]:
+        """Tasks newest first, live ones with current progress."""
+        tasks = self.store.list_tasks(project_id, limit=limit)
+        return [self._live.get(t.id, t) for t in tasks]
+
+    def rate(self, task_id: str) -> float:
+        """Current embedding rate (chunks/s) of a running task."""
+        return self._rates.get(task_id, 0.0)
+
+    def cancel(self, task_id: str) -> Task:
+        """Cancel a queued or running task (a running one stops after its current batch)."""
+        task = self.get(task_id)
+        if not task.live:
+            raise ConflictError(f"task {task_id} is already {task.status}")
+        with self._lock:
+            if task.status == "queued":
+                task = dataclasses.replace(task, status="cancelled", phase="cancelled", finished_at=_now())
+                self.store.save_task(task)
+                return task
+            self._paused.add(task.project_id)
+            event = self._cancel.get(task_id)
+            if event is not None:
+                event.set()
+            self._preempt.set()
+        return self.get(task_id)
+
+    def wait(self, task_id: str, timeout: float = 60.0, phase1_only: bool = False) -> Task:
+        """Block until a task ends (or, with ``phase1_only``, until it is searchable)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            task = self.get(task_id)
+            if not task.live or (phase1_only and task.phase == "embed"):
+                return task
+            if time.monotonic() > deadline:
+                return task
+            time.sleep(0.05)
+
+    # ---- the worker thread ------------------------------------------------------------
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                if self._step():
+                    continue
+            except Exception as exc:  # keep the writer alive; the task records the failure
+                self.last_error = repr(exc)
+                log.exception("index worker step failed")
+            self._wake.wait(timeout=1.0)
+            self._wake.clear()
+
+    def _step(self) -> bool:
+        """Do one piece of work; False when there was nothing to do."""
+        queued = self.store.list_tasks(statuses=("queued",))
+        if queued:
+            self._run_phase1(min(queued, key=lambda t: (t.created_at is None, t.created_at)))
+            return True
+        return self._run_phase2()
+
+    def _run_phase1(self, task: Task) -> None:
+        cancel = self._cancel.setdefault(task.id, threading.Event())
+        task = dataclasses.replace(
+            task, status="running", phase="chunk", started_at=task.started_at or _now()
+        )
+        self._publish(task, force=True)
+        try:
+            if task.kind == "delete":
+                self._delete_project(task)
+                return
+            project = self.store.get_project(task.project_id)
+            state = IndexProgress()
+            report = run_lexical_phase(
+                self.store, self.embedder, project, self.config, paths=task.paths, full=task.full,
+                state=state, progress=lambda s: self._progress(task.id, s), cancel=cancel,
+            )  # fmt: skip
+            errors = [f"{f.path}: {f.reason}" for f in report.files_failed][:_MAX_ERRORS]
+            task = dataclasses.replace(self._live[task.id], errors=tuple(errors))
+            if cancel.is_set():
+                self._finish(task, "cancelled")
+                return
+            self.store.optimize(cleanup=False)
+            self._publish(dataclasses.replace(task, phase="embed"), force=True)
+            self._notify(task.project_id)
+        except NotFoundError as exc:
+            self._finish(dataclasses.replace(task, message=str(exc)), "failed")
+        except Exception as exc:
+            log.exception("task %s failed", task.id)
+            self._finish(dataclasses.replace(task, message=repr(exc)), "failed")
+
+    def _run_phase2(self) -> bool:
+        embedding = [t for t in self._live.values() if t.phase == "embed" and t.status == "running"]
+        if not embedding:
+            return self._drain_orphan_backlog()
+        task = min(embedding, key=lambda t: (t.created_at is None, t.created_at))
+        cancel = self._cancel.setdefault(task.id, threading.Event())
+        self._preempt.clear()
+        stop = _AnyEvent(cancel, self._preempt, self._stop)
+        state = IndexProgress(
+            files_total=task.files_total, files_done=task.files_done, chunks_done=task.chunks_done
+        )
+        stats = embed_backlog(
+            self.store, self.embedder, task.project_id, state=state,
+            progress=lambda s: self._progress(task.id, s), cancel=stop, failed=self._failed_chunks,
+        )  # fmt: skip
+        live = self._live.get(task.id, task)
+        errors = (*live.errors, *(f"{f.path}: {f.reason}" for f in stats.failed))[:_MAX_ERRORS]
+        live = dataclasses.replace(live, errors=errors)
+        if stats.embedded or stats.cache_hits:
+            self._notify(task.project_id)
+        if cancel.is_set():
+            self._finish(live, "cancelled")
+        elif not stop.is_set():
+            self.store.optimize()
+            for other in [
+                t for t in self._live.values() if t.project_id == task.project_id and t.phase == "embed"
+            ]:
+                self._finish(
+                    dataclasses.replace(other, errors=errors if other.id == task.id else other.errors), "done"
+                )
+        return True
+
+    def _drain_orphan_backlog(self) -> bool:
+        """Embed what a previous process left without vectors (restart after a kill)."""
+        for project in self.store.list_projects():
+            if project.id in self._paused:
+                continue
+            backlog = [
+                cid for cid, _ in self.store.embedding_backlog(project.id) if cid not in self._failed_chunks
+            ]
+            if backlog:
+                self._preempt.clear()
+                stop = _AnyEvent(self._preempt, self._stop)
+                stats = embed_backlog(
+                    self.store, self.embedder, project.id, cancel=stop, failed=self._failed_chunks
+                )
+                if stats.embedded or stats.cache_hits:
+                    self._notify(project.id)
+                return True
+        return False
+
+    def _delete_project(self, task: Task) -> None:
+        for other in self._live.values():
+            if other.project_id == task.project_id and other.id != task.id:
+                self._cancel.get(other.id, threading.Event()).set()
+        for other in list(self._live.values()):
+            if other.project_id == task.project_id and other.id != task.id:
+                self._finish(other, "cancelled")
+        self.store.delete_project(task.project_id)
+        self._finish(task, "done")
+        self._notify(task.project_id)
+
+    # ---- bookkeeping ------------------------------------------------------------------
+    def _progress(self, task_id: str, state: IndexProgress) -> None:
+        task = self._live.get(task_id)
+        if task is None:
+            return
+        phase = state.phase if state.phase in ("chunk", "embed") else task.phase
+        if phase == "chunk":
+            task = dataclasses.replace(
+                task,
+                files_total=state.files_total,
+                files_done=state.files_done,
+                chunks_done=state.chunks_done,
+            )
+        else:
+            task = dataclasses.replace(
+                task, chunks_total=state.chunks_total, chunks_embedded=state.chunks_embedded
+            )
+            self._rates[task_id] = state.embed_rate
+        self._publish(dataclasses.replace(task, phase=phase))
+
+    def _publish(self, task: Task, force: bool = False) -> None:
+        task = dataclasses.replace(task, updated_at=_now())
+        self._live[task.id] = task
+        now = time.monotonic()
+        if force or now - self._last_save >= _SAVE_EVERY:
+            self._last_save = now
+            self.store.save_task(task)
+
+    def _finish(self, task: Task, status: str) -> None:
+        task = dataclasses.replace(task, status=status, phase=status, finished_at=_now(), updated_at=_now())
+        self.store.save_task(task)
+        self._live.pop(task.id, None)
+        self._cancel.pop(task.id, None)
+        self._rates.pop(task.id, None)
+
+    def _notify(self, project_id: str) -> None:
+        if self._on_change is not None:
+            self._on_change(project_id)
+
+
+class _AnyEvent:
+    """Set when any of several events is set (what ``embed_backlog`` polls to stop)."""
+
+    def __init__(self, *events: threading.Event) -> None:
+        self._events = events
+
+    def is_set(self) -> bool:
+        """True if one of the events is set."""
+        return any(e.is_set() for e in self._events)

@@ -1,0 +1,88 @@
+"""``create_app(config)``: the Litestar application (its lifespan opens store, model, writer)."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from litestar import Litestar
+from litestar.config.cors import CORSConfig
+from litestar.connection import ASGIConnection
+from litestar.exceptions import NotAuthorizedException
+from litestar.handlers.base import BaseRouteHandler
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import JsonRenderPlugin, ScalarRenderPlugin
+
+from indexer import __version__
+from indexer.config import LodeConfig
+from indexer.embed import Embedder
+from server.context import ServerContext, open_context
+from server.errors import EXCEPTION_HANDLERS
+from server.routes import ROUTES
+
+__all__ = ["create_app"]
+
+log = logging.getLogger(__name__)
+
+_DESCRIPTION = """lode: local-first code search for people and LLM agents.
+
+Register a folder (`POST /api/v1/projects`), follow its task (`GET /api/v1/tasks/{id}`),
+then search (`POST /api/v1/search`). Every error has the shape
+`{"status_code", "detail", "extra"}`; `extra` names the offending fields."""
+
+
+def _auth_guard(api_key: str | None) -> Any:
+    def guard(connection: ASGIConnection[Any, Any, Any, Any], _handler: BaseRouteHandler) -> None:
+        if api_key is None or connection.url.path == "/health":
+            return
+        header = connection.headers.get("authorization", "")
+        scheme, _sep, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip(), api_key):
+            raise NotAuthorizedException("missing or wrong API key (send Authorization: Bearer <key>)")
+
+    return guard
+
+
+def create_app(
+    config: LodeConfig,
+    *,
+    embedder: Embedder | None = None,
+    context: ServerContext | None = None,
+    on_ready: Any = None,
+    extra_routes: list[Any] | None = None,
+) -> Litestar:
+    """The lode HTTP app; the store, the model and the writer open in its lifespan."""
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        ctx = context or open_context(config, embedder=embedder)
+        app.state.ctx = ctx
+        if on_ready is not None:
+            on_ready(ctx)
+        try:
+            yield
+        finally:
+            if context is None:
+                ctx.close()
+
+    cors = CORSConfig(allow_origins=list(config.server.cors_origins)) if config.server.cors_origins else None
+    return Litestar(
+        route_handlers=[*ROUTES, *(extra_routes or [])],
+        lifespan=[lifespan],
+        exception_handlers=EXCEPTION_HANDLERS,
+        guards=[_auth_guard(config.server.api_key)],
+        cors_config=cors,
+        request_max_body_size=config.server.max_body_bytes,
+        openapi_config=OpenAPIConfig(
+            title="lode",
+            version=__version__,
+            description=_DESCRIPTION,
+            path="/api",
+            render_plugins=[JsonRenderPlugin(path="/openapi.json"), ScalarRenderPlugin(path="/docs")],
+            use_handler_docstrings=True,
+        ),
+        debug=False,
+    )

@@ -1,0 +1,89 @@
+"""``lode serve`` and the ``lode`` entry point (the indexer's commands plus the server's)."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import socket
+from pathlib import Path
+
+import click
+
+from indexer.api import resolve_project_root
+from indexer.cli import cli
+from indexer.cli._common import db_option, handle_errors, make_config
+from indexer.config import LodeConfig
+from indexer.errors import ConfigError
+
+__all__ = ["main", "serve_command"]
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(config: LodeConfig) -> None:
+    """Refuse to listen beyond loopback without an API key, or on a port already taken."""
+    server = config.server
+    if not _is_loopback(server.host) and not server.api_key:
+        raise ConfigError(
+            f"refusing to listen on {server.host} without an API key: set --api-key or LODE_API_KEY "
+            "(or bind 127.0.0.1)"
+        )
+    family = socket.AF_INET6 if ":" in server.host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((server.host, server.port))
+        except OSError as exc:
+            raise ConfigError(f"cannot listen on {server.host}:{server.port}: {exc.strerror}") from None
+
+
+@click.command("serve")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--host", default=None, help="Bind address (default 127.0.0.1; others need --api-key).")
+@click.option("--port", type=int, default=None, help="TCP port (default 7370).")
+@click.option("--api-key", default=None, help="Require 'Authorization: Bearer KEY' (or LODE_API_KEY).")
+@click.option("--no-watch", is_flag=True, help="Do not watch projects for changes.")
+@db_option
+@handle_errors
+def serve_command(
+    paths: tuple[Path, ...],
+    host: str | None,
+    port: int | None,
+    api_key: str | None,
+    no_watch: bool,
+    db: Path | None,
+) -> None:
+    """Serve the index over HTTP and MCP; register, index and watch each PATH given.
+
+    Example: lode serve ~/src/shop ~/src/infra --port 7370
+    """
+    import uvicorn
+
+    from server.app import create_app
+    from server.context import register_paths
+
+    config = make_config(db=db, host=host, port=port, api_key=api_key, enabled=False if no_watch else None)
+    roots = [str(resolve_project_root(p, field="PATH")) for p in paths]
+    check_bind(config)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    app = create_app(config, on_ready=lambda ctx: register_paths(ctx, roots))
+    click.echo(
+        f"lode: serving {config.db} on http://{config.server.host}:{config.server.port} (docs at /api/docs)",
+        err=True,
+    )
+    uvicorn.run(app, host=config.server.host, port=config.server.port, log_level="warning")
+
+
+cli.add_command(serve_command)
+
+
+def main() -> None:
+    """Entry point of the ``lode`` console script."""
+    cli(prog_name="lode")

@@ -1,0 +1,85 @@
+"""What the routes share: the indexer API, the single writer and the watcher, opened in
+the app's lifespan (never at import time)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from indexer.api import Lode
+from indexer.config import LodeConfig
+from indexer.embed import Embedder
+from indexer.models import Project
+from indexer.tasks import IndexWorker
+
+__all__ = ["ServerContext", "open_context"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ServerContext:
+    """The live service: one store, one model, one writer, optional watchers."""
+
+    config: LodeConfig
+    lode: Lode
+    worker: IndexWorker
+    watcher: Any = None
+    started_at: float = field(default_factory=time.time)
+    model_error: str | None = None
+    _model_thread: threading.Thread | None = None
+
+    @property
+    def model_loaded(self) -> bool:
+        """True once the embedding model is in memory."""
+        embedder = self.lode.lazy_embedder
+        return bool(getattr(embedder, "loaded", True))
+
+    def warm_up(self) -> None:
+        """Load the model in the background so the first semantic search is fast."""
+
+        def load() -> None:
+            try:
+                self.lode.searcher.query_vector("warm up")
+            except Exception as exc:
+                self.model_error = repr(exc)
+                log.exception("the embedding model failed to load")
+
+        self._model_thread = threading.Thread(target=load, name="lode-model-load", daemon=True)
+        self._model_thread.start()
+
+    def project_changed(self, project_id: str) -> None:
+        """Called by the writer after it changed a project's rows (hook for caches)."""
+        return
+
+    def close(self) -> None:
+        """Stop the watcher and the writer, release the store."""
+        if self.watcher is not None:
+            self.watcher.stop()
+        self.worker.stop()
+        self.lode.close()
+
+
+def open_context(config: LodeConfig, embedder: Embedder | None = None, warm: bool = True) -> ServerContext:
+    """Open the store, start the writer (resuming interrupted tasks) and warm the model up."""
+    lode = Lode(config, embedder=embedder)
+    store = lode.store
+    worker = IndexWorker(store, lode.lazy_embedder, config)
+    ctx = ServerContext(config=config, lode=lode, worker=worker)
+    worker.start()
+    if warm:
+        ctx.warm_up()
+    return ctx
+
+
+def register_paths(ctx: ServerContext, paths: list[str]) -> list[Project]:
+    """Register and queue an index of each folder given to ``lode serve``."""
+    projects = []
+    for path in paths:
+        project = ctx.lode.register(path)
+        ctx.worker.submit(project.id)
+        projects.append(project)
+    return projects

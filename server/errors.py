@@ -1,0 +1,94 @@
+"""The one place where errors become HTTP responses: ``{"status_code", "detail", "extra"}``."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from litestar import MediaType, Request, Response
+from litestar.exceptions import HTTPException
+
+from indexer.errors import (
+    ConflictError,
+    EmbedError,
+    LodeError,
+    NotFoundError,
+    PayloadTooLargeError,
+    StoreError,
+    ValidationError,
+)
+
+__all__ = ["EXCEPTION_HANDLERS", "status_for"]
+
+log = logging.getLogger(__name__)
+
+_STATUS: list[tuple[type[LodeError], int]] = [
+    (ValidationError, 400),
+    (NotFoundError, 404),
+    (ConflictError, 409),
+    (PayloadTooLargeError, 413),
+    (StoreError, 503),
+    (EmbedError, 503),
+]
+
+
+def status_for(exc: LodeError) -> int:
+    """The HTTP status of one of lode's errors."""
+    for cls, status in _STATUS:
+        if isinstance(exc, cls):
+            return status
+    return 400
+
+
+def _response(status: int, detail: str, extra: Any = None) -> Response[dict[str, Any]]:
+    return Response(
+        {"status_code": status, "detail": detail, "extra": extra},
+        status_code=status,
+        media_type=MediaType.JSON,
+    )
+
+
+def _lode_error(_: Request[Any, Any, Any], exc: LodeError) -> Response[dict[str, Any]]:
+    status = status_for(exc)
+    extra = None
+    if isinstance(exc, ValidationError):
+        extra = [{"key": e.field, "message": e.message, "source": "body"} for e in exc.errors]
+    return _response(status, str(exc), extra)
+
+
+_FIELD_IN_MESSAGE = re.compile(r"field `([^`]+)`")
+
+
+def _name_fields(extra: Any) -> Any:
+    """Litestar reports a missing or unknown body field under key ``data``; name the field."""
+    if not isinstance(extra, list):
+        return extra
+    named = []
+    for item in extra:
+        match = None
+        if isinstance(item, dict) and item.get("key") == "data":
+            match = _FIELD_IN_MESSAGE.search(str(item.get("message", "")))
+        named.append({**item, "key": match.group(1)} if match else item)
+    return named
+
+
+def _http_error(_: Request[Any, Any, Any], exc: HTTPException) -> Response[dict[str, Any]]:
+    extra = _name_fields(exc.extra) if isinstance(exc.extra, list | dict) else None
+    headers = getattr(exc, "headers", None)
+    response = _response(exc.status_code, exc.detail, extra)
+    if headers:
+        response.headers.update(headers)
+    return response
+
+
+def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return _response(500, "Internal Server Error")
+
+
+EXCEPTION_HANDLERS: dict[int | type[Exception], Any] = {
+    LodeError: _lode_error,
+    HTTPException: _http_error,
+    Exception: _unexpected,
+}

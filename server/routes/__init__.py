@@ -1,0 +1,11 @@
+"""HTTP routes, one module per resource."""
+
+from server.routes.documents import chunk_routes, document_routes
+from server.routes.projects import project_routes
+from server.routes.search import search_routes
+from server.routes.service import service_routes
+from server.routes.tasks import task_routes
+
+__all__ = ["ROUTES"]
+
+ROUTES = [*service_routes, *project_routes, *task_routes, *search_routes, *document_routes, *chunk_routes]

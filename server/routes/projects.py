@@ -1,0 +1,220 @@
+"""Projects: register, list, read, change, delete, re-index, list files."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Annotated
+
+from litestar import delete, get, patch, post
+from litestar.di import Provide
+from litestar.params import Body, FromPath, QueryParameter
+
+from indexer.api import resolve_project_root
+from indexer.errors import ValidationError
+from indexer.walker import IgnoreRules
+from server import examples
+from server.convert import to_project, to_task
+from server.routes._common import Ctx, blocking, example, get_ctx, ok
+from server.schemas import (
+    FileOut,
+    FilesPage,
+    IndexRequest,
+    ProjectCreate,
+    ProjectCreated,
+    ProjectOut,
+    ProjectPatch,
+    TaskOut,
+)
+
+__all__ = ["project_routes"]
+
+_deps = {"ctx": Provide(get_ctx, sync_to_thread=False)}
+_TAGS = ["projects"]
+
+
+def _check_globs(field: str, globs: list[str]) -> None:
+    try:
+        IgnoreRules.check_globs(globs)
+    except ValueError as exc:
+        raise ValidationError(field, str(exc)) from None
+
+
+@post(
+    "/api/v1/projects",
+    dependencies=_deps,
+    tags=_TAGS,
+    status_code=201,
+    summary="Register a folder and queue its full index",
+    operation_id="create_project",
+    responses=ok(ProjectCreated, "Registered, indexing queued", examples.PROJECT_CREATED, 201),
+)
+@blocking
+def create_project(
+    ctx: Ctx,
+    data: Annotated[
+        ProjectCreate,
+        Body(
+            examples=example(
+                "A repository", {"path": "/home/me/src/shop", "name": "shop", "exclude": ["*.min.js"]}
+            )
+        ),
+    ],
+) -> ProjectCreated:
+    """Register a readable folder as a project and queue the task that indexes it."""
+    root = resolve_project_root(data.path)
+    _check_globs("include", data.include)
+    _check_globs("exclude", data.exclude)
+    store = ctx.lode.store
+    project = store.find_project_by_root(str(root))
+    if project is None:
+        project = store.add_project(
+            data.name or root.name, str(root), tuple(data.include), tuple(data.exclude)
+        )
+    task = ctx.worker.submit(project.id)
+    if ctx.watcher is not None:
+        ctx.watcher.add(project)
+    return ProjectCreated(project=to_project(ctx, project), task_id=task.id)
+
+
+@get(
+    "/api/v1/projects",
+    dependencies=_deps,
+    tags=_TAGS,
+    summary="List projects",
+    operation_id="list_projects",
+    responses=ok(list[ProjectOut], "One project", [examples.PROJECT]),
+)
+@blocking
+def list_projects(ctx: Ctx) -> list[ProjectOut]:
+    """Every project with its files, chunks, last index time and current task."""
+    return [to_project(ctx, p) for p in ctx.lode.store.list_projects()]
+
+
+@get(
+    "/api/v1/projects/{project_id:str}",
+    dependencies=_deps,
+    tags=_TAGS,
+    summary="One project",
+    operation_id="get_project",
+    responses=ok(ProjectOut, "A project", examples.PROJECT),
+)
+@blocking
+def get_project(ctx: Ctx, project_id: FromPath[str]) -> ProjectOut:
+    """A project by id or name."""
+    return to_project(ctx, ctx.lode.store.get_project(project_id))
+
+
+@patch(
+    "/api/v1/projects/{project_id:str}",
+    dependencies=_deps,
+    tags=_TAGS,
+    summary="Rename or change globs",
+    operation_id="patch_project",
+    responses=ok(ProjectOut, "Updated", examples.PROJECT),
+)
+@blocking
+def patch_project(
+    ctx: Ctx,
+    project_id: FromPath[str],
+    data: Annotated[ProjectPatch, Body(examples=example("New globs", {"exclude": ["vendor/", "*.min.js"]}))],
+) -> ProjectOut:
+    """Change a project's name or include/exclude globs; new globs queue a re-index."""
+    store = ctx.lode.store
+    project = store.get_project(project_id)
+    changes: dict[str, object] = {}
+    if data.name is not None:
+        changes["name"] = data.name
+    for field in ("include", "exclude"):
+        value = getattr(data, field)
+        if value is not None:
+            _check_globs(field, value)
+            changes[field] = tuple(value)
+    updated = dataclasses.replace(project, **changes)  # type: ignore[arg-type]
+    store.save_project(updated)
+    if updated.include != project.include or updated.exclude != project.exclude:
+        ctx.worker.submit(project.id)
+        if ctx.watcher is not None:
+            ctx.watcher.remove(project.id)
+            ctx.watcher.add(updated)
+    return to_project(ctx, updated)
+
+
+@delete(
+    "/api/v1/projects/{project_id:str}",
+    dependencies=_deps,
+    tags=_TAGS,
+    status_code=204,
+    summary="Forget a project",
+    operation_id="delete_project",
+)
+@blocking
+def delete_project(ctx: Ctx, project_id: FromPath[str]) -> None:
+    """Remove the project and every index row it owns; source files are never touched."""
+    project = ctx.lode.store.get_project(project_id)
+    if ctx.watcher is not None:
+        ctx.watcher.remove(project.id)
+    task = ctx.worker.submit(project.id, kind="delete")
+    ctx.worker.wait(task.id, timeout=60)
+
+
+@post(
+    "/api/v1/projects/{project_id:str}/index",
+    dependencies=_deps,
+    tags=_TAGS,
+    status_code=202,
+    summary="Queue a (partial) re-index",
+    operation_id="index_project",
+    responses=ok(TaskOut, "Queued", examples.TASK, 202),
+)
+@blocking
+def index_project(
+    ctx: Ctx,
+    project_id: FromPath[str],
+    data: Annotated[
+        IndexRequest, Body(examples=example("Two paths", {"paths": ["src/app.py", "docs/"], "full": False}))
+    ],
+) -> TaskOut:
+    """Refresh some paths (files or folders) or the whole project; joins a queued task."""
+    project = ctx.lode.store.get_project(project_id)
+    for path in data.paths:
+        if path.startswith("/") or ".." in path.split("/"):
+            raise ValidationError("paths", f"{path!r} must be relative to the project root, without '..'")
+    task = ctx.worker.submit(project.id, paths=tuple(p.strip("/") for p in data.paths), full=data.full)
+    return to_task(task)
+
+
+@get(
+    "/api/v1/projects/{project_id:str}/files",
+    dependencies=_deps,
+    tags=_TAGS,
+    summary="Indexed files",
+    operation_id="list_files",
+    responses=ok(FilesPage, "First page", examples.FILES),
+)
+@blocking
+def list_files(
+    ctx: Ctx,
+    project_id: FromPath[str],
+    offset: Annotated[int, QueryParameter(ge=0, le=10_000_000, description="Files to skip")] = 0,
+    limit: Annotated[int, QueryParameter(ge=1, le=1000, description="Files per page")] = 100,
+) -> FilesPage:
+    """A page of the project's indexed files, by path."""
+    project = ctx.lode.store.get_project(project_id)
+    docs, total = ctx.lode.store.list_documents(project.id, offset, limit)
+    files = [
+        FileOut(id=d.id, path=d.file_path, language=d.primary_language, languages=list(d.languages),
+                chunk_count=d.chunk_count, file_size=d.file_size, indexed_at=d.indexed_at)
+        for d in docs
+    ]  # fmt: skip
+    return FilesPage(files=files, total=total, offset=offset, limit=limit)
+
+
+project_routes = [
+    create_project,
+    list_projects,
+    get_project,
+    patch_project,
+    delete_project,
+    index_project,
+    list_files,
+]

@@ -1,0 +1,246 @@
+"""The HTTP API over real HTTP on 127.0.0.1 (uvicorn), real LanceDB, fake embedder."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from conftest import make_repo
+from live import serve_in_thread, wait_task
+
+from indexer.config import load_config
+from indexer.embed import FakeEmbedder
+
+API = "/api/v1"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    base_dir = tmp_path_factory.mktemp("server")
+    repo = make_repo(base_dir / "repo")
+    config = load_config(env={}, overrides={"db": base_dir / "db", "enabled": False})
+    with serve_in_thread(config, FakeEmbedder()) as base:
+        yield base, repo
+
+
+@pytest.fixture(scope="module")
+def project(server: tuple[str, Path]) -> dict[str, Any]:
+    base, repo = server
+    created = httpx.post(f"{base}{API}/projects", json={"path": str(repo), "name": "shop"})
+    assert created.status_code == 201, created.text
+    body = created.json()
+    task = wait_task(base, body["task_id"])
+    assert task["status"] == "done", task
+    assert task["percent"] == 100.0
+    return dict(body["project"])
+
+
+def _error(response: httpx.Response, status: int) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert set(body) == {"status_code", "detail", "extra"}
+    assert body["status_code"] == status
+    assert isinstance(body["detail"], str)
+    assert body["detail"]
+    assert "Traceback" not in response.text
+    return dict(body)
+
+
+def test_health(server: tuple[str, Path]) -> None:
+    body = httpx.get(server[0] + "/health").json()
+    assert body == {
+        "status": "ok",
+        "store_open": True,
+        "model_loaded": True,
+        "worker_alive": True,
+        "version": "0.1.0",
+    }
+
+
+def test_project_lifecycle_and_status(server: tuple[str, Path], project: dict[str, Any]) -> None:
+    base, _ = server
+    listed = httpx.get(f"{base}{API}/projects").json()
+    assert [p["name"] for p in listed] == ["shop"]
+    one = httpx.get(f"{base}{API}/projects/{project['id']}").json()
+    assert one["files"] == 11
+    assert one["chunks"] > 11
+    assert one["semantic_coverage"] == 1.0
+    assert one["last_indexed_at"] is not None
+    by_name = httpx.get(f"{base}{API}/projects/shop").json()
+    assert by_name["id"] == project["id"]
+    status = httpx.get(f"{base}{API}/status").json()
+    assert status["model_id"] == "fake-hash-64"
+    assert status["documents"] == 11
+    assert status["queue"].get("done", 0) >= 1
+
+
+def test_files_are_paged(server: tuple[str, Path], project: dict[str, Any]) -> None:
+    base, _ = server
+    page1 = httpx.get(f"{base}{API}/projects/{project['id']}/files", params={"limit": 4}).json()
+    page2 = httpx.get(f"{base}{API}/projects/{project['id']}/files", params={"limit": 4, "offset": 4}).json()
+    assert page1["total"] == page2["total"] == 11
+    paths = [f["path"] for f in page1["files"] + page2["files"]]
+    assert paths == sorted(paths)
+    assert len(set(paths)) == 8
+    assert {"id", "path", "language", "languages", "chunk_count", "file_size", "indexed_at"} == set(
+        page1["files"][0]
+    )
+
+
+def test_search_both_granularities(server: tuple[str, Path], project: dict[str, Any]) -> None:
+    base, _ = server
+    doc = httpx.post(
+        f"{base}{API}/search", json={"query": "shopping cart items", "projects": ["shop"]}
+    ).json()
+    assert doc["granularity"] == "document"
+    assert doc["documents"][0]["file_path"] == "src/shop/cart.py"
+    chunk = httpx.post(
+        f"{base}{API}/search",
+        json={"query": "cart", "granularity": "chunk", "node_types": ["method"], "scope_depth": [2, 2]},
+    ).json()
+    hits = [h for g in chunk["groups"] for h in g["chunks"]]
+    assert hits
+    assert all(h["node_type"] == "method" and len(h["scope_path"]) == 2 for h in hits)
+    assert chunk["semantic_coverage"] == {project["id"]: 1.0}
+
+
+def test_documents_and_chunks(server: tuple[str, Path], project: dict[str, Any]) -> None:
+    base, _ = server
+    resp = httpx.post(f"{base}{API}/search", json={"query": "apply discount", "granularity": "chunk"}).json()
+    hit = resp["groups"][0]["chunks"][0]
+    chunk = httpx.get(f"{base}{API}/chunks/{hit['id']}").json()
+    assert chunk["content"] == hit["content"]
+    assert chunk["embedded"] is True
+    document = httpx.get(
+        f"{base}{API}/documents/{hit['file_id']}", params={"content": True, "chunks": True}
+    ).json()
+    assert document["file_path"] == hit["file_path"]
+    assert hit["content"] in document["content"]
+    assert len(document["chunks"]) == document["chunk_count"]
+    _error(httpx.get(f"{base}{API}/documents/nope"), 404)
+    _error(httpx.get(f"{base}{API}/chunks/nope"), 404)
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"query": ""}, "query"),
+        ({"query": "x", "limit": 0}, "limit"),
+        ({"query": "x", "limit": "ten"}, "limit"),
+        ({"query": "x", "granularity": "page"}, "granularity"),
+        ({"query": "x", "scope_depth": [3, 1]}, "scope_depth"),
+        ({"query": "x", "scope_depth": [1]}, "scope_depth"),
+        ({"query": "x", "node_types": ["funktion"]}, "node_types"),
+        ({"query": "x", "projects": ["nope"]}, "projects"),
+        ({"query": "x", "languages": ["klingon"]}, "languages"),
+        ({"limit": 3}, "query"),
+    ],
+)
+def test_search_validation_names_the_field(
+    server: tuple[str, Path], body: dict[str, Any], field: str
+) -> None:
+    err = _error(httpx.post(f"{server[0]}{API}/search", json=body), 400)
+    assert field in [e["key"] for e in err["extra"]], err
+
+
+def test_injection_is_just_data(server: tuple[str, Path], project: dict[str, Any]) -> None:
+    resp = httpx.post(
+        f"{server[0]}{API}/search",
+        json={"query": "cart", "granularity": "chunk", "node_name_pattern": "x' OR 1=1 --"},
+    )
+    assert resp.status_code == 200
+    assert resp.json()["groups"] == []
+
+
+def test_bad_requests(server: tuple[str, Path], project: dict[str, Any], tmp_path: Path) -> None:
+    base, _ = server
+    _error(
+        httpx.post(f"{base}{API}/search", content=b"{not json", headers={"content-type": "application/json"}),
+        400,
+    )
+    _error(httpx.post(f"{base}{API}/search", json={"query": "x", "bogus": 1}), 400)
+    _error(httpx.post(f"{base}{API}/search", content=b"x" * 2_000_000), 413)
+    missing = _error(httpx.post(f"{base}{API}/projects", json={"path": str(tmp_path / "nope")}), 400)
+    assert missing["extra"][0]["key"] == "path"
+    file = tmp_path / "f.txt"
+    file.write_text("x")
+    _error(httpx.post(f"{base}{API}/projects", json={"path": str(file)}), 400)
+    _error(httpx.post(f"{base}{API}/projects", json={}), 400)
+    _error(httpx.get(f"{base}{API}/projects/nope"), 404)
+    _error(httpx.get(f"{base}{API}/tasks/nope"), 404)
+    _error(httpx.post(f"{base}{API}/projects/{project['id']}/index", json={"paths": ["../etc"]}), 400)
+    _error(httpx.get(f"{base}{API}/projects/{project['id']}/files", params={"limit": 0}), 400)
+    _error(httpx.get(f"{base}/no/such/route"), 404)
+
+
+def test_partial_reindex_and_coalescing(server: tuple[str, Path], project: dict[str, Any]) -> None:
+    base, repo = server
+    (repo / "src/shop/extra.py").write_text("def brand_new_function():\n    return 42\n")
+    first = httpx.post(f"{base}{API}/projects/{project['id']}/index", json={"paths": ["src/shop/extra.py"]})
+    assert first.status_code == 202
+    task = wait_task(base, first.json()["id"])
+    assert task["status"] == "done"
+    assert task["paths"] == ["src/shop/extra.py"]
+    found = httpx.post(f"{base}{API}/search", json={"query": "brand_new_function", "mode": "lexical"}).json()
+    assert found["documents"][0]["file_path"] == "src/shop/extra.py"
+    tasks = httpx.get(f"{base}{API}/tasks", params={"project": "shop"}).json()
+    assert tasks[0]["id"] == task["id"]
+
+
+def test_cancel_finished_task_conflicts(server: tuple[str, Path], project: dict[str, Any]) -> None:
+    base, _ = server
+    task = httpx.get(f"{base}{API}/tasks", params={"limit": 1}).json()[0]
+    _error(httpx.delete(f"{base}{API}/tasks/{task['id']}"), 409)
+
+
+def test_patch_and_delete_project(server: tuple[str, Path], tmp_path: Path) -> None:
+    base, _ = server
+    other = make_repo(tmp_path / "other")
+    created = httpx.post(f"{base}{API}/projects", json={"path": str(other), "name": "other"}).json()
+    wait_task(base, created["task_id"])
+    pid = created["project"]["id"]
+    renamed = httpx.patch(f"{base}{API}/projects/{pid}", json={"name": "renamed", "exclude": ["docs/"]})
+    assert renamed.status_code == 200
+    assert renamed.json()["name"] == "renamed"
+    _error(httpx.patch(f"{base}{API}/projects/{pid}", json={"name": "shop"}), 409)
+    assert httpx.delete(f"{base}{API}/projects/{pid}").status_code == 204
+    _error(httpx.get(f"{base}{API}/projects/{pid}"), 404)
+    assert (other / "src/shop/cart.py").exists()  # source files untouched
+    resp = httpx.post(f"{base}{API}/search", json={"query": "cart", "projects": ["renamed"]})
+    _error(resp, 400)
+
+
+def test_openapi_and_docs(server: tuple[str, Path]) -> None:
+    base, _ = server
+    spec = httpx.get(f"{base}/api/openapi.json").json()
+    assert spec["openapi"].startswith("3.1")
+    for path in ("/api/v1/search", "/api/v1/projects", "/api/v1/tasks/{task_id}", "/health"):
+        assert path in spec["paths"]
+    for path, methods in spec["paths"].items():
+        for method, operation in methods.items():
+            ok = next(code for code in operation["responses"] if code.startswith("2"))
+            content = operation["responses"][ok].get("content")
+            if content:  # 204 has none
+                assert content["application/json"]["examples"], (method, path)
+            assert operation["responses"]["400"]["content"]["application/json"]["schema"]
+    search = spec["paths"]["/api/v1/search"]["post"]
+    assert search["requestBody"]["content"]["application/json"]["schema"]["examples"]
+    schema = spec["components"]["schemas"]["SearchRequest"]
+    assert all("description" in prop or "$ref" in prop for prop in schema["properties"].values())
+    docs = httpx.get(f"{base}/api/docs")
+    assert docs.status_code == 200
+    assert "scalar" in docs.text.lower()
+
+
+def test_api_key_is_required_when_configured(tmp_path: Path) -> None:
+    config = load_config(env={}, overrides={"db": tmp_path / "db", "api_key": "s3cret", "enabled": False})
+    with serve_in_thread(config, FakeEmbedder()) as base:
+        assert httpx.get(base + "/health").status_code == 200
+        _error(httpx.get(f"{base}{API}/projects"), 401)
+        _error(httpx.get(f"{base}{API}/projects", headers={"Authorization": "Bearer wrong"}), 401)
+        ok = httpx.get(f"{base}{API}/projects", headers={"Authorization": "Bearer s3cret"})
+        assert ok.status_code == 200
+        assert ok.json() == []
