@@ -27,14 +27,20 @@ def resolve_project_root(path: str | Path, field: str = "path") -> Path:
     raw = str(path).strip()
     if not raw:
         raise PathError(field, "is empty")
-    candidate = Path(raw).expanduser()
-    if not candidate.exists():
-        raise PathError(field, f"{raw} does not exist")
-    if not candidate.is_dir():
-        raise PathError(field, f"{raw} is not a folder")
-    if not os.access(candidate, os.R_OK | os.X_OK):
-        raise PathError(field, f"{raw} is not readable")
-    return candidate.resolve()
+    shown = raw if len(raw) <= 200 else raw[:200] + "…"
+    if "\x00" in raw:
+        raise PathError(field, "contains a NUL character")
+    try:
+        candidate = Path(raw).expanduser()
+        if not candidate.exists():
+            raise PathError(field, f"{shown} does not exist")
+        if not candidate.is_dir():
+            raise PathError(field, f"{shown} is not a folder")
+        if not os.access(candidate, os.R_OK | os.X_OK):
+            raise PathError(field, f"{shown} is not readable")
+        return candidate.resolve()
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise PathError(field, f"{shown} cannot be used: {exc.__class__.__name__}") from None
 
 
 class Lode:

@@ -234,7 +234,7 @@ class FileGroupOut(msgspec.Struct):
     file_path: str
     project_id: str
     project: str
-    total_relevance: Annotated[float, _d("Sum of the group's chunk scores")]
+    total_relevance: Annotated[float, _d("Best chunk score plus a tenth of the other chunks' scores")]
     chunks: list[ChunkHitOut]
 
 

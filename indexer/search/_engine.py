@@ -136,7 +136,7 @@ class Searcher:
                 file_path=chunks[0].file_path,
                 project_id=chunks[0].project_id,
                 project=chunks[0].project,
-                total_relevance=round(sum(c.relevance_score for c in chunks), 6),
+                total_relevance=_aggregate(chunks),
                 chunks=tuple(chunks),
             )
             for fid, chunks in groups.items()
@@ -226,6 +226,13 @@ class Searcher:
             ]
             for fid, items in by_file.items()
         }
+
+
+def _aggregate(chunks: list[ChunkHit]) -> float:
+    """A file's relevance in chunk results: its best chunk, plus a tenth of the others'
+    scores, so the file of the best hit leads unless another has many strong hits."""
+    scores = sorted((c.relevance_score for c in chunks), reverse=True)
+    return round(scores[0] + 0.1 * sum(scores[1:]), 6)
 
 
 def fuse_chunks(query: str, found: dict[str, list[Candidate]]) -> list[tuple[Candidate, float]]:

@@ -45,7 +45,8 @@ class DocumentHit:
 
 @dataclass(frozen=True, slots=True)
 class FileGroup:
-    """Chunk-granularity results of one file."""
+    """Chunk-granularity results of one file; ``total_relevance`` is the best chunk's
+    score plus a tenth of the other chunks' scores."""
 
     file_id: str
     file_path: str

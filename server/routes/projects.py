@@ -14,7 +14,7 @@ from indexer.errors import ValidationError
 from indexer.walker import IgnoreRules
 from server import examples
 from server.convert import to_project, to_task
-from server.routes._common import Ctx, blocking, example, get_ctx, ok
+from server.routes._common import ERRORS, Ctx, blocking, example, get_ctx, ok
 from server.schemas import (
     FileOut,
     FilesPage,
@@ -146,6 +146,7 @@ def patch_project(
     status_code=204,
     summary="Forget a project",
     operation_id="delete_project",
+    responses=ERRORS,
 )
 @blocking
 def delete_project(ctx: Ctx, project_id: FromPath[str]) -> None:
