@@ -36,5 +36,6 @@ def test_api_conforms_to_its_schema(tmp_path: Path) -> None:
             text=True,
             timeout=600,
             env={**os.environ, "NO_COLOR": "1"},
+            cwd=tmp_path,
         )  # fmt: skip
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
