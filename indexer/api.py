@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from indexer.pipeline import ProgressCallback, index_project
 from indexer.search import Searcher, SearchOptions, SearchResponse
 from indexer.store import Store, open_store, read_store_info
 
-__all__ = ["Lode", "resolve_project_root"]
+__all__ = ["Lode", "relative_paths", "resolve_project_root"]
 
 
 def resolve_project_root(path: str | Path, field: str = "path") -> Path:
@@ -41,6 +42,16 @@ def resolve_project_root(path: str | Path, field: str = "path") -> Path:
         return candidate.resolve()
     except (OSError, RuntimeError, ValueError) as exc:
         raise PathError(field, f"{shown} cannot be used: {exc.__class__.__name__}") from None
+
+
+def relative_paths(paths: Sequence[str], field: str = "paths") -> tuple[str, ...]:
+    """Project-relative POSIX paths (no leading slash, no ``..``), or a PathError naming ``field``."""
+    out = []
+    for path in paths:
+        if path.startswith("/") or ".." in path.split("/") or "\x00" in path:
+            raise PathError(field, f"{path!r} must be relative to the project root, without '..'")
+        out.append(path.strip("/"))
+    return tuple(out)
 
 
 class Lode:

@@ -8,19 +8,21 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from litestar import Litestar
+from litestar import Litestar, asgi
 from litestar.config.cors import CORSConfig
 from litestar.connection import ASGIConnection
 from litestar.exceptions import NotAuthorizedException
 from litestar.handlers.base import BaseRouteHandler
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin, ScalarRenderPlugin
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 
 from indexer import __version__
 from indexer.config import LodeConfig
 from indexer.embed import Embedder
 from server.context import ServerContext, open_context
 from server.errors import EXCEPTION_HANDLERS
+from server.mcp import build_mcp
 from server.routes import ROUTES
 
 __all__ = ["create_app"]
@@ -56,21 +58,33 @@ def create_app(
 ) -> Litestar:
     """The lode HTTP app; the store, the model and the writer open in its lifespan."""
 
+    state: dict[str, ServerContext] = {}
+    mcp = build_mcp(lambda: state["ctx"])
+    mcp.streamable_http_app(host=config.server.host)  # creates the session manager
+
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         ctx = context or open_context(config, embedder=embedder)
-        app.state.ctx = ctx
+        app.state.ctx = state["ctx"] = ctx
         if on_ready is not None:
             on_ready(ctx)
         try:
-            yield
+            async with mcp.session_manager.run():
+                yield
         finally:
             if context is None:
                 ctx.close()
 
+    mcp_app = StreamableHTTPASGIApp(mcp.session_manager)
+
+    @asgi("/mcp", is_mount=True, copy_scope=True)
+    async def mcp_endpoint(scope: Any, receive: Any, send: Any) -> None:
+        """MCP over streamable HTTP (the same tools as ``lode mcp``)."""
+        await mcp_app(scope, receive, send)
+
     cors = CORSConfig(allow_origins=list(config.server.cors_origins)) if config.server.cors_origins else None
     return Litestar(
-        route_handlers=[*ROUTES, *(extra_routes or [])],
+        route_handlers=[*ROUTES, mcp_endpoint, *(extra_routes or [])],
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,
         guards=[_auth_guard(config.server.api_key)],

@@ -15,7 +15,7 @@ from indexer.cli._common import db_option, handle_errors, make_config
 from indexer.config import LodeConfig
 from indexer.errors import ConfigError
 
-__all__ = ["main", "serve_command"]
+__all__ = ["main", "mcp_command", "serve_command"]
 
 
 def _is_loopback(host: str) -> bool:
@@ -81,7 +81,31 @@ def serve_command(
     uvicorn.run(app, host=config.server.host, port=config.server.port, log_level="warning")
 
 
+@click.command("mcp")
+@click.option("--no-watch", is_flag=True, help="Do not watch projects for changes.")
+@db_option
+@handle_errors
+def mcp_command(no_watch: bool, db: Path | None) -> None:
+    """Serve lode's MCP tools over stdio, for an MCP client that spawns this command.
+
+    Example: lode mcp --db ~/.local/share/lode/index
+    """
+    import sys
+
+    from server.context import open_context
+    from server.mcp import build_mcp
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    config = make_config(db=db, enabled=False if no_watch else None)
+    ctx = open_context(config)
+    try:
+        build_mcp(lambda: ctx).run("stdio")
+    finally:
+        ctx.close()
+
+
 cli.add_command(serve_command)
+cli.add_command(mcp_command)
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ from litestar import delete, get, patch, post
 from litestar.di import Provide
 from litestar.params import Body, FromPath, QueryParameter
 
-from indexer.api import resolve_project_root
+from indexer.api import relative_paths, resolve_project_root
 from indexer.errors import ValidationError
 from indexer.walker import IgnoreRules
 from server import examples
@@ -177,10 +177,7 @@ def index_project(
 ) -> TaskOut:
     """Refresh some paths (files or folders) or the whole project; joins a queued task."""
     project = ctx.lode.store.get_project(project_id)
-    for path in data.paths:
-        if path.startswith("/") or ".." in path.split("/"):
-            raise ValidationError("paths", f"{path!r} must be relative to the project root, without '..'")
-    task = ctx.worker.submit(project.id, paths=tuple(p.strip("/") for p in data.paths), full=data.full)
+    task = ctx.worker.submit(project.id, paths=relative_paths(data.paths), full=data.full)
     return to_task(task)
 
 
