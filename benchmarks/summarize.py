@@ -61,13 +61,20 @@ def _samples(data: Any, path: str = "", in_ms: bool = False) -> Iterator[tuple[s
     if isinstance(data, Mapping):
         for key, value in data.items():
             if key != "queries":
-                yield from _samples(value, f"{path}.{key}" if path else str(key), str(key).endswith("_ms"))
+                label = f"{path}.{key}" if path else str(key)
+                yield from _samples(value, label, in_ms or str(key).endswith("_ms"))
     elif isinstance(data, list) and in_ms and len(data) >= _MIN_SAMPLES and _numbers(data):
         yield path, [float(x) for x in data]
 
 
 def _numbers(values: list[Any]) -> bool:
     return all(isinstance(x, int | float) and not isinstance(x, bool) for x in values)
+
+
+def _short(label: str) -> str:
+    """``latency_samples_ms.hybrid`` → ``hybrid``: the ``_ms`` containers say nothing."""
+    parts = [p for p in label.split(".") if not p.endswith("_ms")]
+    return ".".join(parts) or label
 
 
 def render_generic(name: str, data: Mapping[str, Any]) -> list[str]:
@@ -128,7 +135,7 @@ def summarize(results: Path) -> str:
             lines += ["![MRR@10 per corpus and mode](quality_mrr.png)", ""]
         else:
             lines += render_generic(path.stem, data)
-        series += [(f"{path.stem}: {label}", values) for label, values in _samples(data)]
+        series += [(f"{path.stem}: {_short(label)}", values) for label, values in _samples(data)]
     if series:
         plot_latencies(series, results / "latency.png")
         lines += ["## latency distributions", "", "![latency distributions](latency.png)", ""]

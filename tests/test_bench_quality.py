@@ -675,7 +675,13 @@ def test_summarize_renders_any_result_and_plots(tmp_path: Path) -> None:
         ranks={"lexical": [1, None, 2, 1, 3], "hybrid": [1, 1, 2, 1, None]},
         latency_ms={"lexical": [1.0, 2.0, 3.0, 4.0, 5.0], "hybrid": [2.0, 3.0, 4.0, 5.0, 9.0]},
     )
-    (tmp_path / "quality.json").write_text(json.dumps(build_result([run], seed=0, meta={"profile": "quick"})))
+    quality = json.dumps(build_result([run], seed=0, meta={"profile": "quick"}))
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "quality.json").write_text(quality)
+    summarize(alone)
+    assert (alone / "latency.png").is_file()  # from the quality run's latency samples
+    (tmp_path / "quality.json").write_text(quality)
     search = {"profile": "quick", "queries": 5, "modes": {"hybrid": {"p50_ms": 3.5, "p95_ms": 9.1}}}
     (tmp_path / "search.json").write_text(json.dumps({**search, "samples_ms": [1, 2, 3, 4, 5, 6]}))
     text = summarize(tmp_path)
@@ -685,3 +691,15 @@ def test_summarize_renders_any_result_and_plots(tmp_path: Path) -> None:
     assert (tmp_path / "SUMMARY.md").read_text() == text
     for png in ("quality_mrr.png", "latency.png"):
         assert (tmp_path / png).read_bytes().startswith(b"\x89PNG")
+
+
+def test_public_api_is_pinned() -> None:
+    from benchmarks import quality
+
+    assert quality.__all__ == sorted(quality.__all__, key=lambda n: (not n.isupper(), n))
+    assert set(quality.__all__) == {
+        "CORPORA", "METRICS", "MODES", "CorpusRun", "CorpusSpec", "Estimate", "Pair", "PairSet",
+        "PairedEstimate", "blank_source", "bootstrap", "build_result", "cache_dir", "compare_runs",
+        "evaluate_corpus", "extract_pairs", "fetch_corpus", "index_and_ask", "macro_bootstrap",
+        "metric_values", "paired_bootstrap", "read_corpus", "sample_pairs", "to_markdown",
+    }  # fmt: skip
