@@ -7,6 +7,9 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Set
@@ -292,3 +295,32 @@ def test_native_observer_is_a_real_observer() -> None:
     observer = native_observer()
     assert isinstance(observer, BaseObserver)
     observer.stop()
+
+
+@pytest.mark.slow
+def test_lode_watch_stops_cleanly_on_ctrl_c(tmp_path: Path, repo: Path) -> None:
+    """The command in its own process with the real model: Ctrl-C ends it with status 0."""
+    code = "import sys; from indexer.cli._watch import watch_command; watch_command(sys.argv[1:])"
+    args = [sys.executable, "-c", code, str(repo), "--db", str(tmp_path / "db"), "--quiet-ms", "100"]
+    lines: list[str] = []
+    with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        stdout, stderr = proc.stdout, proc.stderr
+        assert stdout is not None
+        assert stderr is not None
+        reader = threading.Thread(target=lambda: lines.extend(iter(stdout.readline, "")), daemon=True)
+        reader.start()
+        try:
+            wait_until(
+                lambda: any("(reconcile)" in line for line in lines), timeout=60, what="start-up index"
+            )
+            (repo / "src" / "quoll.py").write_text("def quoll():\n    pass\n")
+            wait_until(lambda: any("src/quoll.py →" in line for line in lines), what="batch line")
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=30) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        reader.join(5)
+        errors = stderr.read()
+    assert lines[-1].strip() == "stopped"
+    assert "Traceback" not in errors

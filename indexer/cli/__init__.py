@@ -7,6 +7,7 @@ import click
 from indexer.cli._chunk import chunk_command
 from indexer.cli._index import index_command, projects_group, status_command
 from indexer.cli._search import search_command
+from indexer.cli._watch import watch_command
 
 __all__ = ["cli", "main"]
 
@@ -20,7 +21,7 @@ def cli() -> None:
     """
 
 
-for _command in (index_command, search_command, chunk_command, projects_group, status_command):
+for _command in (index_command, search_command, chunk_command, projects_group, status_command, watch_command):
     cli.add_command(_command)
 
 

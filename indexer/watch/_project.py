@@ -1,0 +1,353 @@
+"""One project's watcher: an observer, a debouncer, a timer thread, and its status.
+
+States: ``watching`` (native events), ``polling`` (fallback when the OS refuses more
+watches), ``stopped``, ``error`` (the folder vanished, or no observer could start).
+On start it sends a whole-project diff (what changed while lode was not running),
+then one task per debounced batch, plus a whole-project diff every
+``rescan_seconds`` as the safety net for missed events. Every write goes through the
+single writer's ``submit``; a submit while a task is still queued joins it.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol
+
+from watchdog.observers.api import BaseObserver
+
+from indexer.config import WatchConfig
+from indexer.models import Project, Task
+from indexer.watch._debouncer import Batch, Clock, Debouncer
+from indexer.watch._handler import ChangeHandler
+from indexer.watch._observer import (
+    ObserverFactory,
+    inotify_limit_reached,
+    native_observer,
+    polling_observer,
+    silence_duplicate_watch_warning,
+    watch_limit_hint,
+)
+
+__all__ = ["BatchCallback", "ProjectWatcher", "TaskSink", "WatchStatus"]
+
+log = logging.getLogger(__name__)
+
+#: Longest sleep of the timer thread when nothing is due.
+_IDLE_WAKE = 60.0
+_JOIN_TIMEOUT = 10.0
+
+
+class TaskSink(Protocol):
+    """Where batches go: the single writer (``IndexWorker`` satisfies this)."""
+
+    def submit(self, project_id: str, paths: Sequence[str] = ()) -> Task:
+        """Queue a partial update of ``paths`` (empty: the whole project's incremental diff)."""
+        ...
+
+
+#: Called after each batch is submitted, with the batch and the (possibly merged) task.
+BatchCallback = Callable[[Batch, Task], None]
+
+
+@dataclass(frozen=True, slots=True)
+class WatchStatus:
+    """What the watcher of one project is doing (shown by ``/api/v1/status``)."""
+
+    project_id: str
+    """The project watched."""
+    root: str
+    """Its folder."""
+    state: str
+    """``watching``, ``polling``, ``stopped`` or ``error``."""
+    pending_events: int = 0
+    """Events received but not yet sent as a task."""
+    pending_paths: int = 0
+    """Distinct paths in the pending batch (0 when it covers the whole project)."""
+    last_event_at: datetime | None = None
+    """When the last relevant file event arrived."""
+    last_update_at: datetime | None = None
+    """When the last batch was handed to the writer."""
+    last_task_id: str | None = None
+    """The task that received the last batch."""
+    batches: int = 0
+    """Batches sent since start (including the start and rescan diffs)."""
+    last_error: str | None = None
+    """The last problem met, if any."""
+    mode_reason: str | None = None
+    """Why the watcher polls instead of receiving events (None when it does not)."""
+
+
+class ProjectWatcher:
+    """Watches one project's folder and turns its changes into index tasks."""
+
+    def __init__(
+        self,
+        project: Project,
+        sink: TaskSink,
+        config: WatchConfig,
+        *,
+        clock: Clock = time.monotonic,
+        observer_factory: ObserverFactory = native_observer,
+        poll_interval: float = 1.0,
+        max_paths: int = 256,
+        on_batch: BatchCallback | None = None,
+        limit_probe: Callable[[Path], bool] = inotify_limit_reached,
+    ) -> None:
+        self.project = project
+        self.root = Path(project.root)
+        self._sink = sink
+        self._rescan = float(config.rescan_seconds)
+        self._clock = clock
+        self._observer_factory = observer_factory
+        self._poll_interval = poll_interval
+        self._on_batch = on_batch
+        self._limit_probe = limit_probe
+        self._debouncer = Debouncer(
+            quiet=config.quiet_ms / 1000,
+            max_delay=config.max_delay_ms / 1000,
+            max_paths=max_paths,
+            clock=clock,
+        )
+        self._handler = ChangeHandler(
+            self.root, self._mark, include=project.include, exclude=project.exclude,
+            on_root_gone=self._root_gone, on_error=self._handler_failed,
+        )  # fmt: skip
+        self._lock = threading.Lock()
+        self._send_lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._observer: BaseObserver | None = None
+        self._thread: threading.Thread | None = None
+        self._started = False
+        self._next_rescan: float | None = None
+        self._state = "stopped"
+        self._reason: str | None = None
+        self._error: str | None = None
+        self._last_event_at: datetime | None = None
+        self._last_update_at: datetime | None = None
+        self._last_task_id: str | None = None
+        self._batches = 0
+
+    # ---- lifecycle -----------------------------------------------------------------
+    def start(self, reconcile: bool = True, timer: bool = True) -> WatchStatus:
+        """Start watching; with ``reconcile``, first send the whole-project diff.
+
+        ``timer=False`` runs no timer thread: the caller drives ``tick()`` (tests with
+        an injected clock).
+        """
+        if self._started:
+            return self.status()
+        self._started = True
+        self._stopping.clear()
+        self._start_observer()
+        if self._rescan > 0:
+            self._next_rescan = self._clock() + self._rescan
+        if timer:
+            name = f"lode-watch-{self.project.name}"
+            self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+            self._thread.start()
+        if reconcile:
+            self._send(self._whole_project("reconcile"))
+        return self.status()
+
+    def stop(self, flush: bool = True) -> None:
+        """Stop watching; with ``flush``, send what is pending first (it is durable)."""
+        self._stopping.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(_JOIN_TIMEOUT)
+            self._thread = None
+        self._started = False
+        with self._lock:
+            observer, self._observer = self._observer, None
+            self._state = "stopped"
+        if observer is not None:
+            _discard(observer)
+        batch = self._debouncer.take()
+        if flush and batch is not None:
+            self._send(batch)
+
+    # ---- work ----------------------------------------------------------------------
+    def tick(self, now: float | None = None) -> list[Task]:
+        """Send a due batch and run a due rescan (the timer thread calls this)."""
+        now = self._clock() if now is None else now
+        sent: list[Task | None] = []
+        batch = self._debouncer.poll(now)
+        if batch is not None:
+            sent.append(self._send(batch))
+        if self._next_rescan is not None and now >= self._next_rescan:
+            self._next_rescan = now + self._rescan
+            self._recover()
+            self._check_watch_limit()
+            sent.append(self._send(self._whole_project("rescan", now)))
+        return [t for t in sent if t is not None]
+
+    def flush(self) -> Task | None:
+        """Send the pending batch now, due or not."""
+        batch = self._debouncer.take()
+        return self._send(batch) if batch is not None else None
+
+    def status(self) -> WatchStatus:
+        """A snapshot of this watcher's state."""
+        with self._lock:
+            state, error = self._state, self._error
+            observer = self._observer
+            if state in ("watching", "polling") and not _running(observer):
+                state, error = "error", error or "the file observer stopped unexpectedly"
+            return WatchStatus(
+                project_id=self.project.id,
+                root=str(self.root),
+                state=state,
+                pending_events=self._debouncer.pending_events,
+                pending_paths=self._debouncer.pending_paths,
+                last_event_at=self._last_event_at,
+                last_update_at=self._last_update_at,
+                last_task_id=self._last_task_id,
+                batches=self._batches,
+                last_error=error,
+                mode_reason=self._reason,
+            )
+
+    # ---- observers -------------------------------------------------------------------
+    def _start_observer(self) -> None:
+        silence_duplicate_watch_warning()
+        observer: BaseObserver | None = None
+        try:
+            observer = self._observer_factory()
+            observer.schedule(self._handler, str(self.root), recursive=True)
+            observer.start()
+        except OSError as exc:
+            if observer is not None:
+                _discard(observer)
+            self._fall_back(f"native file events unavailable: {exc}", exc.errno)
+            return
+        if self._limit_probe(self.root):
+            _discard(observer)
+            self._fall_back("inotify watch limit reached", errno.ENOSPC)
+            return
+        with self._lock:
+            self._observer, self._state, self._reason = observer, "watching", None
+
+    def _fall_back(self, why: str, code: int | None) -> None:
+        hint = watch_limit_hint(code)
+        reason = f"{why}; polling every {self._poll_interval:g}s" + (f" ({hint})" if hint else "")
+        try:
+            observer = polling_observer(lambda: self._handler.rules, self.root, self._poll_interval)
+            observer.schedule(self._handler, str(self.root), recursive=True)
+            observer.start()
+        except OSError as exc:
+            self._fail(f"cannot watch {self.root}: {exc}")
+            return
+        log.warning("watcher: %s: %s", self.root, reason)
+        with self._lock:
+            self._observer, self._state, self._reason, self._error = observer, "polling", reason, reason
+
+    def _recover(self) -> None:
+        """After an error (folder gone, observer died), watch again once the folder is back."""
+        if self._state != "error" or not self.root.is_dir():
+            return
+        with self._lock:
+            observer, self._observer = self._observer, None
+        if observer is not None:
+            _discard(observer)
+        log.info("watcher: %s is back; watching again", self.root)
+        self._start_observer()
+
+    def _check_watch_limit(self) -> None:
+        """Sub-folders created since start may have hit the limit unnoticed: re-probe."""
+        if self._state != "watching" or not self._limit_probe(self.root):
+            return
+        with self._lock:
+            observer, self._observer = self._observer, None
+        if observer is not None:
+            _discard(observer)
+        self._fall_back("inotify watch limit reached while watching", errno.ENOSPC)
+
+    # ---- the timer thread ----------------------------------------------------------
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            self._wake.clear()
+            try:
+                self.tick()
+            except Exception as exc:  # keep the timer alive; the status shows the failure
+                log.exception("watcher: %s: tick failed", self.root)
+                self._note_error(f"timer failed: {exc!r}")
+            self._wake.wait(self._sleep_for())
+
+    def _sleep_for(self) -> float:
+        now = self._clock()
+        due = [t for t in (self._debouncer.due_at(), self._next_rescan) if t is not None]
+        return min(_IDLE_WAKE, max(0.0, min(due) - now)) if due else _IDLE_WAKE
+
+    # ---- callbacks -------------------------------------------------------------------
+    def _mark(self, path: str) -> None:
+        if self._debouncer.add(path):
+            self._wake.set()
+        self._last_event_at = datetime.now(UTC)
+
+    def _send(self, batch: Batch) -> Task | None:
+        if not self.root.is_dir():
+            # Never diff a vanished root: that would delete the project's whole index.
+            self._fail(f"project folder {self.root} is missing; not updating the index")
+            return None
+        with self._send_lock:
+            try:
+                task = self._sink.submit(self.project.id, batch.submit_paths)
+            except Exception as exc:
+                log.warning("watcher: %s: cannot queue a task: %r", self.root, exc)
+                self._note_error(f"cannot queue a task: {exc}")
+                return None
+            with self._lock:
+                self._last_update_at = datetime.now(UTC)
+                self._last_task_id = task.id
+                self._batches += 1
+        if self._on_batch is not None:
+            try:
+                self._on_batch(batch, task)
+            except Exception:
+                log.exception("watcher: batch callback failed")
+        return task
+
+    def _whole_project(self, reason: str, now: float | None = None) -> Batch:
+        now = self._clock() if now is None else now
+        return Batch(
+            paths=(), whole_project=True, events=0, first_event_at=now, last_event_at=now, reason=reason
+        )
+
+    def _root_gone(self) -> None:
+        self._fail(f"project folder {self.root} was deleted or moved")
+
+    def _handler_failed(self, exc: BaseException) -> None:
+        self._note_error(f"event handling failed: {exc!r}")
+
+    def _note_error(self, message: str) -> None:
+        with self._lock:
+            self._error = message
+
+    def _fail(self, message: str) -> None:
+        with self._lock:
+            self._error = message
+            if not self._stopping.is_set():
+                self._state = "error"
+
+
+def _running(observer: BaseObserver | None) -> bool:
+    """True while the observer and all its emitters (the threads reading events) run."""
+    return observer is not None and observer.is_alive() and all(e.is_alive() for e in observer.emitters)
+
+
+def _discard(observer: BaseObserver) -> None:
+    """Stop an observer, started or not, and release its watches."""
+    try:
+        observer.stop()
+        if observer.is_alive():
+            observer.join(_JOIN_TIMEOUT)
+    except (OSError, RuntimeError):
+        log.debug("watcher: error while stopping an observer", exc_info=True)
