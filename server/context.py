@@ -51,9 +51,30 @@ class ServerContext:
         self._model_thread = threading.Thread(target=load, name="lode-model-load", daemon=True)
         self._model_thread.start()
 
-    def project_changed(self, project_id: str) -> None:
-        """Called by the writer after it changed a project's rows (hook for caches)."""
-        return
+    def watch_status(self, project_id: str) -> dict[str, Any]:
+        """The watcher's state for a project (``stopped`` when watching is off)."""
+        status = self.watcher.get(project_id) if self.watcher is not None else None
+        if status is None:
+            return {"state": "stopped", "pending_events": 0, "last_update_at": None, "last_error": None}
+        return {
+            "state": status.state,
+            "pending_events": status.pending_events,
+            "last_event_at": status.last_event_at.isoformat() if status.last_event_at else None,
+            "last_update_at": status.last_update_at.isoformat() if status.last_update_at else None,
+            "last_error": status.last_error,
+            "mode_reason": status.mode_reason,
+            "batches": status.batches,
+        }
+
+    def watch(self, project: Project) -> None:
+        """Start watching a newly registered project (when watching is on)."""
+        if self.watcher is not None:
+            self.watcher.add(project)
+
+    def unwatch(self, project_id: str) -> None:
+        """Stop watching a project."""
+        if self.watcher is not None:
+            self.watcher.remove(project_id)
 
     def close(self) -> None:
         """Stop the watcher and the writer, release the store."""
@@ -70,6 +91,11 @@ def open_context(config: LodeConfig, embedder: Embedder | None = None, warm: boo
     worker = IndexWorker(store, lode.lazy_embedder, config)
     ctx = ServerContext(config=config, lode=lode, worker=worker)
     worker.start()
+    if config.watch.enabled:
+        from indexer.watch import WatchService
+
+        ctx.watcher = WatchService(worker, config.watch)
+        ctx.watcher.start(store.list_projects())
     if warm:
         ctx.warm_up()
     return ctx
@@ -81,5 +107,6 @@ def register_paths(ctx: ServerContext, paths: list[str]) -> list[Project]:
     for path in paths:
         project = ctx.lode.register(path)
         ctx.worker.submit(project.id)
+        ctx.watch(project)
         projects.append(project)
     return projects

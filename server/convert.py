@@ -48,7 +48,7 @@ def to_project(ctx: ServerContext, project: Project) -> s.ProjectOut:
     store = ctx.lode.store
     live = [t for t in ctx.worker.list(project.id, limit=20) if t.live]
     current = to_task(live[0], ctx.worker.rate(live[0].id)) if live else None
-    watch = ctx.watcher.status_of(project.id) if ctx.watcher is not None else None
+    watch = ctx.watch_status(project.id)
     return s.ProjectOut(
         id=project.id,
         name=project.name,

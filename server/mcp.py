@@ -157,8 +157,7 @@ def _add_project_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> 
                 name or root.name, str(root), tuple(include), tuple(exclude)
             )
             task = ctx.worker.submit(project.id)
-            if ctx.watcher is not None:
-                ctx.watcher.add(project)
+            ctx.watch(project)
         except LodeError as exc:
             raise _fail(exc) from None
         return {"project": _jsonable(to_project(ctx, project)), "task_id": task.id}

@@ -77,3 +77,10 @@ def real_embedder() -> Embedder:
     from indexer.embed import load_embedder
 
     return load_embedder()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Keep test logs readable: no line per HTTP request from httpx."""
+    import logging
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)

@@ -71,8 +71,7 @@ def create_project(
             data.name or root.name, str(root), tuple(data.include), tuple(data.exclude)
         )
     task = ctx.worker.submit(project.id)
-    if ctx.watcher is not None:
-        ctx.watcher.add(project)
+    ctx.watch(project)
     return ProjectCreated(project=to_project(ctx, project), task_id=task.id)
 
 
@@ -133,9 +132,8 @@ def patch_project(
     store.save_project(updated)
     if updated.include != project.include or updated.exclude != project.exclude:
         ctx.worker.submit(project.id)
-        if ctx.watcher is not None:
-            ctx.watcher.remove(project.id)
-            ctx.watcher.add(updated)
+        ctx.unwatch(project.id)
+        ctx.watch(updated)
     return to_project(ctx, updated)
 
 
@@ -152,8 +150,7 @@ def patch_project(
 def delete_project(ctx: Ctx, project_id: FromPath[str]) -> None:
     """Remove the project and every index row it owns; source files are never touched."""
     project = ctx.lode.store.get_project(project_id)
-    if ctx.watcher is not None:
-        ctx.watcher.remove(project.id)
+    ctx.unwatch(project.id)
     task = ctx.worker.submit(project.id, kind="delete")
     ctx.worker.wait(task.id, timeout=60)
 
