@@ -97,18 +97,16 @@ def _chunk(name: str = "parseHTTPRequest") -> Chunk:
     )
 
 
-def test_embedding_text_has_a_short_header_then_the_content() -> None:
+def test_embedding_text_has_a_caption_then_the_content() -> None:
     text = embedding_text("src/http/parser.py", _chunk())
     header, content = text.split("\n", 1)
-    assert header == (
-        "path: src/http/parser.py | python method | scope: HttpParser > parseHTTPRequest | parse http request"
-    )
+    assert header == "parse http request (python method of http parser) in src http parser py"
     assert content == _chunk().content
 
 
 def test_embedding_text_without_name_or_scope() -> None:
     chunk = chunk_file("notes.txt", b"just some words\n").chunks[0]
-    assert embedding_text("notes.txt", chunk) == "path: notes.txt | text text\njust some words"
+    assert embedding_text("notes.txt", chunk) == "(text text) in notes txt\njust some words"
 
 
 def test_estimate_tokens_basics() -> None:

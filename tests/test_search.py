@@ -39,7 +39,7 @@ def _search(api: Lode, query: str, **kw: object) -> SearchResponse:
 
 @pytest.mark.parametrize("mode", ["hybrid", "semantic", "lexical"])
 def test_modes_find_the_discount_function(indexed: Lode, mode: str) -> None:
-    resp = _search(indexed, "apply discount percentage", granularity="chunk", mode=mode)
+    resp = _search(indexed, "reduce an amount by a percentage", granularity="chunk", mode=mode)
     top = _chunks(resp)[0]
     assert (top.file_path, top.node_name) == ("src/shop/pricing.py", "apply_discount")
     assert 0 < top.relevance_score <= 1

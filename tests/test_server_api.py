@@ -72,7 +72,7 @@ def test_project_lifecycle_and_status(server: tuple[str, Path], project: dict[st
     by_name = httpx.get(f"{base}{API}/projects/shop").json()
     assert by_name["id"] == project["id"]
     status = httpx.get(f"{base}{API}/status").json()
-    assert status["model_id"] == "fake-hash-64"
+    assert status["model_id"] == "fake-hash-256"
     assert status["documents"] == 11
     assert status["queue"].get("done", 0) >= 1
 

@@ -1,7 +1,8 @@
 """A deterministic embedder for unit tests: hashed bag of words and identifier parts.
 
-Texts sharing words get similar vectors, so ranking tests behave sensibly, and the
-same text always gives the same vector. Inject it through constructors; never patch.
+Cosine similarity of two vectors is (up to hash collisions) the overlap of the texts'
+words, so ranking tests behave sensibly, and the same text always gives the same vector.
+Inject it through constructors; never patch.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ _WORD = re.compile(r"[A-Za-z0-9_]+")
 class FakeEmbedder:
     """Deterministic hashed bag-of-words vectors; counts the texts it embedded."""
 
-    def __init__(self, dimension: int = 64, model_id: str = "fake-hash-64") -> None:
+    def __init__(self, dimension: int = 256, model_id: str = "fake-hash-256") -> None:
         self._dimension = dimension
         self._model_id = model_id
         self._lock = threading.Lock()
@@ -62,10 +63,8 @@ class FakeEmbedder:
         for row, text in enumerate(texts):
             for word in _WORD.findall(text):
                 for part in {word.lower(), *split_identifier(word)}:
-                    digest = blake3.blake3(part.encode()).digest(8)
-                    index = int.from_bytes(digest[:4], "little") % self._dimension
-                    sign = 1.0 if digest[4] & 1 else -1.0
-                    out[row, index] += sign
+                    digest = blake3.blake3(part.encode()).digest(4)
+                    out[row, int.from_bytes(digest, "little") % self._dimension] += 1.0
             norm = float(np.linalg.norm(out[row]))
             if norm == 0.0:
                 out[row, 0] = 1.0

@@ -25,8 +25,8 @@ import numpy as np
 from indexer.embed import Embedder
 from indexer.errors import ValidationError
 from indexer.models import ChunkFilter, Project, StoredChunk
-from indexer.search._fusion import Ranked, fuse
-from indexer.search._lexical import exact_identifiers, fts_query
+from indexer.search._fusion import Ranked, Scored, fuse, fuse_scores
+from indexer.search._lexical import exact_identifiers, fts_query, is_identifier_query
 from indexer.search._options import SearchOptions, to_filter, validate_options
 from indexer.search._results import ChunkHit, DocumentHit, FileGroup, SearchResponse
 from indexer.store import Candidate, Store
@@ -34,6 +34,8 @@ from indexer.store import Candidate, Store
 __all__ = ["Searcher", "fuse_chunks", "to_hit"]
 
 _WORD = re.compile(r"[a-z0-9]+")
+#: Candidates taken from each list (min-max normalisation runs over these).
+CANDIDATES = 300
 #: Weight of the whole-document signals next to the best-chunk signal (document granularity).
 _DOC_SIGNAL_WEIGHT = 0.5
 
@@ -90,6 +92,8 @@ class Searcher:
         if mode in ("hybrid", "lexical"):
             text = fts_query(query)
             calls["lexical"] = lambda: self.store.text_candidates(kind, text, flt, k)  # type: ignore[arg-type]
+            if kind == "chunks":
+                calls["name"] = lambda: self.store.text_candidates("chunks", text, flt, k, "name_text")
         return calls
 
     def gather(self, calls: dict[str, Callable[[], Any]]) -> dict[str, Any]:
@@ -123,7 +127,7 @@ class Searcher:
         return fuse_chunks(opts.query, found)
 
     def _chunk_search(self, opts: SearchOptions, flt: ChunkFilter, names: dict[str, str]) -> SearchResponse:
-        k = min(1000, max(100, (opts.offset + opts.limit) * 3))
+        k = min(1000, max(CANDIDATES, (opts.offset + opts.limit) * 3))
         ranked = self.rank_chunks(opts, flt, k)
         page = ranked[opts.offset : opts.offset + opts.limit]
         hits = self.fetch_hits([(c.id, s) for c, s in page], names)
@@ -235,18 +239,27 @@ def _aggregate(chunks: list[ChunkHit]) -> float:
     return round(scores[0] + 0.1 * sum(scores[1:]), 6)
 
 
+#: Weights of the chunk candidate lists, tuned on the quality benchmark's corpora.
+WEIGHTS = {"semantic": 0.7, "lexical": 0.4, "name": 0.2}
+#: Weight of the exact-identifier list: strong for a query made of identifiers only
+#: (``parseDocument``), light when a sentence merely mentions one.
+IDENTIFIER_WEIGHT = (1.0, 0.1)
+
+
 def fuse_chunks(query: str, found: dict[str, list[Candidate]]) -> list[tuple[Candidate, float]]:
-    """Fuse chunk candidate lists (``semantic``, ``lexical``) and the exact-identifier list."""
-    lists: dict[str, Ranked] = {}
+    """Fuse the chunk candidate lists (semantic, lexical, name) and the exact-identifier list."""
+    lists: dict[str, Scored] = {}
     pool: dict[str, Candidate] = {}
     for name, candidates in found.items():
-        lists[name] = Ranked([c.id for c in candidates])
+        lists[name] = Scored([(c.id, c.score) for c in candidates], WEIGHTS.get(name, 0.5))
         for c in candidates:
             pool.setdefault(c.id, c)
-    ident = _identifier_list(exact_identifiers(query), list(pool.values()), lists)
+    idents, only_identifiers = exact_identifiers(query), is_identifier_query(query)
+    ident = _identifier_list(idents, list(pool.values()), include_definitions=only_identifiers)
     if ident:
-        lists["identifier"] = Ranked(ident)
-    return [(pool[i], score) for i, score in fuse(lists)]
+        weight = IDENTIFIER_WEIGHT[0] if only_identifiers else IDENTIFIER_WEIGHT[1]
+        lists["identifier"] = Scored(ident, weight)
+    return [(pool[i], score) for i, score in fuse_scores(lists)]
 
 
 def _rank_within_file(
@@ -273,20 +286,21 @@ def _rank_within_file(
     return [(by_id[i], s) for i, s in fused] + [(c, 0.0) for c in rest]
 
 
-def _identifier_list(idents: tuple[str, ...], pool: list[Candidate], lists: dict[str, Ranked]) -> list[str]:
-    """Candidates that define an identifier of the query: own name first, then other definitions."""
+def _identifier_list(
+    idents: tuple[str, ...], pool: list[Candidate], include_definitions: bool
+) -> list[tuple[str, float]]:
+    """Candidates named exactly like an identifier of the query (score 1), and, for an
+    identifier-only query, candidates defining one (score 0.5)."""
     if not idents:
         return []
     wanted = set(idents)
-    best_rank: dict[str, int] = {}
-    for lst in lists.values():
-        for rank, cid in enumerate(lst.ids):
-            best_rank[cid] = min(rank, best_rank.get(cid, rank))
-    by_name = [c for c in pool if c.node_name in wanted]
-    by_def = [c for c in pool if c.node_name not in wanted and wanted & set(c.definitions)]
-    by_name.sort(key=lambda c: best_rank.get(c.id, 0))
-    by_def.sort(key=lambda c: best_rank.get(c.id, 0))
-    return [c.id for c in by_name + by_def]
+    out: list[tuple[str, float]] = []
+    for c in pool:
+        if c.node_name in wanted:
+            out.append((c.id, 1.0))
+        elif include_definitions and wanted & set(c.definitions):
+            out.append((c.id, 0.5))
+    return out
 
 
 def to_hit(stored: StoredChunk, score: float, names: dict[str, str]) -> ChunkHit:

@@ -6,7 +6,7 @@ import re
 
 from indexer.lexicon import expand_identifiers, is_identifier_like
 
-__all__ = ["exact_identifiers", "fts_query"]
+__all__ = ["exact_identifiers", "fts_query", "is_identifier_query"]
 
 _TOKEN = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*|[0-9]+")
 
@@ -23,3 +23,9 @@ def exact_identifiers(query: str) -> tuple[str, ...]:
         if is_identifier_like(token) and token not in seen:
             seen.append(token)
     return tuple(seen)
+
+
+def is_identifier_query(query: str) -> bool:
+    """True when every word of the query is identifier-shaped (``parseDocument``, ``a.b_c``)."""
+    tokens = _TOKEN.findall(query)
+    return bool(tokens) and all(is_identifier_like(t) for t in tokens)

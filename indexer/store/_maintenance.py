@@ -35,7 +35,7 @@ _SCALAR = [
     (TASKS, "id", "BTREE"),
     (PROJECTS, "id", "BTREE"),
 ]
-_FTS = [(CHUNKS, "search_text"), (DOCUMENTS, "search_text")]
+_FTS = [(CHUNKS, "search_text"), (CHUNKS, "name_text"), (DOCUMENTS, "search_text")]
 
 
 def _index_config(kind: str) -> Any:

@@ -85,8 +85,8 @@ def document_search_text(file_path: str, content: str) -> str:
 
 
 _CHUNK_FIELDS = (
-    "id file_id project_id file_path file_hash chunk_index content search_text chunk_hash embedded priority "
-    "start_byte end_byte start_line end_line node_type node_name language parent_context scope_path "
+    "id file_id project_id file_path file_hash chunk_index content search_text name_text chunk_hash embedded "
+    "priority start_byte end_byte start_line end_line node_type node_name language parent_context scope_path "
     "scope_depth definitions references indexed_at vectors"
 ).split()
 
@@ -99,7 +99,8 @@ def chunk_columns(write: FileWrite, stamp: datetime, placeholder: np.ndarray) ->
         c = item.chunk
         values = (
             item.id, doc.id, doc.project_id, doc.file_path, write.file_hash, c.chunk_index, c.content,
-            chunk_search_text(doc.file_path, c), c.chunk_hash, item.vector is not None, write.priority,
+            chunk_search_text(doc.file_path, c), identifier_words(c.node_name), c.chunk_hash,
+            item.vector is not None, write.priority,
             c.start_byte, c.end_byte, c.start_line, c.end_line, c.node_type, c.node_name, c.language,
             c.parent_context, list(c.scope_path), len(c.scope_path), list(c.definitions),
             list(c.references), stamp, item.vector if item.vector is not None else placeholder,

@@ -98,6 +98,7 @@ def chunks_schema(dimension: int) -> pa.Schema:
             pa.field("chunk_index", pa.int32()),
             pa.field("content", pa.string()),
             pa.field("search_text", pa.string()),
+            pa.field("name_text", pa.string()),
             pa.field("chunk_hash", pa.string()),
             pa.field("embedding", _vector(dimension)),
             pa.field("embedded", pa.bool_()),

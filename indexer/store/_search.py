@@ -15,9 +15,10 @@ from indexer.store._rows import CHUNK_COLUMNS, to_stored_chunk
 from indexer.store._schema import CHUNKS, DOCUMENTS
 from indexer.store._sql import and_all
 
-__all__ = ["Candidate", "SearchMixin", "TableKind"]
+__all__ = ["Candidate", "SearchMixin", "TableKind", "TextField"]
 
 TableKind = Literal["chunks", "documents"]
+TextField = Literal["search_text", "name_text"]
 _NAMES: dict[str, str] = {"chunks": CHUNKS, "documents": DOCUMENTS}
 _VECTOR_COLUMN = {"chunks": "embedding", "documents": "content_embedding"}
 _CANDIDATE_COLUMNS = {"chunks": ["id", "file_id", "node_name", "definitions"], "documents": ["id"]}
@@ -76,13 +77,19 @@ class SearchMixin(StoreBase):
         )
         return _to_candidates(kind, query.to_arrow(), "_distance")
 
-    def text_candidates(self, kind: TableKind, text: str, flt: ChunkFilter, k: int) -> list[Candidate]:
-        """The ``k`` best BM25 matches of ``text`` admitted by ``flt`` (score: BM25)."""
+    def text_candidates(
+        self, kind: TableKind, text: str, flt: ChunkFilter, k: int, field: TextField = "search_text"
+    ) -> list[Candidate]:
+        """The ``k`` best BM25 matches of ``text`` admitted by ``flt`` (score: BM25).
+
+        ``field`` is ``search_text`` (path, name and content words) or, for chunks,
+        ``name_text`` (the words of the unit's own name).
+        """
         from lancedb.query import MatchQuery
 
         if not text.strip():
             return []
-        query: Any = self._t(_NAMES[kind]).search(MatchQuery(text, "search_text"), query_type="fts")
+        query: Any = self._t(_NAMES[kind]).search(MatchQuery(text, field), query_type="fts")
         where = _where(kind, flt)
         if where:
             query = query.where(where, prefilter=True)
