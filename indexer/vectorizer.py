@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 __all__ = ["EmbedStats", "StopSignal", "embed_backlog"]
 
 _BATCH = 64
+#: Backlog chunks read per window (cache hits among them are written in one go).
+_WINDOW = 512
 
 
 class StopSignal(Protocol):
@@ -71,6 +73,9 @@ def embed_backlog(
 ) -> EmbedStats:
     """Embed every chunk still without a vector (of one project, or all), until done or cancelled.
 
+    The backlog is read in windows of ``_WINDOW`` chunks: vectors the cache already has are
+    written at once, the remaining distinct texts go to the model ``batch_size`` at a time,
+    and each batch is written by a second thread while the model encodes the next.
     ``failed`` collects ids of chunks the model refused; they are skipped (and stay
     lexically searchable) until a later run retries them with a fresh set.
     """
@@ -78,30 +83,102 @@ def embed_backlog(
 
     state = state or IndexProgress()
     stats = EmbedStats()
-    started = time.perf_counter()
+    run = _Run(
+        store, embedder, state, stats, progress, cancel, batch_size, set() if failed is None else failed
+    )
     state.phase = "embed"
     state.chunks_total = store.count_chunks(project_id)
     state.chunks_embedded = store.count_chunks(project_id, embedded=True)
-    failed = set() if failed is None else failed
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lode-vector-writer") as pool:
-        pending: Future[None] | None = None
-        while not (cancel is not None and cancel.is_set()):
-            backlog = [cid for cid, _ in store.embedding_backlog(project_id) if cid not in failed]
+        run.pool = pool
+        while not run.stopped():
+            backlog = [cid for cid, _ in store.embedding_backlog(project_id) if cid not in run.failed]
             if not backlog:
                 break
-            for start in range(0, len(backlog), batch_size):
-                if cancel is not None and cancel.is_set():
+            for start in range(0, len(backlog), _WINDOW):
+                if run.stopped():
                     break
-                batch = _prepare(store, embedder, backlog[start : start + batch_size], stats, failed)
-                if pending is not None:
-                    pending.result()
-                pending = pool.submit(_write, store, batch) if batch else None
-                _advance(state, stats, batch, started, progress)
-            if pending is not None:
-                pending.result()
-                pending = None
-    stats.seconds = time.perf_counter() - started
+                run.window(backlog[start : start + _WINDOW])
+        run.drain()
+    stats.seconds = time.perf_counter() - run.started
     return stats
+
+
+class _Run:
+    """One phase-2 pass: windows of the backlog, model batches, and the writer thread."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        state: IndexProgress,
+        stats: EmbedStats,
+        progress: Callable[[IndexProgress], None] | None,
+        cancel: StopSignal | None,
+        batch_size: int,
+        failed: set[str],
+    ) -> None:
+        self.store, self.embedder, self.state, self.stats = store, embedder, state, stats
+        self.progress, self.cancel, self.batch_size, self.failed = progress, cancel, batch_size, failed
+        self.pool: ThreadPoolExecutor | None = None
+        self.pending: Future[None] | None = None
+        self.started = time.perf_counter()
+
+    def stopped(self) -> bool:
+        """True once the caller asked phase 2 to stop."""
+        return self.cancel is not None and self.cancel.is_set()
+
+    def window(self, ids: Sequence[str]) -> None:
+        """Embed one window of the backlog: cached vectors first, then the model's batches."""
+        chunks = self.store.chunks_for_embedding(ids)
+        if not chunks:
+            return
+        cached = self.store.cache_get([c.chunk.chunk_hash for c in chunks])
+        hits = [c for c in chunks if c.chunk.chunk_hash in cached]
+        self.stats.cache_hits += len(hits)
+        self._write(_batch_of(hits, cached, {}, self._failed_paths()))
+        todo: dict[str, list[StoredChunk]] = {}
+        for c in chunks:
+            if c.chunk.chunk_hash not in cached:
+                todo.setdefault(c.chunk.chunk_hash, []).append(c)
+        groups = sorted(todo.values(), key=lambda g: len(g[0].chunk.content))
+        for start in range(0, len(groups), self.batch_size):
+            if self.stopped():
+                return
+            part = groups[start : start + self.batch_size]
+            new = _embed(self.store, self.embedder, [g[0] for g in part], self.stats, self.failed)
+            members = [c for g in part for c in g]
+            self.failed.update(c.id for c in members if c.chunk.chunk_hash not in new)
+            self._write(_batch_of(members, new, new, self._failed_paths()))
+
+    def _failed_paths(self) -> set[str]:
+        return {f.path for f in self.stats.failed}
+
+    def _write(self, batch: _Batch | None) -> None:
+        if self.pending is not None:
+            self.pending.result()
+            self.pending = None
+        if batch is not None and self.pool is not None:
+            self.pending = self.pool.submit(_write, self.store, batch)
+        _advance(self.state, self.stats, batch, self.started, self.progress)
+
+    def drain(self) -> None:
+        """Wait for the last write."""
+        if self.pending is not None:
+            self.pending.result()
+            self.pending = None
+
+
+def _batch_of(
+    chunks: list[StoredChunk], vectors: dict[str, np.ndarray], new: dict[str, np.ndarray], bad_paths: set[str]
+) -> _Batch | None:
+    """A write for the chunks that got a vector; files with a failed chunk keep their error."""
+    ok = [c for c in chunks if c.chunk.chunk_hash in vectors]
+    if not ok:
+        return None
+    matrix = np.stack([vectors[c.chunk.chunk_hash] for c in ok])
+    done = sorted({(c.project_id, c.file_path) for c in ok if c.file_path not in bad_paths})
+    return _Batch([c.id for c in ok], matrix, new, sorted({c.file_id for c in ok}), done)
 
 
 def _advance(
@@ -117,29 +194,6 @@ def _advance(
     state.embed_rate = stats.embedded / elapsed if elapsed > 0 else 0.0
     if progress is not None:
         progress(state)
-
-
-def _prepare(
-    store: Store, embedder: Embedder, ids: Sequence[str], stats: EmbedStats, failed: set[str]
-) -> _Batch | None:
-    chunks = store.chunks_for_embedding(ids)
-    if not chunks:
-        return None
-    cached = store.cache_get([c.chunk.chunk_hash for c in chunks])
-    todo: dict[str, StoredChunk] = {}
-    for c in chunks:
-        if c.chunk.chunk_hash not in cached:
-            todo.setdefault(c.chunk.chunk_hash, c)
-    stats.cache_hits += len(chunks) - sum(1 for c in chunks if c.chunk.chunk_hash in todo)
-    new = _embed(store, embedder, list(todo.values()), stats, failed)
-    vectors = {**cached, **new}
-    ok = [c for c in chunks if c.chunk.chunk_hash in vectors]
-    if not ok:
-        return None
-    matrix = np.stack([vectors[c.chunk.chunk_hash] for c in ok])
-    bad_files = {c.file_id for c in chunks if c.id in failed}
-    done = sorted({(c.project_id, c.file_path) for c in ok if c.file_id not in bad_files})
-    return _Batch([c.id for c in ok], matrix, new, sorted({c.file_id for c in ok}), done)
 
 
 def _embed(
