@@ -193,6 +193,7 @@ class _FileWriter:
         self.store, self.embedder, self.project, self.config = store, embedder, project, config
         self.report, self.state, self.notify = report, state, notify
         self.pending: list[tuple[FileWrite, list[str]]] = []
+        self.started_ms = time.time_ns() // 1_000_000
         self.pending_chunks = 0
         self.stat_updates: list[tuple[str, int, float]] = []
         self.drop: list[str] = []
@@ -236,7 +237,7 @@ class _FileWriter:
         if chunked.skipped_reason:
             self._skip(entry.rel_path, chunked.skipped_reason, old)
             return
-        write = _file_write(self.project, entry, data, digest, chunked)
+        write = _file_write(self.project, entry, data, digest, chunked, self.started_ms)
         self.pending.append((write, [c.chunk.chunk_hash for c in write.chunks]))
         self.pending_chunks += len(write.chunks)
         self.failed_ok.append(entry.rel_path)
@@ -268,14 +269,15 @@ def _read(entry: WalkEntry) -> bytes | None:
         return None
 
 
-def _priority(rel_path: str) -> int:
-    """Phase-2 order: newest writes first; README and docs ahead of code of the same moment."""
+def _priority(run_started_ms: int, rel_path: str) -> int:
+    """Phase-2 order: files of the newest run first (an edit jumps a big backlog), and
+    within a run README and docs ahead of code."""
     boost = 1 if rel_path.lower().endswith(_DOC_SUFFIXES) or "readme" in rel_path.lower() else 0
-    return time.time_ns() // 1_000_000 * 2 + boost
+    return run_started_ms * 2 + boost
 
 
 def _file_write(
-    project: Project, entry: WalkEntry, data: bytes, digest: str, chunked: ChunkedFile
+    project: Project, entry: WalkEntry, data: bytes, digest: str, chunked: ChunkedFile, run_started_ms: int
 ) -> FileWrite:
     tokens: Counter[str] = Counter()
     for chunk in chunked.chunks:
@@ -297,7 +299,11 @@ def _file_write(
     chunks = [ChunkWrite(id=uuid7(), chunk=c) for c in chunked.chunks]
     content = data.decode("utf-8", errors="replace")
     return FileWrite(
-        document=doc, content=content, chunks=chunks, file_hash=digest, priority=_priority(entry.rel_path)
+        document=doc,
+        content=content,
+        chunks=chunks,
+        file_hash=digest,
+        priority=_priority(run_started_ms, entry.rel_path),
     )
 
 

@@ -92,6 +92,7 @@ def embed_backlog(
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lode-vector-writer") as pool:
         run.pool = pool
         while not run.stopped():
+            run.drain()  # the backlog must not see chunks whose vectors are still being written
             backlog = [cid for cid, _ in store.embedding_backlog(project_id) if cid not in run.failed]
             if not backlog:
                 break

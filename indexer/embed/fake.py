@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Sequence
 
 import blake3
@@ -25,9 +26,11 @@ _WORD = re.compile(r"[A-Za-z0-9_]+")
 class FakeEmbedder:
     """Deterministic hashed bag-of-words vectors; counts the texts it embedded."""
 
-    def __init__(self, dimension: int = 256, model_id: str = "fake-hash-256") -> None:
+    def __init__(self, dimension: int = 256, model_id: str = "fake-hash-256", delay: float = 0.0) -> None:
         self._dimension = dimension
         self._model_id = model_id
+        #: Seconds slept per text embedded, to imitate a slow model in tests.
+        self.delay = delay
         self._lock = threading.Lock()
         self.texts_embedded = 0
         self.fail_on: str | None = None
@@ -46,6 +49,8 @@ class FakeEmbedder:
         """Embed texts; raises if a text contains ``fail_on`` (to test failure handling)."""
         if self.fail_on is not None and any(self.fail_on in t for t in texts):
             raise RuntimeError(f"fake model refuses texts containing {self.fail_on!r}")
+        if self.delay:
+            time.sleep(self.delay * len(texts))
         with self._lock:
             self.texts_embedded += len(texts)
         return self._vectors(texts)

@@ -1,0 +1,178 @@
+"""Lexical-first progressive indexing: searchable before any vector exists, vectors fill
+in behind, edits jump the queue, and a stopped phase 2 resumes where it stopped."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from indexer.api import Lode
+from indexer.config import load_config
+from indexer.embed import FakeEmbedder
+from indexer.models import ChunkFilter
+from indexer.search import SearchOptions
+from indexer.tasks import IndexWorker
+from indexer.vectorizer import embed_backlog
+
+
+def _hits(lode: Lode, query: str, **kw: object) -> list[tuple[str, str]]:
+    resp = lode.search(SearchOptions(query=query, granularity="chunk", limit=20, **kw))  # type: ignore[arg-type]
+    return [(h.file_path, h.node_name) for g in resp.groups for h in g.chunks]
+
+
+def test_lexical_search_and_filters_work_before_any_vector(lode: Lode, repo: Path) -> None:
+    lode.index(repo, embed=False)
+    project = lode.store.get_project("repo")
+    assert lode.store.semantic_coverage(project.id) == 0.0
+    assert ("src/shop/pricing.py", "apply_discount") in _hits(lode, "apply_discount", mode="lexical")
+    assert _hits(lode, "cart", mode="lexical", node_types=("method",), languages=("python",))
+    hybrid = lode.search(SearchOptions(query="apply discount", granularity="chunk"))
+    assert hybrid.groups, "hybrid falls back to lexical results"
+    assert hybrid.semantic_coverage == {project.id: 0.0}
+    assert any("semantic index incomplete" in w for w in hybrid.warnings)
+    semantic = lode.search(SearchOptions(query="apply discount", granularity="chunk", mode="semantic"))
+    assert semantic.groups == ()
+    assert any("semantic index incomplete" in w for w in semantic.warnings)
+
+
+def test_hybrid_fills_in_as_embedding_proceeds(lode: Lode, repo: Path) -> None:
+    lode.index(repo, embed=False)
+    store = lode.store
+    project = store.get_project("repo")
+
+    class StopAfter:
+        """Stop phase 2 once some vectors are written."""
+
+        def is_set(self) -> bool:
+            return store.count_chunks(project.id, embedded=True) >= 5
+
+    embed_backlog(store, lode.lazy_embedder, project.id, cancel=StopAfter(), batch_size=5)
+    partial = store.semantic_coverage(project.id)
+    assert 0.0 < partial < 1.0
+    before = lode.search(
+        SearchOptions(query="session token expiry", granularity="chunk", mode="semantic", limit=50)
+    )
+    embed_backlog(store, lode.lazy_embedder, project.id)
+    assert store.semantic_coverage(project.id) == 1.0
+    after = lode.search(
+        SearchOptions(query="session token expiry", granularity="chunk", mode="semantic", limit=50)
+    )
+    count = lambda r: sum(len(g.chunks) for g in r.groups)  # noqa: E731
+    assert count(after) > count(before)
+    assert after.warnings == ()
+
+
+def test_stopped_phase_two_resumes_without_embedding_twice(tmp_path: Path, repo: Path) -> None:
+    embedder = FakeEmbedder()
+    lode = Lode(load_config(env={}, overrides={"db": tmp_path / "db"}), embedder=embedder)
+    lode.index(repo, embed=False)
+    store = lode.store
+    project = store.get_project("repo")
+    stop = threading.Event()
+    calls = {"n": 0}
+    real_embed = embedder.embed
+
+    def counting_embed(texts):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 2:
+            stop.set()
+        return real_embed(texts)
+
+    embedder.embed = counting_embed  # type: ignore[method-assign]
+    first = embed_backlog(store, embedder, project.id, cancel=stop, batch_size=4)
+    assert 0 < store.count_chunks(project.id, embedded=True) < store.count_chunks(project.id)
+    second = embed_backlog(store, embedder, project.id, batch_size=4)
+    total = store.count_chunks(project.id)
+    assert store.count_chunks(project.id, embedded=True) == total
+    distinct = {
+        c.chunk.chunk_hash
+        for c in store.chunks_of_files([s.id for s in store.document_states(project.id).values()])
+    }
+    assert first.embedded + second.embedded == len(distinct) == embedder.texts_embedded
+    assert first.embedded + second.embedded + first.cache_hits + second.cache_hits == total
+    lode.close()
+
+
+def test_edit_during_a_long_phase_two_is_searchable_at_once_and_embedded_first(
+    tmp_path: Path, repo: Path
+) -> None:
+    embedder = FakeEmbedder(delay=0.02)
+    bulk = repo / "bulk"
+    bulk.mkdir()
+    for i in range(150):
+        (bulk / f"m{i}.py").write_text(f"def bulk_function_{i}(x):\n    return x * {i}\n")
+    config = load_config(env={}, overrides={"db": tmp_path / "db"})
+    lode = Lode(config, embedder=embedder)
+    project = lode.register(repo)
+    worker = IndexWorker(lode.store, embedder, config)
+    worker.start()
+    try:
+        first = worker.submit(project.id)
+        deadline = time.monotonic() + 30
+        while worker.get(first.id).phase != "embed" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert worker.get(first.id).phase == "embed"
+        (repo / "src/shop/fresh.py").write_text("def freshly_saved_helper():\n    return 'new'\n")
+        edit = worker.submit(project.id, paths=("src/shop/fresh.py",))
+        searchable = worker.wait(edit.id, timeout=10, phase1_only=True)
+        assert searchable.phase in ("embed", "done")
+        assert worker.get(first.id).status == "running", "the edit did not wait for the backlog"
+        assert ("src/shop/fresh.py", "freshly_saved_helper") in _hits(
+            lode, "freshly_saved_helper", mode="lexical"
+        )
+        store = lode.store
+        fresh = store.find_document(project.id, "src/shop/fresh.py")
+        assert fresh is not None
+        deadline = time.monotonic() + 10
+        while not all(c.embedded for c in store.chunks_of_files([fresh.id])) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert all(c.embedded for c in store.chunks_of_files([fresh.id]))
+        assert store.semantic_coverage(project.id) < 1.0, "the edited file got its vector before the backlog"
+        done = worker.wait(first.id, timeout=60)
+        assert done.status == "done"
+        assert store.semantic_coverage(project.id) == 1.0
+    finally:
+        worker.stop()
+        lode.close()
+
+
+def test_readme_and_docs_are_embedded_before_code_written_at_the_same_time(lode: Lode, repo: Path) -> None:
+    lode.index(repo, embed=False)
+    store = lode.store
+    project = store.get_project("repo")
+    order = [cid for cid, _ in store.embedding_backlog(project.id)]
+    paths = {c.id: c.file_path for c in store.get_chunks(order)}
+    docs = [i for i, cid in enumerate(order) if paths[cid].endswith(".md")]
+    code = [i for i, cid in enumerate(order) if paths[cid].endswith((".py", ".go", ".rs", ".js"))]
+    assert docs
+    assert max(docs) < min(code)
+
+
+def test_task_progress_reports_both_phases(tmp_path: Path, repo: Path) -> None:
+    embedder = FakeEmbedder(delay=0.01)
+    config = load_config(env={}, overrides={"db": tmp_path / "db"})
+    lode = Lode(config, embedder=embedder)
+    project = lode.register(repo)
+    worker = IndexWorker(lode.store, embedder, config)
+    worker.start()
+    try:
+        task = worker.submit(project.id)
+        seen: set[str] = set()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            current = worker.get(task.id)
+            seen.add(current.phase)
+            if current.phase == "embed":
+                assert current.files_total == current.files_done == 12
+                assert current.chunks_total >= current.chunks_embedded
+            if not current.live:
+                break
+            time.sleep(0.005)
+        assert {"embed", "done"} <= seen
+        final = worker.get(task.id)
+        assert final.chunks_embedded == final.chunks_total > 0
+    finally:
+        worker.stop()
+        lode.close()
+    assert ChunkFilter  # the filter type used by the store API stays importable
