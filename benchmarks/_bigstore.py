@@ -28,7 +28,7 @@ __all__ = ["PROFILES", "BigStore", "open_big_store", "sample_queries"]
 
 #: profile → (packages whose .py files form one copy, number of copies)
 PROFILES: dict[str, tuple[tuple[str, ...], int]] = {
-    "quick": (("rich", "click", "httpx", "jinja2", "msgspec", "pathspec"), 28),
+    "quick": (("rich", "click", "httpx", "jinja2", "msgspec", "pathspec"), 18),
     "full": (("rich", "click", "httpx", "jinja2", "litestar", "hypothesis", "pygments"), 8),
 }
 PROJECT = "bigstore"
