@@ -150,6 +150,10 @@ class IndexReport:
     chunks_embedded: int = 0
     embedding_cache_hits: int = 0
     seconds: float = 0.0
+    lexical_seconds: float = 0.0
+    """Time until every changed file was lexically searchable (end of phase 1)."""
+    model_seconds: float = 0.0
+    """Time spent inside the embedding model."""
 
 
 @dataclass(frozen=True, slots=True)

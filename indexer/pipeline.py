@@ -23,6 +23,7 @@ import numpy as np
 from indexer.chunker import chunk_file, estimate_tokens
 from indexer.config import LodeConfig
 from indexer.embed import Embedder
+from indexer.errors import PathError
 from indexer.ids import document_id, uuid7
 from indexer.models import ChunkedFile, Document, IndexReport, Project, SkippedFile
 from indexer.store import ChunkWrite, DocState, FileWrite, Store
@@ -96,8 +97,10 @@ def index_project(
         progress=progress,
         cancel=cancel,
     )
+    report.lexical_seconds = round(time.perf_counter() - started, 3)
     if embed and not _is_cancelled(cancel):
         stats = embed_backlog(store, embedder, project.id, state=state, progress=progress, cancel=cancel)
+        report.model_seconds = round(stats.model_seconds, 3)
         report.chunks_embedded += stats.embedded
         report.embedding_cache_hits += stats.cache_hits
         report.files_failed.extend(stats.failed)
@@ -125,6 +128,9 @@ def run_lexical_phase(
     state = state or IndexProgress()
     notify = progress or _noop
     root = Path(project.root)
+    if not root.is_dir():
+        # never read a vanished root as "every file was deleted"
+        raise PathError("root", f"project {project.name!r}: folder {root} is missing or not a folder")
     report = IndexReport(project_id=project.id)
     rules = IgnoreRules(root, project.include, project.exclude)
     walked = walk_project(root, config.walker, rules, under=paths)
@@ -169,10 +175,14 @@ def _diff(
 
 
 def _deleted(states: dict[str, DocState], walked: set[str], under: Sequence[str]) -> list[str]:
-    prefixes = [p.strip("/") for p in under if p.strip("/")]
+    """Indexed paths that the walk no longer produced, within the walked scope."""
+    prefixes = {p.strip("/") for p in under if p.strip("/")}
 
     def in_scope(path: str) -> bool:
-        return not prefixes or any(path == p or path.startswith(p + "/") for p in prefixes)
+        if not prefixes:
+            return True
+        parts = path.split("/")
+        return any("/".join(parts[:depth]) in prefixes for depth in range(1, len(parts) + 1))
 
     return sorted(p for p in states if p not in walked and in_scope(p))
 

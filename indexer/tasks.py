@@ -31,6 +31,9 @@ __all__ = ["IndexWorker", "task_eta", "task_percent"]
 log = logging.getLogger(__name__)
 
 _MAX_ERRORS = 50
+#: A queued task with more paths than this becomes a whole-project diff (cheap when
+#: nothing else changed, and bounded in memory).
+_MAX_TASK_PATHS = 2000
 _SAVE_EVERY = 1.0
 
 
@@ -123,12 +126,15 @@ class IndexWorker:
                 merged_paths: tuple[str, ...] = (
                     () if not task.paths or not paths else tuple(sorted({*task.paths, *paths}))
                 )
+                if len(merged_paths) > _MAX_TASK_PATHS:
+                    merged_paths = ()
                 task = dataclasses.replace(
                     task, paths=merged_paths, full=task.full or full, updated_at=_now()
                 )
             else:
                 stamp = _now()
-                task = Task(id=uuid7(), project_id=project_id, kind=kind, paths=tuple(paths), full=full,
+                wanted = tuple(paths) if len(paths) <= _MAX_TASK_PATHS else ()
+                task = Task(id=uuid7(), project_id=project_id, kind=kind, paths=wanted, full=full,
                             created_at=stamp, updated_at=stamp)  # fmt: skip
             self.store.save_task(task)
             self._paused.discard(project_id)

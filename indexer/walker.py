@@ -11,6 +11,7 @@ known binary types. Every skip is reported with its reason.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -117,12 +118,14 @@ class IgnoreRules:
                 raise ValueError(f"{glob!r} is not a usable glob")
             try:
                 GitIgnoreSpec.from_lines([glob])
-            except (ValueError, TypeError) as exc:
+            except (ValueError, TypeError, re.error) as exc:
                 raise ValueError(f"{glob!r} is not a valid glob: {exc}") from None
 
     def invalidate(self) -> None:
-        """Forget cached ignore files (after a ``.gitignore``/``.lodeignore`` changed)."""
+        """Forget cached ignore files (after a ``.gitignore``, ``.lodeignore`` or
+        ``.git/info/exclude`` changed)."""
         self._specs.clear()
+        self._info_exclude = _read_spec([self.root / ".git" / "info" / "exclude"])
 
     def ignored(self, rel_path: str, is_dir: bool = False) -> bool:
         """True if ``rel_path`` (POSIX, relative to the root) or any parent folder is ignored."""
@@ -203,6 +206,8 @@ def walk_project(
     seen_dirs: set[tuple[int, int]] = set()
     starts = [p.strip("/") for p in under] or [""]
     for start in starts:
+        if start and not (root / start).exists() and not (root / start).is_symlink():
+            continue  # a path that vanished: nothing to walk (its rows are removed by the diff)
         if start and rules.ignored(start, is_dir=(root / start).is_dir()):
             continue
         for entry in _iter_tree(root, start, rules, config, seen_dirs, result.skipped):

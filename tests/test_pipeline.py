@@ -210,3 +210,29 @@ def _flt(project_id: str):  # type: ignore[no-untyped-def]
     from indexer.models import ChunkFilter
 
     return ChunkFilter(project_ids=(project_id,))
+
+
+def test_a_vanished_project_folder_deletes_nothing(lode: Lode, repo: Path, tmp_path: Path) -> None:
+    lode.index(repo)
+    project = lode.store.get_project("repo")
+    before = lode.store.count_documents(project.id)
+    repo.rename(tmp_path / "moved-away")
+    from indexer.pipeline import run_lexical_phase
+
+    with pytest.raises(PathError, match="missing"):
+        run_lexical_phase(lode.store, lode.lazy_embedder, project, lode.config)
+    assert lode.store.count_documents(project.id) == before
+
+
+def test_partial_paths_delete_only_inside_them(lode: Lode, repo: Path) -> None:
+    lode.index(repo)
+    project = lode.store.get_project("repo")
+    (repo / "src/web/router.go").unlink()
+    (repo / "src/shop/pricing.py").unlink()
+    from indexer.pipeline import run_lexical_phase
+
+    report = run_lexical_phase(lode.store, lode.lazy_embedder, project, lode.config, paths=("src/web",))
+    assert report.files_deleted == 1
+    paths = set(lode.store.document_states(project.id))
+    assert "src/web/router.go" not in paths
+    assert "src/shop/pricing.py" in paths  # outside the paths given: left for a later diff

@@ -1,0 +1,194 @@
+"""Indexing throughput, no-op re-index time, time to first lexical result, peak RSS.
+
+1. Throughput (issue 3): index a real corpus with the real model — quick: the installed
+   ``rich`` package's sources; full: ``litestar``'s — and compare chunks/s with the
+   model's raw encode throughput on the same texts, measured in the same run
+   (target: ≥ 85 %). Reports files/s, chunks/s and the share of time inside the model.
+2. No-op re-index (issue 3): a second run over 1,000 unchanged files (target ≤ 2 s).
+3. Progressive indexing (issue 12): on Django 5.1.4 (PyPI sdist, sha256-pinned; its
+   Python sources, docs, templates and scripts: ~3,800 files) the time until a lexical
+   search answers (target ≤ 20 s); the full profile also times full semantic coverage.
+4. Peak RSS of the process (target ≤ 1.5 GB).
+
+Writes ``benchmarks/results/index.json``.
+
+Example:
+    .venv/bin/python -m benchmarks.bench_index --quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.quality.corpora import CorpusSpec, fetch_corpus
+from indexer.api import Lode
+from indexer.chunker import chunk_file, embedding_text
+from indexer.config import load_config
+from indexer.embed import Embedder, load_embedder
+from indexer.search import SearchOptions
+
+RESULTS = Path(__file__).parent / "results"
+DJANGO = CorpusSpec(
+    name="django",
+    language="python",
+    registry="pypi",
+    package="django",
+    version="5.1.4",
+    url="https://files.pythonhosted.org/packages/d3/e8/"
+    "536555596dbb79f6e77418aeb40bdc1758c26725aba31919ba449e6d5e6a/Django-5.1.4.tar.gz",
+    sha256="de450c09e91879fa5a307f696e57c851955c910a438a35e6b4c895e86bedc82a",
+    root="Django-5.1.4/",
+    include=("django/**/*.py", "tests/**/*.py", "docs/**/*.txt", "**/*.html", "**/*.js"),
+)
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _copy_package(package: str, target: Path) -> Path:
+    source = Path(sysconfig.get_paths()["purelib"]) / package
+    shutil.copytree(source, target / package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return target
+
+
+def raw_encode_seconds(embedder: Embedder, corpus: Path) -> tuple[float, int]:
+    """Seconds the model alone needs for the corpus's distinct chunk texts (batches of 64)."""
+    texts: dict[str, str] = {}
+    for path in sorted(corpus.rglob("*")):
+        if path.is_file():
+            rel = path.relative_to(corpus).as_posix()
+            for chunk in chunk_file(rel, path.read_bytes()).chunks:
+                texts.setdefault(chunk.chunk_hash, embedding_text(rel, chunk))
+    ordered = sorted(texts.values(), key=len)
+    started = time.perf_counter()
+    for start in range(0, len(ordered), 64):
+        embedder.embed(ordered[start : start + 64])
+    return time.perf_counter() - started, len(ordered)
+
+
+def throughput(embedder: Embedder, package: str, work: Path) -> dict[str, Any]:
+    """Index a package with the real model; compare with the raw encode time of its texts."""
+    corpus = _copy_package(package, work / "corpus")
+    raw_seconds, texts = raw_encode_seconds(embedder, corpus)
+    lode = Lode(load_config(overrides={"db": work / "db"}), embedder=embedder)
+    try:
+        report = lode.index(corpus, name=package)
+    finally:
+        lode.close()
+    raw_rate = texts / raw_seconds
+    rate = report.chunks_embedded / report.seconds
+    return {
+        "corpus": f"{package} (installed sources)",
+        "files": report.files_indexed,
+        "chunks": report.chunks_written,
+        "chunks_embedded": report.chunks_embedded,
+        "seconds": report.seconds,
+        "lexical_seconds": report.lexical_seconds,
+        "model_seconds": report.model_seconds,
+        "files_per_second": round(report.files_indexed / report.seconds, 1),
+        "chunks_per_second": round(rate, 1),
+        "raw_encode_chunks_per_second": round(raw_rate, 1),
+        "throughput_vs_raw": round(rate / raw_rate, 3),
+        "share_in_model": round(report.model_seconds / report.seconds, 3),
+    }
+
+
+def noop_reindex(embedder: Embedder, django: Path, work: Path, files: int = 1000) -> dict[str, Any]:
+    """Index ``files`` Django files (lexical phase only), then time a run where nothing changed."""
+    corpus = work / "noop"
+    sources = sorted(p for p in django.rglob("*.py") if p.is_file())[:files]
+    for path in sources:
+        target = corpus / path.relative_to(django)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+    lode = Lode(load_config(overrides={"db": work / "noop-db"}), embedder=embedder)
+    try:
+        lode.index(corpus, name="noop", embed=False)
+        started = time.perf_counter()
+        again = lode.index(corpus, name="noop", embed=False)
+        seconds = time.perf_counter() - started
+    finally:
+        lode.close()
+    return {"files": again.files_seen, "unchanged": again.files_unchanged, "seconds": round(seconds, 3)}
+
+
+def progressive(embedder: Embedder, django: Path, work: Path, full: bool) -> dict[str, Any]:
+    """Time until a lexical search answers on Django; with ``full``, until every vector is in."""
+    lode = Lode(load_config(overrides={"db": work / "django-db"}), embedder=embedder)
+    try:
+        started = time.perf_counter()
+        report = lode.index(django, name="django", embed=False)
+        hits = lode.search(SearchOptions(query="QuerySet", mode="lexical", granularity="chunk", limit=5))
+        first_result = time.perf_counter() - started
+        result: dict[str, Any] = {
+            "corpus": "Django 5.1.4 (PyPI sdist): py, txt docs, html, js",
+            "files": report.files_indexed,
+            "chunks": report.chunks_written,
+            "phase1_seconds": report.lexical_seconds,
+            "first_lexical_result_seconds": round(first_result, 2),
+            "first_result_found": bool(hits.groups),
+        }
+        if full:
+            more = lode.index(django, name="django")
+            result["full_coverage_seconds"] = round(time.perf_counter() - started, 1)
+            result["chunks_embedded"] = more.chunks_embedded
+            result["embed_chunks_per_second"] = round(more.chunks_embedded / max(more.seconds, 1e-9), 1)
+    finally:
+        lode.close()
+    return result
+
+
+def main() -> int:
+    """Run the indexing benchmarks of one profile and write ``index.json``."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--quick", action="store_true", help="rich's sources; Django phase 1 only (default)")
+    group.add_argument("--full", action="store_true", help="litestar's sources; Django to full coverage")
+    args = parser.parse_args()
+    embedder = load_embedder()
+    django = fetch_corpus(DJANGO)
+    with tempfile.TemporaryDirectory(prefix="lode-bench-index-") as tmp:
+        work = Path(tmp)
+        _log("index: throughput…")
+        speed = throughput(embedder, "litestar" if args.full else "rich", work)
+        _log("index: no-op re-index…")
+        noop = noop_reindex(embedder, django, work)
+        _log("index: time to first lexical result on Django…")
+        prog = progressive(embedder, django, work, args.full)
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    result = {
+        "benchmark": "index",
+        "profile": "full" if args.full else "quick",
+        "machine": {"cpus": os.cpu_count()},
+        "throughput": speed,
+        "noop_reindex": noop,
+        "progressive": prog,
+        "peak_rss_mb": round(rss_mb, 1),
+        "targets": {
+            "throughput_vs_raw": 0.85,
+            "noop_1000_files_s": 2.0,
+            "first_lexical_s": 20,
+            "peak_rss_mb": 1536,
+        },
+    }
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "index.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
