@@ -6,6 +6,7 @@ LanceDB or loads the model on its own.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Sequence
@@ -14,10 +15,22 @@ from typing import Any
 
 from indexer.config import LodeConfig
 from indexer.embed import Embedder, LazyEmbedder, load_embedder
-from indexer.errors import ModelMismatchError, PathError, StoreError
+from indexer.errors import ModelMismatchError, NotFoundError, PathError, StoreError
 from indexer.models import IndexReport, Project
+from indexer.outline import Outline, OutlineCache
 from indexer.pipeline import ProgressCallback, index_project
 from indexer.search import Searcher, SearchOptions, SearchResponse
+from indexer.search.content import (
+    ContentRequest,
+    ContentResponse,
+    ContentSearcher,
+    DocumentData,
+    DocumentText,
+    FindDocumentsRequest,
+    FindDocumentsResponse,
+    document_data,
+    document_text,
+)
 from indexer.store import Store, open_store, read_store_info
 
 __all__ = ["Lode", "relative_paths", "resolve_project_root"]
@@ -231,6 +244,54 @@ class Lode:
     def search(self, options: SearchOptions) -> SearchResponse:
         """Hybrid search with filters, at document or chunk granularity."""
         return self.searcher.search(options)
+
+    # ---- outline --------------------------------------------------------------------
+    @functools.cached_property
+    def outlines(self) -> OutlineCache:
+        """Project outlines, each rebuilt on first use after the index changed."""
+        return OutlineCache()
+
+    def outline(self, project: str) -> Outline:
+        """The navigable outline of a project (by id or name): ls, cat, find, grep, locate, plan."""
+        store = self.open_readonly()
+        if store is None:
+            raise NotFoundError(f"no project {project!r}")
+        return self.outlines.get(store, project)
+
+    # ---- agent retrieval and discovery ----------------------------------------------
+    _content: ContentSearcher | None = None
+
+    @property
+    def content(self) -> ContentSearcher:
+        """search_content and find_documents over this store (remembers recent rankings)."""
+        searcher = self.searcher
+        if self._content is None or self._content.searcher is not searcher:
+            self._content = ContentSearcher(searcher)
+        return self._content
+
+    def search_content(self, request: ContentRequest) -> ContentResponse:
+        """Retrieval: chunks for concepts and/or exact terms, with full text, paged by token."""
+        return self.content.search_content(request)
+
+    def find_documents(self, request: FindDocumentsRequest) -> FindDocumentsResponse:
+        """Discovery: files ranked for a query, with summaries and key phrases, paged by token."""
+        return self.content.find_documents(request)
+
+    def document_data(self, project: str, document_id: str) -> DocumentData:
+        """A document by project and path relative to its root: metadata and every chunk."""
+        return document_data(self._readable_store(project), project, document_id)
+
+    def document_text(
+        self, project: str, document_id: str, start_line: int | None = None, end_line: int | None = None
+    ) -> DocumentText:
+        """Lines of a document (1-based, inclusive) by project and path relative to its root."""
+        return document_text(self._readable_store(project), project, document_id, start_line, end_line)
+
+    def _readable_store(self, project: str) -> Store:
+        store = self.open_readonly()
+        if store is None:
+            raise NotFoundError(f"no project {project!r}")
+        return store
 
 
 def known_languages() -> frozenset[str]:

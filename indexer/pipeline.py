@@ -25,6 +25,7 @@ from indexer.config import LodeConfig
 from indexer.embed import Embedder
 from indexer.errors import PathError
 from indexer.ids import document_id, uuid7
+from indexer.keywords import document_keywords, document_summary
 from indexer.models import ChunkedFile, Document, IndexReport, Project, SkippedFile
 from indexer.store import ChunkWrite, DocState, FileWrite, Store
 from indexer.vectorizer import embed_backlog
@@ -294,6 +295,7 @@ def _file_write(
         tokens[chunk.language] += estimate_tokens(chunk.content)
     languages = tuple(sorted(tokens)) or (chunked.language,)
     primary = tokens.most_common(1)[0][0] if tokens else chunked.language
+    content = data.decode("utf-8", errors="replace")
     doc = Document(
         id=document_id(project.id, entry.rel_path),
         project_id=project.id,
@@ -305,9 +307,10 @@ def _file_write(
         languages=languages,
         primary_language=primary,
         chunk_count=len(chunked.chunks),
+        keywords=document_keywords(entry.rel_path, content, chunked.chunks),
+        summary=document_summary(entry.rel_path, content, chunked.chunks),
     )
     chunks = [ChunkWrite(id=uuid7(), chunk=c) for c in chunked.chunks]
-    content = data.decode("utf-8", errors="replace")
     return FileWrite(
         document=doc,
         content=content,

@@ -23,6 +23,7 @@ from indexer.embed import Embedder
 from server.context import ServerContext, open_context
 from server.errors import EXCEPTION_HANDLERS
 from server.mcp import build_mcp
+from server.metrics import metrics_middleware
 from server.routes import ROUTES
 
 __all__ = ["create_app"]
@@ -37,8 +38,9 @@ then search (`POST /api/v1/search`). Every error has the shape
 
 
 def _auth_guard(api_key: str | None) -> Any:
-    def guard(connection: ASGIConnection[Any, Any, Any, Any], _handler: BaseRouteHandler) -> None:
-        if api_key is None or connection.url.path == "/health":
+    def guard(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
+        # Public: /health and handlers with opt={"public": True} (the web page's data-free shell).
+        if api_key is None or connection.url.path == "/health" or handler.opt.get("public"):
             return
         header = connection.headers.get("authorization", "")
         scheme, _sep, token = header.partition(" ")
@@ -87,6 +89,7 @@ def create_app(
         route_handlers=[*ROUTES, mcp_endpoint, *(extra_routes or [])],
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,
+        middleware=[metrics_middleware],
         guards=[_auth_guard(config.server.api_key)],
         cors_config=cors,
         request_max_body_size=config.server.max_body_bytes,

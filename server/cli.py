@@ -75,7 +75,8 @@ def serve_command(
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     app = create_app(config, on_ready=lambda ctx: register_paths(ctx, roots))
     click.echo(
-        f"lode: serving {config.db} on http://{config.server.host}:{config.server.port} (docs at /api/docs)",
+        f"lode: serving {config.db} on http://{config.server.host}:{config.server.port}/ "
+        "(the search page; API docs at /api/docs)",
         err=True,
     )
     uvicorn.run(app, host=config.server.host, port=config.server.port, log_level="warning")

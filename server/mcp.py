@@ -23,6 +23,9 @@ from indexer.errors import LodeError, NotFoundError, ValidationError
 from indexer.search import SearchOptions
 from server.context import ServerContext
 from server.convert import to_chunk, to_document, to_project, to_search_response, to_task
+from server.mcp_content import add_content_tools
+from server.mcp_discover import add_discover_tools
+from server.mcp_outline import add_outline_tools
 
 __all__ = ["INSTRUCTIONS", "build_mcp"]
 
@@ -72,6 +75,9 @@ def build_mcp(get_ctx: Callable[[], ServerContext]) -> MCPServer:
     _add_search_tools(mcp, get_ctx)
     _add_project_tools(mcp, get_ctx)
     _add_read_tools(mcp, get_ctx)
+    add_outline_tools(mcp, get_ctx)
+    add_content_tools(mcp, get_ctx)
+    add_discover_tools(mcp, get_ctx)
     return mcp
 
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 import click
 
 from indexer.cli._chunk import chunk_command
+from indexer.cli._content import find_documents_command, search_content_command
+from indexer.cli._discover import discover_command
 from indexer.cli._index import index_command, projects_group, status_command
+from indexer.cli._outline import outline_group
 from indexer.cli._search import search_command
 from indexer.cli._watch import watch_command
 
@@ -21,7 +24,18 @@ def cli() -> None:
     """
 
 
-for _command in (index_command, search_command, chunk_command, projects_group, status_command, watch_command):
+for _command in (
+    index_command,
+    search_command,
+    chunk_command,
+    projects_group,
+    status_command,
+    watch_command,
+    outline_group,
+    search_content_command,
+    find_documents_command,
+    discover_command,
+):
     cli.add_command(_command)
 
 

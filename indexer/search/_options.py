@@ -7,6 +7,7 @@ from typing import Final
 
 from indexer.errors import FieldError, ValidationError
 from indexer.models import NODE_TYPES, ChunkFilter
+from indexer.store import glob_to_regex
 
 __all__ = ["GRANULARITIES", "MAX_LIMIT", "MODES", "SearchOptions", "validate_options"]
 
@@ -100,6 +101,20 @@ def _check_patterns(errors: list[FieldError], opts: SearchOptions) -> None:
         value = getattr(opts, name)
         if value is not None and (value == "" or "\x00" in value):
             errors.append(FieldError(name, "must be a non-empty glob without NUL"))
+    _check_globs(errors, opts)
+
+
+def _check_globs(errors: list[FieldError], opts: SearchOptions) -> None:
+    """Globs the store cannot translate (``[z-a]``) are a 400 naming the field, not a 500."""
+    globs = [(name, g, True) for name in ("path_include", "path_exclude") for g in getattr(opts, name)]
+    globs += [(name, getattr(opts, name), False) for name in ("node_name_pattern", "parent_context_pattern")]
+    for name, glob, is_path in globs:
+        if not glob:
+            continue
+        try:
+            glob_to_regex(glob, path=is_path)
+        except ValueError as exc:
+            errors.append(FieldError(name, f"{glob!r} is not a valid glob: {exc}"))
 
 
 def validate_options(opts: SearchOptions, known_languages: frozenset[str] | None = None) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["StoreBase", "now", "rows", "unit_mean"]
+__all__ = ["StoreBase", "TtlCache", "now", "rows", "unit_mean"]
 
 
 def now() -> datetime:
@@ -30,6 +31,33 @@ def rows(table: pa.Table) -> list[dict[str, Any]]:
     return table.to_pylist()  # type: ignore[no-any-return]
 
 
+class TtlCache:
+    """A tiny thread-safe cache whose entries expire after ``ttl`` seconds."""
+
+    def __init__(self, ttl: float) -> None:
+        self.ttl = ttl
+        self._items: dict[str, tuple[float, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> Any:
+        """The live value for ``key``, or None."""
+        with self._lock:
+            item = self._items.get(key)
+        if item is None or time.monotonic() - item[0] > self.ttl:
+            return None
+        return item[1]
+
+    def put(self, key: str, value: Any) -> None:
+        """Remember ``value`` for ``ttl`` seconds."""
+        with self._lock:
+            self._items[key] = (time.monotonic(), value)
+
+    def clear(self) -> None:
+        """Forget everything (after a write of this process)."""
+        with self._lock:
+            self._items.clear()
+
+
 class StoreBase:
     """What every part of the store shares."""
 
@@ -40,6 +68,8 @@ class StoreBase:
         self.model_id = model_id
         self.dimension = dimension
         self._write_lock = threading.RLock()
+        #: Short-lived answers for every search (project list, coverage); writes clear it.
+        self._cache = TtlCache(ttl=1.0)
         placeholder = np.zeros(dimension, dtype=np.float32)
         placeholder[0] = 1.0
         #: Stored in place of a vector not computed yet (``embedded = false`` rows).

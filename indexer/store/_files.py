@@ -68,6 +68,7 @@ class FilesMixin(StoreBase):
         with self._write_lock:
             self._merge_chunks(writes, stamp)
             self._merge_documents(writes, stamp)
+            self._cache.clear()
 
     def _merge_chunks(self, writes: Sequence[FileWrite], stamp: Any) -> None:
         cols: dict[str, list[Any]] = defaultdict(list)
@@ -138,6 +139,7 @@ class FilesMixin(StoreBase):
             for part in _chunked(list(file_ids)):
                 self._t(CHUNKS).delete(in_list("file_id", part))
                 self._t(DOCUMENTS).delete(in_list("id", part))
+            self._cache.clear()
 
     def update_file_stats(self, stats: Sequence[tuple[str, int, float]]) -> None:
         """Record a new size/mtime for files whose content did not change."""

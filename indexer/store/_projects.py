@@ -47,9 +47,14 @@ class ProjectsMixin(StoreBase):
     """Create, read, update and delete projects."""
 
     def list_projects(self) -> list[Project]:
-        """Every project, by name."""
+        """Every project, by name (cached for a second; this process's changes show at once)."""
+        cached = self._cache.get("projects")
+        if cached is not None:
+            return list(cached)
         table = self._t(PROJECTS).to_arrow()
-        return sorted((_to_project(r) for r in rows(table)), key=lambda p: (p.name, p.id))
+        projects = sorted((_to_project(r) for r in rows(table)), key=lambda p: (p.name, p.id))
+        self._cache.put("projects", projects)
+        return list(projects)
 
     def get_project(self, ref: str) -> Project:
         """The project with this id or name; NotFoundError otherwise."""
@@ -86,6 +91,7 @@ class ProjectsMixin(StoreBase):
                 updated_at=stamp,
             )
             self._t(PROJECTS).add(pa.Table.from_pylist([_to_row(project)], schema=projects_schema()))
+            self._cache.clear()
             return project
 
     def save_project(self, project: Project) -> Project:
@@ -96,6 +102,7 @@ class ProjectsMixin(StoreBase):
                     raise ConflictError(f"a project named {project.name!r} already exists")
             table = pa.Table.from_pylist([_to_row(project)], schema=projects_schema())
             self._t(PROJECTS).merge_insert("id").when_matched_update_all().execute(table)
+            self._cache.clear()
             return project
 
     def delete_project(self, project_id: str) -> None:
@@ -105,3 +112,4 @@ class ProjectsMixin(StoreBase):
             for name in (CHUNKS, DOCUMENTS, FILE_ERRORS, TASKS):
                 self._t(name).delete(where)
             self._t(PROJECTS).delete(in_list("id", [project_id]))
+            self._cache.clear()

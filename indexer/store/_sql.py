@@ -43,6 +43,7 @@ def glob_to_regex(pattern: str, *, path: bool = False) -> str:
     ``*`` matches any run of characters (for paths: within one segment, ``**`` across
     segments), ``?`` one character, ``[abc]``/``[!abc]`` a class. For paths, a pattern
     without ``/`` matches the file name in any folder (as ripgrep's ``-g`` does).
+    A class with a reversed range (``[z-a]``) raises ValueError.
     """
     if path:
         pattern = pattern.rstrip("/") or pattern
@@ -94,6 +95,8 @@ def _char_class(pattern: str, start: int) -> tuple[int, str | None]:
     k = 0
     while k < len(body):
         if k + 2 < len(body) and body[k + 1] == "-":
+            if body[k] > body[k + 2]:
+                raise ValueError(f"reversed range {body[k]}-{body[k + 2]}")
             parts.append(f"{_escape_char(body[k])}-{_escape_char(body[k + 2])}")
             k += 3
         else:

@@ -10,8 +10,11 @@ from typing import Any
 import pyarrow as pa
 
 from indexer.errors import ModelMismatchError, StoreError, StoreVersionError
+from indexer.store._content import ContentMixin
+from indexer.store._evidence import EvidenceMixin
 from indexer.store._files import FilesMixin
 from indexer.store._maintenance import MaintenanceMixin
+from indexer.store._outline import OutlineMixin
 from indexer.store._projects import ProjectsMixin
 from indexer.store._schema import (
     CHUNKS,
@@ -37,7 +40,17 @@ from indexer.store._vectors import VectorsMixin
 __all__ = ["Store", "open_store", "read_store_info"]
 
 
-class Store(ProjectsMixin, FilesMixin, VectorsMixin, SearchMixin, TasksMixin, MaintenanceMixin):
+class Store(
+    ProjectsMixin,
+    FilesMixin,
+    VectorsMixin,
+    SearchMixin,
+    TasksMixin,
+    MaintenanceMixin,
+    OutlineMixin,
+    ContentMixin,
+    EvidenceMixin,
+):
     """lode's index on disk: the only object that talks to LanceDB."""
 
     def close(self) -> None:

@@ -98,6 +98,7 @@ class VectorsMixin(StoreBase):
         )
         with self._write_lock:
             result = self._t(CHUNKS).merge_insert("id").when_matched_update_all().execute(table)
+            self._cache.clear()
         return int(getattr(result, "num_updated_rows", len(ids)))
 
     def complete_documents(self, file_ids: Sequence[str]) -> int:
@@ -148,13 +149,17 @@ class VectorsMixin(StoreBase):
                 self._t(CHUNKS).update(where=where, values={"priority": priority})
 
     def semantic_coverage(self, project_id: str | None = None) -> float:
-        """Share of chunks with a vector, in [0, 1] (1 for an empty index)."""
+        """Share of chunks with a vector, in [0, 1] (1 for an empty index); at most a second old."""
+        key = f"coverage:{project_id}"
+        cached = self._cache.get(key)
+        if cached is not None:
+            return float(cached)
         where = f"project_id = {quote(project_id)}" if project_id else None
         total = int(self._t(CHUNKS).count_rows(where))
-        if total == 0:
-            return 1.0
-        done = int(self._t(CHUNKS).count_rows(and_all([where, "embedded = true"])))
-        return done / total
+        done = int(self._t(CHUNKS).count_rows(and_all([where, "embedded = true"]))) if total else 0
+        coverage = done / total if total else 1.0
+        self._cache.put(key, coverage)
+        return coverage
 
 
 def _matrix(column: Any, dimension: int) -> np.ndarray:

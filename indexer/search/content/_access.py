@@ -1,0 +1,91 @@
+"""Document access by ``document_id``, the file's path relative to its project root.
+
+A document_id that is absolute, holds a ``..`` segment, or names a symlink resolving
+outside the project root is a PathError (400) before anything is looked up. Text is
+served from the index (the content that was chunked), never read from disk, so nothing
+outside a project root is ever read.
+"""
+
+from __future__ import annotations
+
+import os
+
+from indexer.errors import NotFoundError, PathError, ValidationError
+from indexer.models import Document, Project
+from indexer.search.content._results import DocumentChunk, DocumentData, DocumentText
+from indexer.store import Store
+
+__all__ = ["check_document_id", "document_data", "document_text"]
+
+_FIELD = "document_id"
+
+
+def check_document_id(document_id: str, root: str) -> str:
+    """``document_id`` as a clean relative POSIX path inside ``root``, or a PathError."""
+    if not document_id or len(document_id) > 4096 or "\x00" in document_id:
+        raise PathError(_FIELD, "must be a relative path of 1 to 4096 characters, without NUL")
+    if document_id.startswith(("/", "\\")) or (len(document_id) > 1 and document_id[1] == ":"):
+        raise PathError(_FIELD, f"{document_id!r} is absolute; give the path relative to the project root")
+    segments = document_id.replace("\\", "/").split("/")
+    if any(s in ("..", ".", "") for s in segments):
+        raise PathError(_FIELD, f"{document_id!r} must not contain '..', '.' or empty segments")
+    base = os.path.realpath(root)
+    target = os.path.realpath(os.path.join(base, document_id))
+    if os.path.commonpath([base, target]) != base:
+        raise PathError(_FIELD, f"{document_id!r} resolves outside the project root")
+    return document_id
+
+
+def _find(store: Store, project_ref: str, document_id: str) -> tuple[Project, Document]:
+    project = store.get_project(project_ref)
+    path = check_document_id(document_id, project.root)
+    doc = store.find_document(project.id, path)
+    if doc is None:
+        raise NotFoundError(f"no indexed document {path!r} in project {project.name!r}")
+    return project, doc
+
+
+def document_data(store: Store, project_ref: str, document_id: str) -> DocumentData:
+    """A document's metadata, key phrases, summary and every chunk, by project and path."""
+    project, doc = _find(store, project_ref, document_id)
+    chunks = tuple(
+        DocumentChunk(
+            chunk_id=c.id, chunk_index=c.chunk.chunk_index, start_line=c.chunk.start_line,
+            end_line=c.chunk.end_line, node_type=c.chunk.node_type, node_name=c.chunk.node_name,
+            content=c.chunk.content,
+        )
+        for c in store.chunks_of_files([doc.id])
+    )  # fmt: skip
+    return DocumentData(
+        document_id=doc.file_path, project=project.name, project_id=project.id, languages=doc.languages,
+        primary_language=doc.primary_language, chunk_count=doc.chunk_count, file_size=doc.file_size,
+        last_modified=doc.last_modified, indexed_at=doc.indexed_at, keywords=doc.keywords,
+        summary=doc.summary, chunks=chunks,
+    )  # fmt: skip
+
+
+def document_text(
+    store: Store,
+    project_ref: str,
+    document_id: str,
+    start_line: int | None = None,
+    end_line: int | None = None,
+) -> DocumentText:
+    """Lines ``start_line``..``end_line`` (1-based, inclusive; default: all) of a document as indexed."""
+    project, doc = _find(store, project_ref, document_id)
+    lines = (store.document_content(doc.id) or "").splitlines(keepends=True)
+    first = 1 if start_line is None else start_line
+    last = len(lines) if end_line is None else min(end_line, len(lines))
+    if first < 1 or (lines and first > len(lines)):
+        raise ValidationError("start_line", f"must be between 1 and {max(1, len(lines))} (got {first})")
+    if end_line is not None and end_line < first:
+        raise ValidationError("end_line", f"must be >= start_line ({first}) (got {end_line})")
+    return DocumentText(
+        document_id=doc.file_path,
+        project=project.name,
+        project_id=project.id,
+        start_line=first,
+        end_line=max(last, first - 1),
+        total_lines=len(lines),
+        text="".join(lines[first - 1 : last]),
+    )

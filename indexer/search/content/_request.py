@@ -1,0 +1,121 @@
+"""What ``search_content`` and ``find_documents`` accept (the HTTP/MCP/CLI contract) and
+how a request is checked: every invalid field is named in one ValidationError."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from indexer.errors import FieldError, ValidationError
+
+__all__ = [
+    "DEFAULT_LIMIT",
+    "MAX_ITEMS",
+    "MAX_LIMIT",
+    "MAX_TEXT_CHARS",
+    "ContentRequest",
+    "FindDocumentsRequest",
+    "clean_list",
+    "raise_errors",
+    "validate_content_request",
+    "validate_find_request",
+]
+
+DEFAULT_LIMIT: Final = 10
+MAX_LIMIT: Final = 50
+MAX_ITEMS: Final = 20
+MAX_TEXT_CHARS: Final = 500
+
+
+@dataclass(frozen=True, slots=True)
+class ContentRequest:
+    """Retrieval: chunks matching concepts (by meaning) and/or exact terms, with full text.
+
+    ``min_score`` and ``project`` left as None take the token's values (or the defaults);
+    given next to a token they must equal the token's.
+    """
+
+    semantic_concepts: tuple[str, ...] = ()
+    exact_terms: tuple[str, ...] = ()
+    project: str | None = None
+    min_score: float | None = None
+    limit: int = DEFAULT_LIMIT
+    continuation_token: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FindDocumentsRequest:
+    """Discovery: files ranked by relevance to ``query``, with summaries and keywords."""
+
+    query: str = ""
+    project: str | None = None
+    limit: int = DEFAULT_LIMIT
+    continuation_token: str | None = None
+
+
+def _encodable(text: str) -> bool:
+    """False for strings holding lone surrogates (valid JSON, not valid UTF-8)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def clean_list(values: tuple[str, ...]) -> tuple[str, ...]:
+    """Stripped, distinct items in their first order."""
+    return tuple(dict.fromkeys(v.strip() for v in values))
+
+
+def _check_items(errors: list[FieldError], name: str, values: tuple[str, ...]) -> None:
+    if len(values) > MAX_ITEMS:
+        errors.append(FieldError(name, f"must hold at most {MAX_ITEMS} items (got {len(values)})"))
+    for value in values:
+        if not value.strip():
+            errors.append(FieldError(name, "must not contain empty strings"))
+            return
+        if "\x00" in value or len(value) > MAX_TEXT_CHARS or not _encodable(value):
+            errors.append(
+                FieldError(name, f"items must be at most {MAX_TEXT_CHARS} characters of text, without NUL")
+            )
+            return
+
+
+def _check_common(errors: list[FieldError], project: str | None, limit: int, token: str | None) -> None:
+    if project is not None and (not project.strip() or "\x00" in project or not _encodable(project)):
+        errors.append(FieldError("project", "must be a project name or id"))
+    if not 1 <= limit <= MAX_LIMIT:
+        errors.append(FieldError("limit", f"must be between 1 and {MAX_LIMIT} (got {limit})"))
+    if token is not None and not token:
+        errors.append(FieldError("continuation_token", "must not be empty"))
+
+
+def raise_errors(errors: list[FieldError]) -> None:
+    """Raise one ValidationError naming every field of ``errors`` (if any)."""
+    if errors:
+        first, *more = errors
+        raise ValidationError(first.field, first.message, more=tuple(more))
+
+
+def validate_content_request(request: ContentRequest) -> None:
+    """Raise a ValidationError naming every invalid field of a search_content request."""
+    errors: list[FieldError] = []
+    _check_items(errors, "semantic_concepts", request.semantic_concepts)
+    _check_items(errors, "exact_terms", request.exact_terms)
+    if not (request.semantic_concepts or request.exact_terms or request.continuation_token):
+        errors.append(FieldError("semantic_concepts", "give semantic_concepts and/or exact_terms"))
+    if request.min_score is not None and not 0.0 <= request.min_score <= 1.0:
+        errors.append(FieldError("min_score", f"must be between 0 and 1 (got {request.min_score})"))
+    _check_common(errors, request.project, request.limit, request.continuation_token)
+    raise_errors(errors)
+
+
+def validate_find_request(request: FindDocumentsRequest) -> None:
+    """Raise a ValidationError naming every invalid field of a find_documents request."""
+    errors: list[FieldError] = []
+    if not request.query.strip() and not request.continuation_token:
+        errors.append(FieldError("query", "must not be empty"))
+    elif len(request.query) > 2000 or "\x00" in request.query or not _encodable(request.query):
+        errors.append(FieldError("query", "must be at most 2000 characters, without NUL"))
+    _check_common(errors, request.project, request.limit, request.continuation_token)
+    raise_errors(errors)

@@ -1,0 +1,180 @@
+"""Queries behind ``search_content``: chunk rows with their text (and vectors when asked),
+found by nearest vectors, by a boolean full-text query over term runs, or by scanning
+chunk text."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from indexer.models import ChunkFilter
+from indexer.store._base import StoreBase
+from indexer.store._filters import chunk_where
+from indexer.store._schema import CHUNKS, DOCUMENTS
+from indexer.store._sql import and_all, quote
+
+__all__ = ["ContentMixin", "ContentRow", "TermRun"]
+
+#: What a result shows, read with the candidates so a page needs no second query.
+_ROW_COLUMNS = [
+    "id", "file_id", "project_id", "file_path", "chunk_index", "content", "start_line", "end_line",
+    "language", "node_type", "node_name",
+]  # fmt: skip
+_FIELD = "search_text"
+
+
+@dataclass(frozen=True, slots=True)
+class ContentRow:
+    """A chunk as ``search_content`` ranks and shows it: where it is, its text, and what
+    scoring needs."""
+
+    id: str
+    file_id: str
+    project_id: str
+    file_path: str
+    chunk_index: int
+    content: str
+    start_line: int
+    end_line: int
+    language: str
+    node_type: str
+    node_name: str
+    score: float = 0.0
+    """Cosine similarity for nearest-vector rows; 0 otherwise."""
+    vector: np.ndarray | None = None
+    """The chunk's vector when asked for and computed (None while phase 2 is pending)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TermRun:
+    """One alphanumeric run of an exact term: a chunk holding the term has ``raw`` as a
+    token or every one of ``parts``."""
+
+    raw: str
+    parts: tuple[str, ...] = ()
+
+
+def literal_regex(text: str) -> str:
+    """A Rust-regex literal matching ``text`` exactly (every non-alphanumeric hex-escaped)."""
+    return "".join(ch if ch.isascii() and ch.isalnum() else f"\\x{{{ord(ch):x}}}" for ch in text)
+
+
+def _to_rows(table: pa.Table) -> list[ContentRow]:
+    """Rows from an Arrow result; vectors are sliced from one matrix, not built per row."""
+    n = table.num_rows
+    cols = {name: table[name].to_pylist() for name in _ROW_COLUMNS}
+    if "_distance" in table.column_names:
+        scores = [1.0 - float(d) for d in table["_distance"].to_pylist()]
+    else:
+        scores = [0.0] * n
+    vectors: list[np.ndarray | None] = [None] * n
+    if "embedding" in table.column_names and n:
+        flat = table["embedding"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
+        matrix = np.asarray(flat, dtype=np.float32).reshape(n, -1)
+        embedded = table["embedded"].to_pylist() if "embedded" in table.column_names else [True] * n
+        vectors = [matrix[i] if embedded[i] else None for i in range(n)]
+    return [
+        ContentRow(
+            id=cols["id"][i],
+            file_id=cols["file_id"][i],
+            project_id=cols["project_id"][i],
+            file_path=cols["file_path"][i],
+            chunk_index=int(cols["chunk_index"][i]),
+            content=cols["content"][i] or "",
+            start_line=int(cols["start_line"][i]),
+            end_line=int(cols["end_line"][i]),
+            language=cols["language"][i] or "",
+            node_type=cols["node_type"][i] or "",
+            node_name=cols["node_name"][i] or "",
+            score=scores[i],
+            vector=vectors[i],
+        )
+        for i in range(n)
+    ]
+
+
+class ContentMixin(StoreBase):
+    """Candidate rows for exact terms and concepts."""
+
+    nprobes: int  # set by SearchMixin
+
+    def fts_tokens(self, text: str) -> list[str] | None:
+        """``text`` as the chunk full-text index analyzes it (None when there is no index yet)."""
+        try:
+            return [token.text for token in self._t(CHUNKS).tokenize(text, column=_FIELD)]
+        except (ValueError, RuntimeError):
+            return None
+
+    def all_keywords(self) -> dict[str, tuple[str, ...]]:
+        """Document id → key phrases, for every document with any (one read of the table)."""
+        table = self._t(DOCUMENTS).search().select(["id", "keywords"]).limit(None).to_arrow()
+        ids, keywords = table["id"].to_pylist(), table["keywords"].to_pylist()
+        return {i: tuple(k) for i, k in zip(ids, keywords, strict=True) if k}
+
+    def concept_rows(
+        self, vector: np.ndarray, flt: ChunkFilter, k: int, *, with_vectors: bool = False
+    ) -> list[ContentRow]:
+        """The ``k`` nearest embedded chunks (score: cosine similarity), optionally with vectors."""
+        columns = [*_ROW_COLUMNS, "embedding"] if with_vectors else _ROW_COLUMNS
+        query = (
+            self._t(CHUNKS)
+            .search(np.asarray(vector, dtype=np.float32), vector_column_name="embedding")
+            .distance_type("cosine")
+            .nprobes(self.nprobes)
+            .where(chunk_where(flt, embedded_only=True), prefilter=True)
+            .select(columns)
+            .limit(k)
+        )
+        return _to_rows(query.to_arrow())
+
+    def term_rows(
+        self, runs: Sequence[TermRun], flt: ChunkFilter, limit: int, *, with_vectors: bool = False
+    ) -> list[ContentRow] | None:
+        """Chunks whose full-text tokens hold every run (its raw token or all its parts), with
+        their text; None when no run leaves a token to look for (stop words only, no index)."""
+        query = self._runs_query(runs)
+        if query is None:
+            return None
+        columns = [*_ROW_COLUMNS, "embedded", *(["embedding"] if with_vectors else []), "_score"]
+        search: Any = self._t(CHUNKS).search(query, query_type="fts")
+        where = chunk_where(flt)
+        if where:
+            search = search.where(where, prefilter=True)
+        return _to_rows(search.select(columns).limit(limit).to_arrow())
+
+    def scan_rows(
+        self, term: str, case_sensitive: bool, flt: ChunkFilter, *, with_vectors: bool = False
+    ) -> list[ContentRow]:
+        """Every chunk whose text holds ``term`` as a substring (reads every chunk's text: slow)."""
+        if case_sensitive:
+            match = f"strpos(content, {quote(term)}) > 0"
+        else:
+            match = f"regexp_like(content, {quote('(?i)' + literal_regex(term))})"
+        columns = [*_ROW_COLUMNS, "embedded", *(["embedding"] if with_vectors else [])]
+        where = and_all([chunk_where(flt), match]) or match
+        return _to_rows(self._t(CHUNKS).search().where(where).select(columns).limit(None).to_arrow())
+
+    def _runs_query(self, runs: Sequence[TermRun]) -> Any:
+        from lancedb.query import BooleanQuery, FullTextOperator, MatchQuery, Occur
+
+        clauses: list[Any] = []
+        for run in runs:
+            options: list[Any] = []
+            raw = self.fts_tokens(run.raw)
+            if raw is None:
+                return None
+            if raw:
+                options.append(MatchQuery(run.raw, _FIELD))
+            if run.parts and self.fts_tokens(" ".join(run.parts)):
+                options.append(MatchQuery(" ".join(run.parts), _FIELD, operator=FullTextOperator.AND))
+            if len(options) == 1:
+                clauses.append(options[0])
+            elif options:
+                clauses.append(BooleanQuery([(Occur.SHOULD, option) for option in options]))
+        if not clauses:
+            return None
+        return clauses[0] if len(clauses) == 1 else BooleanQuery([(Occur.MUST, c) for c in clauses])

@@ -1,0 +1,260 @@
+"""HTTP types of discovery (``POST /api/v1/discover`` and its stages), with OpenAPI examples.
+
+Field names mirror ``indexer.search.discover`` dataclasses one for one; responses are
+converted from those by attribute, never built by hand.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import Meta
+
+__all__ = [
+    "DISCOVER_EXAMPLE",
+    "DISCOVER_REQUEST_EXAMPLE",
+    "STAGE_EXAMPLES",
+    "STAGE_RESPONSE_EXAMPLE",
+    "AnswerPlanOut",
+    "BulletOut",
+    "DiscoverMetricsOut",
+    "DiscoverRequest",
+    "DiscoverResponseOut",
+    "EvidenceChunkOut",
+    "SectionOut",
+    "StageResponseOut",
+]
+
+Str = Annotated[str, Meta(min_length=1, max_length=4096)]
+
+
+def _d(text: str) -> Meta:
+    return Meta(description=text)
+
+
+class DiscoverRequest(msgspec.Struct, forbid_unknown_fields=True):
+    """A question, and optionally which projects to search and per-request settings."""
+
+    question: Annotated[
+        str, _d("What to find out, e.g. 'what is shop' or 'how are discounts applied'"), Meta(max_length=2000)
+    ]
+    include: Annotated[
+        list[Str], _d("Globs on project names to search (default: every project)"), Meta(max_length=100)
+    ] = []
+    exclude: Annotated[list[Str], _d("Globs on project names never searched"), Meta(max_length=100)] = []
+    format: Annotated[
+        str | None, _d("Prompt format: markdown, plain or json (config.render.format_style)")
+    ] = None
+    max_tokens: Annotated[int | None, _d("Prompt token budget (config.render.max_prompt_tokens)")] = None
+    max_bullets: Annotated[int | None, _d("Most evidence bullets (config.compression.max_bullets)")] = None
+    config: Annotated[
+        dict[str, dict[str, Any]] | None,
+        _d(
+            "Overrides per stage, as in the [discover.*] tables of the config file, "
+            "e.g. {'broad': {'mmr_lambda': 0.5}, 'focus': {'context_window': 1}}"
+        ),
+    ] = None
+
+
+class EvidenceChunkOut(msgspec.Struct):
+    """A chunk of evidence and the stage that found it."""
+
+    project: str
+    file_path: str
+    content: str
+    start_line: int
+    end_line: int
+    chunk_index: int
+    score: Annotated[float, _d("Relevance after the stage's reranking and README promotion")]
+    similarity: Annotated[float | None, _d("Best cosine similarity to any query (null without a vector)")]
+    id: str
+    file_id: str
+    project_id: str
+    language: str
+    node_type: str
+    node_name: str
+    origin: Annotated[str, _d("broad, focus, or context (a neighbour of a focused chunk)")]
+    citation: Annotated[str, _d("project:path:Lstart-Lend")]
+
+
+class BulletOut(msgspec.Struct):
+    """One piece of evidence."""
+
+    text: str
+    citation: Annotated[str, _d("project:path:Lstart-Lend of the sentence or code unit")]
+    category: Annotated[
+        str, _d("definition, feature, architecture, performance, integration, use_case, other")
+    ]
+    score: float
+    project: str
+    file_path: str
+    start_line: int
+    end_line: int
+    kind: Annotated[str, _d("prose or code")]
+    chunk_id: str
+
+
+class SectionOut(msgspec.Struct):
+    """A section of the answer plan."""
+
+    title: str
+    category: str
+    priority: Annotated[int, _d("1 = first")]
+    bullets: list[BulletOut]
+
+
+class AnswerPlanOut(msgspec.Struct):
+    """Sections in priority order and the files they cite."""
+
+    sections: list[SectionOut]
+    total_bullets: Annotated[int, _d("Bullets in the plan")]
+    sources: Annotated[list[str], _d("project:path of every cited file")]
+    omitted: Annotated[int, _d("Bullets left out of the plan (section full or too small)")]
+
+
+class DiscoverMetricsOut(msgspec.Struct):
+    """Time per stage and the size of every step."""
+
+    stage_ms: Annotated[dict[str, float], _d("Milliseconds per stage (embed_queries: the one query batch)")]
+    total_ms: float
+    projects_searched: int
+    projects: list[str]
+    focus_projects: Annotated[list[str], _d("Projects that got the focused search")]
+    queries: Annotated[list[str], _d("The question and its expansions")]
+    chunks_found: Annotated[int, _d("Broad candidates before the similarity threshold")]
+    chunks_after_threshold: int
+    chunks_after_dedup: int
+    chunks_selected: Annotated[int, _d("Broad chunks kept by MMR")]
+    focus_chunks: int
+    context_chunks: Annotated[int, _d("Neighbours added around focused chunks")]
+    chunks: Annotated[int, _d("Chunks after merging broad and focus")]
+    bullets: int
+    prompt_tokens: Annotated[int, _d("Prompt size with the embedding model's tokenizer")]
+    dropped_bullets: Annotated[int, _d("Bullets dropped to fit the token budget")]
+
+
+class DiscoverResponseOut(msgspec.Struct):
+    """The prompt for an LLM and everything it was built from."""
+
+    question: str
+    answer_prompt: Annotated[str, _d("The rendered prompt (markdown, plain text or JSON text)")]
+    plan: AnswerPlanOut
+    bullets: list[BulletOut]
+    chunks: list[EvidenceChunkOut]
+    metrics: DiscoverMetricsOut
+    warnings: list[str]
+
+
+class StageResponseOut(msgspec.Struct):
+    """The output of one stage (feed it to the next stage)."""
+
+    stage: str
+    took_ms: float
+    result: Annotated[dict[str, Any], _d("The stage's JSON output")]
+
+
+_CITE = "shop:README.md:L3-L4"
+_BULLET: dict[str, Any] = {
+    "text": "Shopfront is a tiny example shop used to test lode: a cart, a price calculator and an HTTP "
+    "request parser, written in several languages.",
+    "citation": _CITE,
+    "category": "definition",
+    "score": 1.41,
+    "project": "shop",
+    "file_path": "README.md",
+    "start_line": 3,
+    "end_line": 4,
+    "kind": "prose",
+    "chunk_id": "01a2007c-d35a-73f7-abb6-264c29371921",
+}
+_CHUNK: dict[str, Any] = {
+    "project": "shop",
+    "file_path": "README.md",
+    "content": "# Shopfront\n\nShopfront is a tiny example shop…",
+    "start_line": 1,
+    "end_line": 4,
+    "chunk_index": 0,
+    "score": 1.5,
+    "similarity": 0.62,
+    "id": "01a2007c-d35a-73f7-abb6-264c29371921",
+    "file_id": "0b9c8d7e-6f5a-5b4c-8d3e-2f1a0b9c8d7e",
+    "project_id": "6a1f3c52-1b7e-4f0e-9d7a-2f3e4c5b6a70",
+    "language": "markdown",
+    "node_type": "section",
+    "node_name": "Shopfront",
+    "origin": "broad",
+    "citation": "shop:README.md:L1-L4",
+}
+_PLAN: dict[str, Any] = {
+    "sections": [{"title": "Definition", "category": "definition", "priority": 1, "bullets": [_BULLET]}],
+    "total_bullets": 1,
+    "sources": ["shop:README.md"],
+    "omitted": 0,
+}
+
+DISCOVER_REQUEST_EXAMPLE: dict[str, Any] = {
+    "question": "what is Shopfront",
+    "include": ["shop*"],
+    "max_tokens": 2000,
+    "config": {"broad": {"mmr_lambda": 0.7}},
+}
+DISCOVER_EXAMPLE: dict[str, Any] = {
+    "question": "what is Shopfront",
+    "answer_prompt": "# Evidence for: what is Shopfront\n\n…\n### Definition\n\n"
+    f"1. Shopfront is a tiny example shop… [{_CITE}]\n",
+    "plan": _PLAN,
+    "bullets": [_BULLET],
+    "chunks": [_CHUNK],
+    "metrics": {
+        "stage_ms": {
+            "filter_projects": 0.4,
+            "score_projects": 0.1,
+            "expand_queries": 0.1,
+            "embed_queries": 38.0,
+            "broad_discovery": 61.2,
+            "semantic_focus": 22.5,
+            "promote_readme": 0.3,
+            "compress_evidence": 4.1,
+            "build_answer_plan": 0.1,
+            "render_prompt": 1.2,
+        },
+        "total_ms": 128.0,
+        "projects_searched": 1,
+        "projects": ["shop"],
+        "focus_projects": ["shop"],
+        "queries": ["what is Shopfront", "Shopfront definition"],
+        "chunks_found": 21,
+        "chunks_after_threshold": 12,
+        "chunks_after_dedup": 11,
+        "chunks_selected": 11,
+        "focus_chunks": 8,
+        "context_chunks": 9,
+        "chunks": 24,
+        "bullets": 9,
+        "prompt_tokens": 412,
+        "dropped_bullets": 0,
+    },
+    "warnings": [],
+}
+#: One example request body per stage.
+STAGE_EXAMPLES: dict[str, dict[str, Any]] = {
+    "filter_projects": {"question": "O que é o shop", "include": ["shop*"], "exclude": ["*-test"]},
+    "score_projects": {"question": "what is shop", "projects": ["shop"]},
+    "expand_queries": {"question": "what is shop", "config": {"expansion": {"max_expansions": 4}}},
+    "broad_discovery": {"queries": ["what is shop", "shop definition"], "projects": ["shop"]},
+    "semantic_focus": {"queries": ["what is shop"], "question": "what is shop", "projects": ["shop"]},
+    "promote_readme": {"chunks": [_CHUNK]},
+    "compress_evidence": {"question": "what is shop", "chunks": [_CHUNK]},
+    "build_answer_plan": {"bullets": [_BULLET]},
+    "render_prompt": {
+        "question": "what is shop",
+        "plan": _PLAN,
+        "config": {"render": {"format_style": "plain"}},
+    },
+}
+STAGE_RESPONSE_EXAMPLE: dict[str, Any] = {
+    "stage": "expand_queries",
+    "took_ms": 0.1,
+    "result": {"queries": ["what is shop", "shop definition", "shop features", "shop architecture"]},
+}

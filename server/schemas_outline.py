@@ -1,0 +1,258 @@
+"""HTTP types of the outline routes (``/api/v1/projects/{id}/outline…``), their examples,
+and the one conversion from ``indexer.outline`` answers (field names match one for one)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, TypeVar
+
+import msgspec
+from msgspec import Meta
+
+__all__ = [
+    "EXAMPLES",
+    "OutlineCatOut",
+    "OutlineCueOut",
+    "OutlineFindOut",
+    "OutlineGrepMatchOut",
+    "OutlineGrepOut",
+    "OutlineListedOut",
+    "OutlineListingOut",
+    "OutlineLocateOut",
+    "OutlineLocateRequest",
+    "OutlineNodeOut",
+    "OutlinePlanOut",
+    "OutlinePlanRequest",
+    "to_out",
+]
+
+T = TypeVar("T")
+NodeId = Annotated[str, Meta(min_length=1, max_length=4096)]
+Question = Annotated[str, Meta(min_length=1, max_length=2000)]
+
+
+def _d(text: str) -> Meta:
+    return Meta(description=text)
+
+
+def to_out(value: Any, schema: type[T]) -> T:
+    """An ``indexer.outline`` answer (dataclasses) as its HTTP schema."""
+    return msgspec.convert(value, schema, from_attributes=True)
+
+
+class OutlineNodeOut(msgspec.Struct):
+    """One outline node (without its children)."""
+
+    id: Annotated[str, _d("Stable node id: '.', a path, path#Scope.Name or path#Heading/Sub")]
+    title: str
+    kind: Annotated[str, _d("project, directory, file, or the unit kind (class, method, section…)")]
+    depth: Annotated[int, _d("0 for the project root")]
+    path: Annotated[str, _d("Project-relative file or folder path ('.' for the root)")]
+    parent: Annotated[str | None, _d("Parent node id (null for the root)")]
+    breadcrumb: Annotated[str, _d("Titles from the root to this node, joined by '/'")]
+    start_line: Annotated[int, _d("First line (1-based; 0 for folders)")]
+    end_line: Annotated[int, _d("Last line (inclusive; 0 for folders)")]
+    summary: Annotated[str, _d("Extractive: a docstring, doc comment or first paragraph")]
+    topic_tags: Annotated[list[str], _d("Key terms of the node by TF-IDF within the project")]
+    leaf_count: Annotated[int, _d("Leaves under this node (1 for a leaf)")]
+    child_count: int
+
+
+class OutlineListedOut(msgspec.Struct):
+    """A child in a listing (with its own children when listed with depth > 1)."""
+
+    id: str
+    title: str
+    kind: str
+    summary: str
+    leaf_count: int
+    has_children: bool
+    start_line: int
+    end_line: int
+    children: list[OutlineListedOut] = []
+
+
+class OutlineListingOut(msgspec.Struct):
+    """``ls``: a node and its children."""
+
+    node: OutlineNodeOut
+    children: list[OutlineListedOut]
+    total_children: Annotated[int, _d("Children of the node before the limit")]
+    truncated: Annotated[bool, _d("True when a limit left children out")]
+
+
+class OutlineCatOut(msgspec.Struct):
+    """``cat``: a node's text, line-numbered (a folder's: its outline)."""
+
+    node: OutlineNodeOut
+    text: str
+    start_line: int
+    end_line: Annotated[int, _d("Last line included (0 for a folder's outline)")]
+    truncated: Annotated[bool, _d("True when max_chars cut the text")]
+
+
+class OutlineFindOut(msgspec.Struct):
+    """``find``: nodes whose title matches a glob."""
+
+    title: str
+    nodes: list[OutlineNodeOut]
+    total: Annotated[int, _d("Matching nodes before the limit")]
+    truncated: bool
+
+
+class OutlineGrepMatchOut(msgspec.Struct):
+    """A matching line and the innermost node holding it."""
+
+    node: str
+    title: str
+    path: str
+    line: int
+    preview: str
+
+
+class OutlineGrepOut(msgspec.Struct):
+    """``grep``: matching lines under a node."""
+
+    pattern: str
+    node: str
+    matches: list[OutlineGrepMatchOut]
+    files_searched: int
+    truncated: Annotated[bool, _d("True when the limit (or the time budget) stopped the scan")]
+
+
+class OutlineLocateRequest(msgspec.Struct, forbid_unknown_fields=True):
+    """Where to start reading for a question."""
+
+    question: Annotated[Question, _d("A question in natural language")]
+    max_branches: Annotated[int, _d("Cues returned, one per branch (1-10)")] = 3
+
+
+class OutlineCueOut(msgspec.Struct):
+    """A node worth opening for the question."""
+
+    node: Annotated[str, _d("Node id")]
+    title: str
+    kind: str
+    path: str
+    breadcrumb: str
+    confidence: Annotated[float, _d("0-1: matched share of the question's words and relative score")]
+    reason: str
+
+
+class OutlineLocateOut(msgspec.Struct):
+    """``locate``: cues, best first."""
+
+    question: str
+    cues: list[OutlineCueOut]
+    fallback: Annotated[str | None, _d("overview or root when the cue is a fallback, else null")]
+
+
+class OutlinePlanRequest(msgspec.Struct, forbid_unknown_fields=True):
+    """Build a navigation-planning prompt (a re-plan when visited/evidence/missing are given)."""
+
+    question: Annotated[Question, _d("The question to answer")]
+    node: Annotated[NodeId | None, _d("Current node id (default: the root)")] = None
+    visited: Annotated[list[NodeId], _d("Node ids already read"), Meta(max_length=200)] = []
+    evidence: Annotated[
+        list[Annotated[str, Meta(max_length=4000)]], _d("What was found so far"), Meta(max_length=200)
+    ] = []
+    missing: Annotated[Annotated[str, Meta(max_length=4000)] | None, _d("What is still missing")] = None
+
+
+class OutlinePlanOut(msgspec.Struct):
+    """``plan``: a prompt for the caller's own LLM."""
+
+    intent: Annotated[str, _d("factual, summary, navigational or analytical")]
+    system: str
+    user: str
+
+
+_NODE = {
+    "id": "docs/guide.md#User guide/Sessions",
+    "title": "Sessions",
+    "kind": "section",
+    "depth": 4,
+    "path": "docs/guide.md",
+    "parent": "docs/guide.md#User guide",
+    "breadcrumb": "shop/docs/guide.md/User guide/Sessions",
+    "start_line": 7,
+    "end_line": 9,
+    "summary": "Session tokens expire one hour after they were last refreshed.",
+    "topic_tags": ["sessions", "tokens", "expire", "refreshed", "hour"],
+    "leaf_count": 1,
+    "child_count": 0,
+}
+_ROOT = {
+    **_NODE,
+    "id": ".",
+    "title": "shop",
+    "kind": "project",
+    "depth": 0,
+    "path": ".",
+    "parent": None,
+    "breadcrumb": "shop",
+    "start_line": 0,
+    "end_line": 0,
+    "leaf_count": 25,
+    "child_count": 5,
+    "summary": "Shopfront is a tiny example shop used to test lode.",
+    "topic_tags": ["cart", "session"],
+}
+_LISTED = {
+    "id": "src",
+    "title": "src",
+    "kind": "directory",
+    "summary": "",
+    "leaf_count": 19,
+    "has_children": True,
+    "start_line": 0,
+    "end_line": 0,
+    "children": [],
+}
+
+#: One example answer per route.
+EXAMPLES: dict[str, Any] = {
+    "ls": {"node": _ROOT, "children": [_LISTED], "total_children": 5, "truncated": False},
+    "cat": {
+        "node": _NODE,
+        "text": "    7  ## Sessions\n    8  \n    9  Session tokens expire one hour after…",
+        "start_line": 7,
+        "end_line": 9,
+        "truncated": False,
+    },
+    "find": {"title": "*session*", "nodes": [_NODE], "total": 1, "truncated": False},
+    "grep": {
+        "pattern": "expire",
+        "node": ".",
+        "files_searched": 9,
+        "truncated": False,
+        "matches": [
+            {
+                "node": _NODE["id"],
+                "title": "Sessions",
+                "path": "docs/guide.md",
+                "line": 9,
+                "preview": "Session tokens expire one hour after they were last refreshed.",
+            }
+        ],
+    },
+    "locate": {
+        "question": "when do session tokens expire",
+        "fallback": None,
+        "cues": [
+            {
+                "node": _NODE["id"],
+                "title": "Sessions",
+                "kind": "section",
+                "path": "docs/guide.md",
+                "breadcrumb": _NODE["breadcrumb"],
+                "confidence": 0.97,
+                "reason": "BM25 5.15; matched: session, token, expir",
+            }
+        ],
+    },
+    "plan": {
+        "intent": "factual",
+        "system": "You plan how to navigate the outline of the project 'shop'…",
+        "user": "## Question\nwhen do session tokens expire\n\n## Intent\nfactual: …",
+    },
+}

@@ -1,0 +1,255 @@
+"""Pure parts of search_content: the exact-term rule, its full-text superset, tokens, scores,
+and index-time key phrases and summaries. No store, no model."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from indexer import lexicon
+from indexer.chunker import chunk_file
+from indexer.config import ChunkerConfig
+from indexer.errors import ValidationError
+from indexer.keywords import document_keywords, document_summary
+from indexer.search.content import _terms
+from indexer.search.content._scoring import DEFAULT_MIN_SCORE, boosted_score, combine_concepts, to_relevance
+from indexer.search.content._terms import contains_term, fts_runs, is_case_sensitive, needs_scan
+from indexer.search.content._tokens import PageToken, decode_token, encode_token, ranking_digest, token_key
+
+# ---- the presence rule ---------------------------------------------------------------------
+
+
+def test_term_patterns_are_the_lexicons() -> None:
+    assert _terms._IDENT.pattern == lexicon._IDENT.pattern
+    assert _terms._PART.pattern == lexicon._PART.pattern
+
+
+@pytest.mark.parametrize(
+    ("term", "sensitive"),
+    [
+        ("useState", True),
+        ("parse_document", True),
+        ("ParseDocument", True),
+        ("v4.2", True),
+        ("vec0", True),
+        ("websocket", False),
+        ("WebSocket", True),
+        ("TMOAT", False),
+        ("Cart", False),
+        ("a->b", False),
+        ("state management", False),
+    ],
+)
+def test_case_rule(term: str, sensitive: bool) -> None:
+    assert is_case_sensitive(term) is sensitive
+
+
+@pytest.mark.parametrize(
+    ("text", "term", "present"),
+    [
+        ("const [a, b] = useState(0)", "useState", True),
+        ("const [a, b] = usestate(0)", "useState", False),  # identifier: case-sensitive
+        ("class WebSocketServer:", "Socket", True),  # identifier part
+        ("class WebSocketServer:", "WebSocket", True),
+        ("class WebSocketServer:", "ebSocket", False),  # starts inside a part
+        ("parse_document(text)", "parse", True),
+        ("parse_document(text)", "document", True),
+        ("reparseDocument(x)", "parseDocument", False),
+        ("x = HTTPServer()", "HTTP", True),
+        ("x = HTTPServer()", "Server", True),
+        ("x = HTTPServer()", "HTTPS", False),
+        ("requires v4.2 or later", "v4.2", True),
+        ("requires v4.20 or later", "v4.2", False),
+        ("version v40", "v4", False),
+        ("use vec0 tables", "vec", True),
+        ("the discarted item", "cart", False),  # inside a word
+        ("the CART total", "cart", True),  # any case
+        ("ShopCart", "cart", True),  # any case, identifier part
+        ("a->b and c", "a->b", True),
+        ("xa->by", "a->b", False),
+        ("p->next", "->", True),  # no letter or digit: anywhere
+        ("is valid", "id", False),
+        ("user id: 7", "id", True),
+        ("TMOAT agent", "tmoat", True),
+        ("naïve approach", "naïve", True),
+        ("xab ab ab", "ab ab", True),  # overlapping occurrences: the second is aligned
+        ("O'Reilly media", "o'reilly", True),
+    ],
+)
+def test_presence_rule(text: str, term: str, present: bool) -> None:
+    assert contains_term(text, term) is present
+
+
+def test_terms_the_index_cannot_tokenize_are_scanned() -> None:
+    assert needs_scan("->")
+    assert needs_scan("naïve")
+    assert not needs_scan("v4.2")
+    assert fts_runs("parseDocument.v4_2") == (
+        _terms.TermRun("parseDocument", ("parse", "document")),
+        _terms.TermRun("v4", ("v", "4")),
+        _terms.TermRun("2", ()),
+    )
+
+
+# The full-text column as the index sees it (simple tokenizer + lexicon expansion, lower case).
+def _index_tokens(text: str) -> set[str]:
+    tokens = {t.lower() for t in re.findall(r"[^\W_]+", text)}
+    for ident in lexicon.iter_identifiers(text):
+        parts = lexicon.split_identifier(ident)
+        if len(parts) > 1:
+            tokens.update(parts)
+            tokens.add("".join(parts))
+    return tokens
+
+
+def _query_matches(term: str, tokens: set[str]) -> bool:
+    return all(
+        run.raw.lower() in tokens or (run.parts and set(run.parts) <= tokens) for run in fts_runs(term)
+    )
+
+
+_ALPHABET = st.sampled_from(list("aAbBzZ019_ .-$"))
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.text(_ALPHABET, max_size=30), st.text(_ALPHABET, min_size=1, max_size=8))
+def test_every_present_term_is_found_by_the_full_text_query(text: str, term: str) -> None:
+    """Recall of the index path: if the rule says a chunk holds the term, the boolean
+    full-text query built from the term matches the chunk's tokens."""
+    if term.strip() != term or needs_scan(term) or not contains_term(text, term):
+        return
+    assert _query_matches(term, _index_tokens(text)), (text, term)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(_ALPHABET, max_size=30), st.text(_ALPHABET, min_size=1, max_size=8))
+def test_present_means_substring(text: str, term: str) -> None:
+    flags = 0 if is_case_sensitive(term) else re.IGNORECASE
+    if contains_term(text, term):
+        assert re.search(re.escape(term), text, flags)
+
+
+# ---- tokens -------------------------------------------------------------------------------
+KEY = token_key("/tmp/db", "fake")
+
+
+def _token(offset: int = 10) -> PageToken:
+    return PageToken("search_content", {"c": ["auth"], "t": [], "p": [], "m": 0.3}, offset, 7, "ab" * 8)
+
+
+def test_token_round_trip_is_url_safe() -> None:
+    text = encode_token(_token(), KEY)
+    assert re.fullmatch(r"[A-Za-z0-9_-]+", text)
+    assert decode_token(text, KEY, "search_content") == _token()
+
+
+@pytest.mark.parametrize(
+    "mangle",
+    [
+        lambda t: t[:-2],
+        lambda t: t[:20] + ("A" if t[20] != "A" else "B") + t[21:],
+        lambda t: "!!" + t,
+        lambda t: "",
+        lambda t: "x" * 9000,
+    ],
+)
+def test_tampered_tokens_are_refused(mangle: object) -> None:
+    text = mangle(encode_token(_token(), KEY))  # type: ignore[operator]
+    with pytest.raises(ValidationError) as err:
+        decode_token(text, KEY, "search_content")
+    assert err.value.field == "continuation_token"
+
+
+def test_tokens_are_bound_to_their_store_and_kind() -> None:
+    text = encode_token(_token(), KEY)
+    with pytest.raises(ValidationError):
+        decode_token(text, token_key("/tmp/other", "fake"), "search_content")
+    with pytest.raises(ValidationError):
+        decode_token(text, KEY, "find_documents")
+
+
+def test_ranking_digest_sees_order_and_scores() -> None:
+    base = ranking_digest([("a", 0.5), ("b", 0.4)])
+    assert base == ranking_digest([("a", 0.5), ("b", 0.4)])
+    assert base != ranking_digest([("b", 0.4), ("a", 0.5)])
+    assert base != ranking_digest([("a", 0.5), ("b", 0.41)])
+
+
+# ---- scores -------------------------------------------------------------------------------
+def test_relevance_is_monotone_and_bounded() -> None:
+    values = [to_relevance(s / 100) for s in range(-50, 400)]
+    assert values == sorted(values)
+    assert values[0] >= 0.0
+    assert values[-1] < 1.0
+    assert to_relevance(boosted_score(0.4, 2)) > to_relevance(boosted_score(0.4, 1)) > to_relevance(0.4)
+
+
+def test_one_exact_term_alone_passes_the_default_threshold() -> None:
+    from indexer.search.content._scoring import EXACT_ONLY_SEMANTIC
+
+    assert to_relevance(boosted_score(EXACT_ONLY_SEMANTIC, 1)) >= DEFAULT_MIN_SCORE
+
+
+def test_concepts_combine_best_and_average() -> None:
+    import numpy as np
+
+    assert combine_concepts(np.array([0.6])) == pytest.approx(0.6)
+    assert combine_concepts(np.array([0.6, 0.2])) == pytest.approx(0.5)
+
+
+# ---- key phrases and summaries -------------------------------------------------------------
+def _doc(path: str, text: str) -> tuple[tuple[str, ...], str]:
+    chunks = chunk_file(path, text.encode(), ChunkerConfig()).chunks
+    return document_keywords(path, text, chunks), document_summary(path, text, chunks)
+
+
+PY = '''"""Token refresh for user sessions.
+
+Longer explanation that is not part of the summary.
+"""
+
+class SessionStore:
+    def refresh_token(self, token):
+        return self.rotate_token(token)
+
+    def rotate_token(self, token):
+        return token[::-1]
+
+    def expire_sessions(self, now):
+        return [s for s in self.sessions if s.expires_at < now]
+'''
+
+
+def test_python_keywords_and_docstring_summary() -> None:
+    keywords, summary = _doc("auth/session_store.py", PY)
+    assert 5 <= len(keywords) <= 7
+    assert {"session store", "refresh token"} <= set(keywords)
+    assert len(set(keywords)) == len(keywords)
+    assert summary == "Token refresh for user sessions."
+
+
+def test_markdown_summary_is_the_first_paragraph_under_the_heading() -> None:
+    text = (
+        "# Guide\n\n![badge](x.svg)\n\nShopfront sells things.\nIt is small.\n\n## Install\n\npip install\n"
+    )
+    keywords, summary = _doc("docs/guide.md", text)
+    assert summary == "Shopfront sells things. It is small."
+    assert "guide" in keywords
+
+
+def test_licence_headers_are_skipped_and_names_fill_in() -> None:
+    text = (
+        "// Copyright 2024 Someone. Licensed under MIT.\n\npackage web\n\nfunc Serve() {}\n\nfunc Stop() {}\n"
+    )
+    _, summary = _doc("web/serve.go", text)
+    assert "Copyright" not in summary
+    assert summary.startswith("Defines Serve")
+
+
+def test_long_summaries_are_cut_at_a_word() -> None:
+    _, summary = _doc("a.py", '"""' + "word " * 200 + '"""\n')
+    assert len(summary) <= 301
+    assert summary.endswith("…")
