@@ -86,7 +86,8 @@ def sample_requests(lode: Lode, project: str, count: int, seed: int = 0) -> list
 
 
 def measure(content: ContentSearcher, requests: list[ContentRequest]) -> dict[str, Any]:
-    """Per-shape and overall p50/p95 of first, continuation and uncached continuation pages."""
+    """p50/p95 per shape and overall ("hybrid first", "all continuation"…) of first pages,
+    continuation pages, and continuation pages with the ranking forgotten."""
     times: dict[str, dict[str, list[float]]] = {}
     content.search_content(requests[0])  # warm up: model, tables, caches of the OS
     for request in requests:
@@ -114,7 +115,11 @@ def measure(content: ContentSearcher, requests: list[ContentRequest]) -> dict[st
         k: [v for b in times.values() for v in b[k]]
         for k in ("first", "continuation", "continuation_uncached")
     }
-    return {shape: _summary(bucket) for shape, bucket in {**times, "all": every}.items()}
+    return {
+        f"{shape} {page}": stats
+        for shape, bucket in {**times, "all": every}.items()
+        for page, stats in _summary(bucket).items()
+    }
 
 
 def _summary(bucket: dict[str, list[float]]) -> dict[str, Any]:
@@ -197,7 +202,10 @@ def main() -> int:
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(report, indent=2) + "\n")
-    print(json.dumps(report["latency"]["all"], indent=2), file=sys.stderr)
+    print(
+        json.dumps({k: v for k, v in report["latency"].items() if k.startswith("all")}, indent=2),
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -30,10 +30,13 @@ from server.mcp_outline import add_outline_tools
 __all__ = ["INSTRUCTIONS", "build_mcp"]
 
 INSTRUCTIONS = """lode indexes code repositories (projects) and searches them.
-Start with list_projects; search_code finds code by meaning and by identifiers (hybrid),
-with filters on language, path, node type (function, class, method…), names, scope depth,
-definitions and references. get_chunk / get_document read exact text. register_project
-and reindex_project change what is indexed; index_status shows progress."""
+Start with list_projects. To find which files matter use find_documents (summaries and key
+phrases) or outline_locate / outline_ls (a table of contents of docs and code); to get the
+passages themselves use search_content (concepts by meaning plus exact terms, paged) or
+search_code (hybrid search with filters on language, path, node type, names, definitions and
+references). discover turns a question into a cited evidence prompt. get_chunk,
+get_document and get_document_text read exact text. register_project and reindex_project
+change what is indexed; index_status shows progress."""
 
 Granularity = Literal["document", "chunk"]
 Mode = Literal["hybrid", "semantic", "lexical"]

@@ -16,7 +16,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
@@ -35,7 +35,7 @@ __all__ = ["Searcher", "fuse_chunks", "to_hit"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 #: Candidates taken from each list (min-max normalisation runs over these).
-CANDIDATES = 300
+CANDIDATES = 100
 #: Weight of the whole-document signals next to the best-chunk signal (document granularity).
 _DOC_SIGNAL_WEIGHT = 0.5
 
@@ -50,7 +50,7 @@ class Searcher:
         self.embedder = embedder
         self.known_languages = known_languages
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="lode-search")
-        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._vectors: OrderedDict[str, Future[np.ndarray]] = OrderedDict()
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -59,16 +59,27 @@ class Searcher:
 
     # ---- shared pieces ----------------------------------------------------------------
     def query_vector(self, text: str) -> np.ndarray:
-        """The query's embedding (the last few hundred queries are remembered)."""
+        """The query's embedding, computed once even when several threads ask at the same time
+        (the last few hundred queries are remembered)."""
         with self._lock:
-            vec = self._vectors.get(text)
-        if vec is None:
-            vec = self.embedder.embed_queries([text])[0]
-            with self._lock:
-                self._vectors[text] = vec
+            known = self._vectors.get(text)
+            if known is None:
+                known = Future()
+                self._vectors[text] = known
+                owner = True
                 if len(self._vectors) > 256:
                     self._vectors.popitem(last=False)
-        return vec
+            else:
+                owner = False
+        if owner:
+            try:
+                known.set_result(self.embedder.embed_queries([text])[0])
+            except BaseException as exc:
+                known.set_exception(exc)
+                with self._lock:
+                    self._vectors.pop(text, None)
+        vector: np.ndarray = known.result()
+        return vector
 
     def resolve_projects(self, refs: Sequence[str], field: str = "projects") -> list[Project]:
         """Projects named by id or name (all when ``refs`` is empty)."""
@@ -87,8 +98,13 @@ class Searcher:
         """The store queries ``mode`` needs: ``semantic`` (vectors) and/or ``lexical`` (BM25)."""
         calls: dict[str, Callable[[], list[Candidate]]] = {}
         if mode in ("hybrid", "semantic"):
-            vec = self.query_vector(query)
-            calls["semantic"] = lambda: self.store.vector_candidates(kind, vec, flt, k)  # type: ignore[arg-type]
+            # the query is embedded inside the pool thread, while the full-text queries run
+            calls["semantic"] = lambda: self.store.vector_candidates(
+                kind,  # type: ignore[arg-type]
+                self.query_vector(query),
+                flt,
+                k,
+            )
         if mode in ("hybrid", "lexical"):
             text = fts_query(query)
             calls["lexical"] = lambda: self.store.text_candidates(kind, text, flt, k)  # type: ignore[arg-type]

@@ -63,6 +63,13 @@ def literal_regex(text: str) -> str:
     return "".join(ch if ch.isascii() and ch.isalnum() else f"\\x{{{ord(ch):x}}}" for ch in text)
 
 
+def _substring(term: str, case_sensitive: bool) -> str:
+    """SQL that holds where the text contains ``term`` (exact case, or any case)."""
+    if case_sensitive:
+        return f"strpos(content, {quote(term)}) > 0"
+    return f"regexp_like(content, {quote('(?i)' + literal_regex(term))})"
+
+
 def _to_rows(table: pa.Table) -> list[ContentRow]:
     """Rows from an Arrow result; vectors are sliced from one matrix, not built per row."""
     n = table.num_rows
@@ -132,28 +139,31 @@ class ContentMixin(StoreBase):
         return _to_rows(query.to_arrow())
 
     def term_rows(
-        self, runs: Sequence[TermRun], flt: ChunkFilter, limit: int, *, with_vectors: bool = False
+        self,
+        term: str,
+        runs: Sequence[TermRun],
+        case_sensitive: bool,
+        flt: ChunkFilter,
+        *,
+        with_vectors: bool = False,
     ) -> list[ContentRow] | None:
-        """Chunks whose full-text tokens hold every run (its raw token or all its parts), with
-        their text; None when no run leaves a token to look for (stop words only, no index)."""
+        """Every chunk whose full-text tokens hold every run of ``term`` (its raw token or all its
+        parts) and whose text holds ``term`` as a substring, with its text; None when no run
+        leaves a token to look for (stop words only, or no full-text index yet)."""
         query = self._runs_query(runs)
         if query is None:
             return None
         columns = [*_ROW_COLUMNS, "embedded", *(["embedding"] if with_vectors else []), "_score"]
-        search: Any = self._t(CHUNKS).search(query, query_type="fts")
-        where = chunk_where(flt)
-        if where:
-            search = search.where(where, prefilter=True)
-        return _to_rows(search.select(columns).limit(limit).to_arrow())
+        where = and_all([chunk_where(flt), _substring(term, case_sensitive)])
+        search = self._t(CHUNKS).search(query, query_type="fts").where(where, prefilter=False)
+        every = max(1, int(self._t(CHUNKS).count_rows()))  # no cut: the filter runs after the limit
+        return _to_rows(search.select(columns).limit(every).to_arrow())
 
     def scan_rows(
         self, term: str, case_sensitive: bool, flt: ChunkFilter, *, with_vectors: bool = False
     ) -> list[ContentRow]:
         """Every chunk whose text holds ``term`` as a substring (reads every chunk's text: slow)."""
-        if case_sensitive:
-            match = f"strpos(content, {quote(term)}) > 0"
-        else:
-            match = f"regexp_like(content, {quote('(?i)' + literal_regex(term))})"
+        match = _substring(term, case_sensitive)
         columns = [*_ROW_COLUMNS, "embedded", *(["embedding"] if with_vectors else [])]
         where = and_all([chunk_where(flt), match]) or match
         return _to_rows(self._t(CHUNKS).search().where(where).select(columns).limit(None).to_arrow())

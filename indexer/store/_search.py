@@ -72,7 +72,7 @@ class SearchMixin(StoreBase):
             .distance_type("cosine")
             .nprobes(self.nprobes)
             .where(_where(kind, flt, embedded_only=True), prefilter=True)
-            .select(_CANDIDATE_COLUMNS[kind])
+            .select([*_CANDIDATE_COLUMNS[kind], "_distance"])
             .limit(k)
         )
         return _to_candidates(kind, query.to_arrow(), "_distance")

@@ -107,8 +107,9 @@ class ContentSearcher:
             if cached is not None:
                 self._rankings.move_to_end(key)
                 return cached
-        vectors = self.concept_vectors(query.concepts) if query.concepts else None
-        ranking = rank_content(self.store, query, vectors, self.searcher.gather)
+        ranking = rank_content(
+            self.store, query, lambda: self.concept_vectors(query.concepts), self.searcher.gather
+        )
         with self._lock:
             self._rankings[key] = ranking
             while len(self._rankings) > 1 and (

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -21,12 +22,10 @@ from indexer.search.content._scoring import (
 from indexer.search.content._terms import contains_term, fts_runs, is_case_sensitive, needs_scan
 from indexer.store import ContentRow, Store
 
-__all__ = ["CONCEPT_CANDIDATES", "TERM_CANDIDATES", "ContentQuery", "Ranked", "Ranking", "rank_content"]
+__all__ = ["CONCEPT_CANDIDATES", "ContentQuery", "Ranked", "Ranking", "rank_content", "term_rows"]
 
 #: Nearest chunks taken per concept; fixed, so the pool (and every page) never depends on the offset.
 CONCEPT_CANDIDATES = 200
-#: Full-text candidates read per exact term before falling back to a scan of every chunk's text.
-TERM_CANDIDATES = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,37 +75,56 @@ Gather = Callable[[dict[str, Callable[[], Any]]], dict[str, Any]]
 
 
 def term_rows(store: Store, term: str, flt: ChunkFilter, with_vectors: bool) -> tuple[list[ContentRow], bool]:
-    """Every chunk holding ``term`` (full-text candidates checked one by one, or a scan of
-    every chunk's text when the index cannot answer); also whether a scan was needed."""
+    """Every chunk holding ``term``: full-text candidates that contain it as a substring, each
+    checked against the boundary rule; a scan of every chunk's text when the index cannot
+    answer. Also whether a scan was needed."""
+    sensitive = is_case_sensitive(term)
     rows = None
     if not needs_scan(term):
-        rows = store.term_rows(fts_runs(term), flt, TERM_CANDIDATES, with_vectors=with_vectors)
-    scanned = rows is None or len(rows) >= TERM_CANDIDATES
-    if rows is None or scanned:
-        rows = store.scan_rows(term, is_case_sensitive(term), flt, with_vectors=with_vectors)
+        rows = store.term_rows(term, fts_runs(term), sensitive, flt, with_vectors=with_vectors)
+    scanned = rows is None
+    if rows is None:
+        rows = store.scan_rows(term, sensitive, flt, with_vectors=with_vectors)
     return [r for r in rows if contains_term(r.content, term)], scanned
 
 
 def rank_content(
-    store: Store, query: ContentQuery, concept_vectors: np.ndarray | None, gather: Gather
+    store: Store, query: ContentQuery, embed: Callable[[], np.ndarray], gather: Gather
 ) -> Ranking:
-    """Gather every candidate of ``query`` at once, score them, keep those above min_score, sort."""
+    """Gather every candidate of ``query`` at once, score them, keep those above min_score, sort.
+
+    ``embed`` gives the concepts' vectors (one row each); it is called inside the query
+    threads, so embedding the concepts overlaps the full-text queries of the terms.
+    """
     flt = ChunkFilter(project_ids=query.project_ids)
-    several = concept_vectors is not None and len(concept_vectors) > 1
-    calls: dict[str, Callable[[], Any]] = {}
-    if concept_vectors is not None:
-        for i, vector in enumerate(concept_vectors):
-            calls[f"c{i}"] = partial(
-                store.concept_rows, vector, flt, CONCEPT_CANDIDATES, with_vectors=several
-            )
+    several = len(query.concepts) > 1
+    vectors = _Once(embed)
+
+    def nearest(i: int) -> list[ContentRow]:
+        return store.concept_rows(vectors()[i], flt, CONCEPT_CANDIDATES, with_vectors=several)
+
+    calls: dict[str, Callable[[], Any]] = {f"c{i}": partial(nearest, i) for i in range(len(query.concepts))}
     for j, term in enumerate(query.terms):
-        calls[f"t{j}"] = partial(term_rows, store, term, flt, concept_vectors is not None)
+        calls[f"t{j}"] = partial(term_rows, store, term, flt, bool(query.concepts))
     found = gather(calls)
-    concept_lists = [
-        found[f"c{i}"] for i in range(len(concept_vectors) if concept_vectors is not None else 0)
-    ]
+    concept_lists = [found[f"c{i}"] for i in range(len(query.concepts))]
     term_lists = {term: found[f"t{j}"] for j, term in enumerate(query.terms)}
-    return _score(query, concept_vectors, concept_lists, term_lists)
+    return _score(query, vectors() if query.concepts else None, concept_lists, term_lists)
+
+
+class _Once:
+    """A value computed by the first caller; callers meanwhile wait for it."""
+
+    def __init__(self, compute: Callable[[], np.ndarray]) -> None:
+        self._compute = compute
+        self._lock = threading.Lock()
+        self._value: np.ndarray | None = None
+
+    def __call__(self) -> np.ndarray:
+        with self._lock:
+            if self._value is None:
+                self._value = self._compute()
+            return self._value
 
 
 def _score(
