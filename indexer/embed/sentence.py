@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,15 +27,21 @@ def _default_model_path() -> str:
 class SentenceTransformerEmbedder:
     """A sentence-transformers model on the CPU, fed length-sorted batches."""
 
-    def __init__(self, model: Any, model_id: str, batch_size: int = 32) -> None:
+    def __init__(
+        self, model: Any, model_id: str, batch_size: int = 32, load_copy: Callable[[], Any] | None = None
+    ) -> None:
         self._model = model
         self._model_id = model_id
         self._batch_size = batch_size
         self._dimension = int(model.get_embedding_dimension())
         self._tokenizer = model.tokenizer
         self._max_seq = int(model.max_seq_length)
-        # torch modules are not safe to run from two threads at once
+        # One model per use, each behind its own lock: a search never waits for an
+        # indexing batch (a second copy of this small model costs ~90 MB).
         self._lock = threading.Lock()
+        self._load_copy = load_copy
+        self._query_model: Any = None
+        self._query_lock = threading.Lock()
 
     @property
     def model_id(self) -> str:
@@ -71,12 +77,31 @@ class SentenceTransformerEmbedder:
         return out
 
     def embed_queries(self, queries: Sequence[str]) -> Vectors:
-        """Embed queries (this model uses no query prefix)."""
-        return self.embed(queries)
+        """Embed queries (this model uses no query prefix) on the query copy of the model."""
+        if self._load_copy is None:
+            return self.embed(queries)
+        with self._query_lock:
+            if self._query_model is None:
+                self._query_model = self._load_copy()
+            vectors = self._query_model.encode(
+                list(queries),
+                batch_size=self._batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return np.asarray(vectors, dtype=np.float32)
 
     def count_tokens(self, text: str) -> int:
-        """Word-pieces of ``text`` with the model's own tokenizer (no special tokens)."""
-        return len(self._tokenizer(text, add_special_tokens=False, truncation=False)["input_ids"])
+        """Word-pieces of ``text`` with the model's own tokenizer (no special tokens).
+
+        Uses the query copy's tokenizer: a fast tokenizer shared with a batch encoding on
+        another thread can fail with "Already borrowed"."""
+        with self._query_lock:
+            if self._load_copy is not None and self._query_model is None:
+                self._query_model = self._load_copy()
+            tokenizer = self._query_model.tokenizer if self._query_model is not None else self._tokenizer
+            return len(tokenizer(text, add_special_tokens=False, truncation=False)["input_ids"])
 
 
 def load_embedder(config: EmbedConfig | None = None) -> SentenceTransformerEmbedder:
@@ -102,4 +127,8 @@ def load_embedder(config: EmbedConfig | None = None) -> SentenceTransformerEmbed
         model = SentenceTransformer(path, device="cpu", local_files_only=True)
     except Exception as exc:
         raise EmbedError(f"cannot load model {config.model!r} from {path}: {exc}") from exc
-    return SentenceTransformerEmbedder(model, config.model, config.batch_size)
+
+    def load_copy() -> Any:
+        return SentenceTransformer(path, device="cpu", local_files_only=True)
+
+    return SentenceTransformerEmbedder(model, config.model, config.batch_size, load_copy)
