@@ -1,0 +1,156 @@
+"""HTTP search latency: 4 concurrent loopback clients against ``lode serve`` (real model) on
+the ≥ 100k-chunk store, first with the server idle, then while an index task embeds a new
+project in the background. Client-side latency of ``POST /api/v1/search`` (hybrid, chunk
+granularity, query embedding included). Writes ``benchmarks/results/http.json``.
+
+Targets (2-core machine): p50 ≤ 40 ms, p95 ≤ 100 ms.
+
+Example:
+    .venv/bin/python -m benchmarks.bench_http --quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from benchmarks._bigstore import open_big_store, sample_queries
+from benchmarks.bench_search import percentile
+from indexer.embed import load_embedder
+
+RESULTS = Path(__file__).parent / "results"
+CLIENTS = 4
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait(base: str, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(base + "/health", timeout=2).json().get("model_loaded"):
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise TimeoutError("server did not become ready")
+
+
+def run_clients(base: str, queries: list[str], per_client: int) -> list[float]:
+    """``CLIENTS`` threads, each sending ``per_client`` searches; all latencies in ms."""
+    latencies: list[float] = []
+    lock = threading.Lock()
+
+    def client(offset: int) -> None:
+        with httpx.Client(base_url=base, timeout=30) as http:
+            for i in range(per_client):
+                query = queries[(offset * per_client + i) % len(queries)]
+                body = {"query": query, "granularity": "chunk", "limit": 10}
+                started = time.perf_counter()
+                response = http.post("/api/v1/search", json=body)
+                elapsed = (time.perf_counter() - started) * 1000
+                response.raise_for_status()
+                with lock:
+                    latencies.append(elapsed)
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(CLIENTS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return latencies
+
+
+def _summary(latencies: list[float]) -> dict[str, Any]:
+    return {
+        "requests": len(latencies),
+        "p50_ms": round(percentile(latencies, 0.5), 1),
+        "p95_ms": round(percentile(latencies, 0.95), 1),
+        "max_ms": round(max(latencies), 1),
+    }
+
+
+def while_indexing(base: str, queries: list[str], per_client: int, work: Path) -> dict[str, Any]:
+    """Register a fresh project (real embedding work), search while its task runs, then remove it."""
+    corpus = work / "background"
+    site = Path(sysconfig.get_paths()["purelib"])
+    shutil.copytree(site / "pygments" / "lexers", corpus / "lexers")
+    created = httpx.post(
+        f"{base}/api/v1/projects", json={"path": str(corpus), "name": "bench-background"}
+    ).json()
+    task_id, project_id = created["task_id"], created["project"]["id"]
+    deadline = time.monotonic() + 120
+    while httpx.get(f"{base}/api/v1/tasks/{task_id}").json()["phase"] not in ("embed", "done"):
+        if time.monotonic() > deadline:
+            raise TimeoutError("background task never reached phase 2")
+        time.sleep(0.2)
+    latencies = run_clients(base, queries, per_client)
+    task = httpx.get(f"{base}/api/v1/tasks/{task_id}").json()
+    httpx.delete(f"{base}/api/v1/projects/{project_id}", timeout=120)
+    return {**_summary(latencies), "task_phase_at_end": task["phase"], "task_percent_at_end": task["percent"]}
+
+
+def main() -> int:
+    """Start a server on the big store and measure both phases."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--quick", action="store_true", help="50 requests per client (default)")
+    group.add_argument("--full", action="store_true", help="200 requests per client")
+    args = parser.parse_args()
+    per_client = 200 if args.full else 50
+    big = open_big_store("quick", load_embedder())
+    queries = sample_queries(big, 400)
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {**os.environ, "LODE_DB": str(big.db), "LODE_PORT": str(port), "HF_HUB_OFFLINE": "1"}
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    with tempfile.TemporaryDirectory(prefix="lode-bench-http-") as tmp:
+        log = (Path(tmp) / "server.log").open("wb")
+        server = subprocess.Popen(
+            [sys.executable, "-m", "server", "serve", "--no-watch"], env=env, stdout=log, stderr=log
+        )
+        try:
+            _wait(base)
+            run_clients(base, queries[:8], 2)  # warm up
+            idle = _summary(run_clients(base, queries, per_client))
+            busy = while_indexing(base, queries[::-1], per_client, Path(tmp))
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+            log.close()
+    result = {
+        "benchmark": "http",
+        "profile": "full" if args.full else "quick",
+        "store_chunks": big.chunks,
+        "clients": CLIENTS,
+        "idle": idle,
+        "while_indexing": busy,
+        "targets": {"p50_ms": 40, "p95_ms": 100},
+    }
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "http.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

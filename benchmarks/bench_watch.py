@@ -1,0 +1,116 @@
+"""Save-to-searchable latency: ``lode serve`` (real model, watcher on) over a copy of a real
+corpus (the installed ``rich`` package's sources); 50 single-function edits, each timed from
+the write until ``POST /api/v1/search`` (default hybrid mode) returns the new function.
+Writes ``benchmarks/results/watch.json``.
+
+Targets (2-core machine): p50 ≤ 0.8 s, p95 ≤ 1.5 s.
+
+Example:
+    .venv/bin/python -m benchmarks.bench_watch --quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from benchmarks.bench_http import _free_port, _wait
+from benchmarks.bench_search import percentile
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def _idle(base: str, timeout: float = 1800) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        tasks = httpx.get(f"{base}/api/v1/tasks", params={"limit": 50}, timeout=10).json()
+        if not [t for t in tasks if t["status"] in ("queued", "running")]:
+            return
+        time.sleep(0.5)
+    raise TimeoutError("initial indexing did not finish")
+
+
+def _found(base: str, marker: str) -> bool:
+    body = {"query": marker, "granularity": "chunk", "limit": 5}
+    resp = httpx.post(f"{base}/api/v1/search", json=body, timeout=10).json()
+    return any(marker in h["content"] for g in resp["groups"] for h in g["chunks"])
+
+
+def edit_and_wait(base: str, path: Path, marker: str, timeout: float = 10.0) -> float:
+    """Append a new function to ``path``; seconds until a search returns it."""
+    text = path.read_text()
+    started = time.perf_counter()
+    path.write_text(text + f'\n\ndef {marker}(value):\n    """Bench edit."""\n    return value\n')
+    while time.perf_counter() - started < timeout:
+        if _found(base, marker):
+            return time.perf_counter() - started
+        time.sleep(0.02)
+    raise TimeoutError(f"{marker} never became searchable")
+
+
+def main() -> int:
+    """Serve a corpus copy, edit it 50 times, time each edit until searchable."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--quick", action="store_true", help="50 edits (default)")
+    group.add_argument("--full", action="store_true", help="200 edits")
+    args = parser.parse_args()
+    edits = 200 if args.full else 50
+    rng = random.Random(7)
+    with tempfile.TemporaryDirectory(prefix="lode-bench-watch-") as tmp:
+        corpus = Path(tmp) / "corpus"
+        site = Path(sysconfig.get_paths()["purelib"])
+        shutil.copytree(site / "rich", corpus / "rich", ignore=shutil.ignore_patterns("__pycache__"))
+        port = _free_port()
+        base = f"http://127.0.0.1:{port}"
+        env = {**os.environ, "LODE_DB": str(Path(tmp) / "db"), "LODE_PORT": str(port), "HF_HUB_OFFLINE": "1"}
+        env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        log = (Path(tmp) / "server.log").open("wb")
+        server = subprocess.Popen(
+            [sys.executable, "-m", "server", "serve", str(corpus)], env=env, stdout=log, stderr=log
+        )
+        try:
+            _wait(base)
+            _idle(base)
+            files = sorted(corpus.rglob("*.py"))
+            latencies = []
+            for i in range(edits):
+                marker = f"lode_bench_marker_{i}_{rng.randrange(10**6)}"
+                latencies.append(edit_and_wait(base, rng.choice(files), marker))
+                time.sleep(0.5)
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+            log.close()
+    result: dict[str, Any] = {
+        "benchmark": "watch",
+        "profile": "full" if args.full else "quick",
+        "corpus": "rich (installed sources)",
+        "edits": edits,
+        "p50_s": round(percentile(latencies, 0.5), 3),
+        "p95_s": round(percentile(latencies, 0.95), 3),
+        "max_s": round(max(latencies), 3),
+        "targets": {"p50_s": 0.8, "p95_s": 1.5},
+    }
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "watch.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
