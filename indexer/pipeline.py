@@ -105,8 +105,7 @@ def index_project(
         report.chunks_embedded += stats.embedded
         report.embedding_cache_hits += stats.cache_hits
         report.files_failed.extend(stats.failed)
-    if report.files_indexed or report.files_deleted or report.chunks_embedded:
-        store.optimize()
+    store.maybe_optimize()
     report.seconds = round(time.perf_counter() - started, 3)
     state.phase = "done"
     (progress or _noop)(state)
@@ -137,7 +136,9 @@ def run_lexical_phase(
     walked = walk_project(root, config.walker, rules, under=paths)
     report.files_seen = len(walked.files)
     report.files_skipped.extend(walked.skipped)
-    dirty = store.repair(project.id)
+    # a crash leaves half-written files anywhere: repair on whole-project runs (start-up,
+    # rescans, lode index), not on every saved file
+    dirty = store.repair(project.id) if not paths else set()
     retry = {e["file_path"] for e in store.file_errors(project.id) if e["stage"] == "chunk"}
     states = store.document_states(project.id)
     changed, unchanged = _diff(walked.files, states, full=full, force=dirty | retry)

@@ -229,7 +229,7 @@ class IndexWorker:
             if cancel.is_set():
                 self._finish(task, "cancelled")
                 return
-            self.store.optimize(cleanup=False)
+            self.store.maybe_optimize()
             self._publish(dataclasses.replace(task, phase="embed"), force=True)
             self._notify(task.project_id)
         except NotFoundError as exc:
@@ -261,7 +261,7 @@ class IndexWorker:
         if cancel.is_set():
             self._finish(live, "cancelled")
         elif not stop.is_set():
-            self.store.optimize()
+            self.store.maybe_optimize()
             for other in [
                 t for t in self._live.values() if t.project_id == task.project_id and t.phase == "embed"
             ]:

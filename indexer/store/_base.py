@@ -70,6 +70,11 @@ class StoreBase:
         self._write_lock = threading.RLock()
         #: Short-lived answers for every search (project list, coverage); writes clear it.
         self._cache = TtlCache(ttl=1.0)
+        #: Rows changed since the last optimize (drives ``maybe_optimize``).
+        self._rows_written = 0
+        self._last_optimize = time.monotonic()
+        #: True once every scalar and full-text index exists (the vector index comes later).
+        self._indexes_complete = False
         placeholder = np.zeros(dimension, dtype=np.float32)
         placeholder[0] = 1.0
         #: Stored in place of a vector not computed yet (``embedded = false`` rows).

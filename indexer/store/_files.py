@@ -69,6 +69,7 @@ class FilesMixin(StoreBase):
             self._merge_chunks(writes, stamp)
             self._merge_documents(writes, stamp)
             self._cache.clear()
+            self._rows_written += sum(len(w.chunks) for w in writes) + len(writes)
 
     def _merge_chunks(self, writes: Sequence[FileWrite], stamp: Any) -> None:
         cols: dict[str, list[Any]] = defaultdict(list)
@@ -140,6 +141,7 @@ class FilesMixin(StoreBase):
                 self._t(CHUNKS).delete(in_list("file_id", part))
                 self._t(DOCUMENTS).delete(in_list("id", part))
             self._cache.clear()
+            self._rows_written += len(file_ids)
 
     def update_file_stats(self, stats: Sequence[tuple[str, int, float]]) -> None:
         """Record a new size/mtime for files whose content did not change."""

@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from datetime import timedelta
 from typing import Any
 
 from indexer.store._base import StoreBase
 from indexer.store._schema import CHUNKS, DOCUMENTS, EMBEDDING_CACHE, PROJECTS, TASKS
 
-__all__ = ["VECTOR_INDEX_MIN_ROWS", "MaintenanceMixin"]
+__all__ = ["OPTIMIZE_AFTER_ROWS", "OPTIMIZE_AFTER_SECONDS", "VECTOR_INDEX_MIN_ROWS", "MaintenanceMixin"]
 
 log = logging.getLogger(__name__)
 
 #: Below this many rows a flat scan answers vector queries; above it an IVF index does.
 VECTOR_INDEX_MIN_ROWS = 20_000
+#: ``maybe_optimize`` runs after this many changed rows…
+OPTIMIZE_AFTER_ROWS = 5_000
+#: …or this long after the last optimize when anything changed.
+OPTIMIZE_AFTER_SECONDS = 300.0
 
 # (table, column, kind) of every scalar and full-text index lode keeps.
 _SCALAR = [
@@ -55,6 +60,10 @@ class MaintenanceMixin(StoreBase):
         from lancedb.index import FTS
 
         with self._write_lock:
+            self._indexes_complete = all(
+                self._t(name).count_rows() > 0
+                for name in (CHUNKS, DOCUMENTS, EMBEDDING_CACHE, TASKS, PROJECTS)
+            )
             existing = {name: self._indexed_columns(self._t(name)) for name in {t for t, _, _ in _SCALAR}}
             for name, column, kind in _SCALAR:
                 table = self._t(name)
@@ -87,3 +96,23 @@ class MaintenanceMixin(StoreBase):
             for name in (CHUNKS, DOCUMENTS, EMBEDDING_CACHE, PROJECTS, TASKS):
                 older = timedelta(hours=1) if cleanup else None
                 self._t(name).optimize(cleanup_older_than=older)
+            self._rows_written = 0
+            self._last_optimize = time.monotonic()
+
+    def maybe_optimize(
+        self, *, rows: int = OPTIMIZE_AFTER_ROWS, seconds: float = OPTIMIZE_AFTER_SECONDS
+    ) -> bool:
+        """Optimize once enough rows changed since the last time (or long ago when any did).
+
+        Rows not yet in an index are still found (queries scan them), so small writes such as
+        a saved file skip this ~1 s step; a big run or a long trickle of edits triggers it.
+        Missing indexes (a new, small store) are always created.
+        """
+        if not self._rows_written:
+            return False
+        if self._rows_written >= rows or time.monotonic() - self._last_optimize >= seconds:
+            self.optimize()
+            return True
+        if not self._indexes_complete:
+            self.ensure_indexes()
+        return False

@@ -99,6 +99,7 @@ class VectorsMixin(StoreBase):
         with self._write_lock:
             result = self._t(CHUNKS).merge_insert("id").when_matched_update_all().execute(table)
             self._cache.clear()
+            self._rows_written += len(ids)
         return int(getattr(result, "num_updated_rows", len(ids)))
 
     def complete_documents(self, file_ids: Sequence[str]) -> int:
