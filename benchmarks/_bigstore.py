@@ -70,6 +70,7 @@ def open_big_store(profile: str, embedder: Embedder | None = None, log: bool = T
     if marker.exists():
         facts = json.loads(marker.read_text())
         if facts.get("wanted") == wanted:
+            _refresh_indexes(base / "db", embedder)
             return BigStore(
                 base / "db", base / "src", PROJECT, facts["chunks"], facts["files"], facts["seconds"]
             )
@@ -90,6 +91,15 @@ def open_big_store(profile: str, embedder: Embedder | None = None, log: bool = T
         json.dumps({"wanted": wanted, "chunks": chunks, "files": report.files_indexed, "seconds": seconds})
     )
     return BigStore(base / "db", base / "src", PROJECT, chunks, report.files_indexed, seconds)
+
+
+def _refresh_indexes(db: Path, embedder: Embedder | None) -> None:
+    """Bring a cached store's indexes to what this lode builds (a changed vector index)."""
+    lode = Lode(load_config(overrides={"db": db}), embedder=embedder)
+    try:
+        lode.store.ensure_indexes()
+    finally:
+        lode.close()
 
 
 def sample_queries(store: BigStore, count: int) -> list[str]:

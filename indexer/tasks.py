@@ -190,6 +190,11 @@ class IndexWorker:
 
     # ---- the worker thread ------------------------------------------------------------
     def _run(self) -> None:
+        try:  # indexes an older lode left missing or built differently (e.g. the vector index)
+            self.store.ensure_indexes()
+        except Exception as exc:
+            self.last_error = repr(exc)
+            log.exception("index maintenance at start failed")
         while not self._stop.is_set():
             try:
                 if self._step():

@@ -11,7 +11,7 @@ import pytest
 from indexer.embed import FakeEmbedder
 from indexer.errors import ConflictError, ModelMismatchError, NotFoundError, StoreVersionError
 from indexer.ids import document_id, uuid7
-from indexer.models import Chunk, Document, Task
+from indexer.models import Chunk, ChunkFilter, Document, Task
 from indexer.store import ChunkWrite, FileWrite, Store, open_store, read_store_info
 
 
@@ -144,3 +144,62 @@ def test_delete_project_keeps_others(store: Store) -> None:
     assert store.count_chunks(a.id) == 0
     assert store.count_chunks(b.id) == 1
     assert [p.name for p in store.list_projects()] == ["b"]
+
+
+def _vector_index(db: Path) -> dict[str, object]:
+    import lancedb
+
+    table = lancedb.connect(str(db)).open_table("code_chunks")
+    index = next(i for i in table.list_indices() if "embedding" in i.columns)
+    return dict(index.index_details)
+
+
+def test_vector_index_keeps_small_partitions_as_the_table_grows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fixed partition count is merged down to ~16k-row partitions by Lance's optimize
+    (every query then scans the table); lode asks for a target size that survives growth,
+    and rebuilds an index created the old way."""
+    import lancedb
+    from lancedb.index import IvfFlat
+
+    from indexer.store import _maintenance
+
+    monkeypatch.setattr(_maintenance, "VECTOR_INDEX_MIN_ROWS", 600)
+    monkeypatch.setattr(_maintenance, "VECTOR_PARTITION_ROWS", 64)
+    rng = np.random.default_rng(1)
+    s = open_store(tmp_path / "db", "m", 16)
+    project = s.add_project("p", str(tmp_path))
+
+    def add(start: int, count: int) -> None:
+        writes = []
+        for n in range(start, start + count, 50):
+            texts = [f"text {n + i}" for i in range(50)]
+            w = _write(project.id, f"f{n}.py", texts, "v1")
+            vectors = rng.standard_normal((50, 16)).astype(np.float32)
+            chunks = [
+                ChunkWrite(c.id, c.chunk, v / np.linalg.norm(v))
+                for c, v in zip(w.chunks, vectors, strict=True)
+            ]
+            writes.append(FileWrite(w.document, w.content, chunks, w.file_hash))
+        s.replace_files(writes)
+
+    try:
+        add(0, 700)
+        s.optimize()
+        assert _vector_index(tmp_path / "db")["target_partition_size"] == 64
+        add(700, 2100)
+        s.optimize()
+        assert _vector_index(tmp_path / "db")["target_partition_size"] == 64
+        # an index built with a fixed count (older lode) is replaced by the next maintenance
+        table = lancedb.connect(str(tmp_path / "db")).open_table("code_chunks")
+        table.create_index(
+            "embedding", config=IvfFlat(distance_type="cosine", num_partitions=4), replace=True
+        )
+        assert "target_partition_size" not in _vector_index(tmp_path / "db")
+        s.ensure_indexes()
+        assert _vector_index(tmp_path / "db")["target_partition_size"] == 64
+        probe = rng.standard_normal(16).astype(np.float32)
+        assert len(s.vector_candidates("chunks", probe, ChunkFilter(project_ids=(project.id,)), 10)) == 10
+    finally:
+        s.close()

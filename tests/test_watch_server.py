@@ -58,12 +58,12 @@ def _idle(base: str) -> None:
 
 def _paths(base: str) -> set[str]:
     paths: set[str] = set()
+    offset = 0
     while True:
-        page = httpx.get(
-            f"{base}{API}/projects/shop/files", params={"limit": 1000, "offset": len(paths)}
-        ).json()
+        page = httpx.get(f"{base}{API}/projects/shop/files", params={"limit": 1000, "offset": offset}).json()
         paths.update(f["path"] for f in page["files"])
-        if len(paths) >= page["total"] or not page["files"]:
+        offset += len(page["files"])
+        if offset >= page["total"] or not page["files"]:
             return paths
 
 

@@ -5,8 +5,9 @@ metadata filter), plus an exact-identifier list, fused by reciprocal rank; the w
 candidate pool is ranked, then paged, then grouped by file.
 
 Document granularity: files ranked by fusing the file's best chunk in the chunk ranking
-with the document vector and document BM25; each returned file carries its best chunks,
-ranked within the file by vector similarity and term overlap.
+with the document vector and document BM25; each returned file carries its best chunks in
+that chunk ranking (a file short of them there is ranked within itself by vector
+similarity and term overlap).
 """
 
 from __future__ import annotations
@@ -201,7 +202,7 @@ class Searcher:
         ranked = fuse(lists)
         page = ranked[opts.offset : need]
         docs = {d.id: d for d in self.store.get_documents([i for i, _ in page])}
-        per_file = self._best_chunks_per_file(opts, flt, [i for i, _ in page], names)
+        per_file = self._best_chunks_per_file(opts, flt, docs, chunk_ranked, names)
         hits = tuple(
             DocumentHit(
                 id=doc_id,
@@ -229,11 +230,32 @@ class Searcher:
         )
 
     def _best_chunks_per_file(
-        self, opts: SearchOptions, flt: ChunkFilter, file_ids: list[str], names: dict[str, str]
+        self,
+        opts: SearchOptions,
+        flt: ChunkFilter,
+        docs: dict[str, Any],
+        chunk_ranked: list[tuple[Candidate, float]],
+        names: dict[str, str],
     ) -> dict[str, list[ChunkHit]]:
-        """Each file's top chunks, ranked within the file by vector similarity and term overlap."""
-        if not file_ids:
-            return {}
+        """Each file's top chunks: its best entries in the fused chunk ranking; a file with
+        fewer there than ``chunks_per_file`` (and more chunks) is ranked within the file by
+        vector similarity and term overlap instead."""
+        want = opts.chunks_per_file
+        pooled: dict[str, list[tuple[str, float]]] = {}
+        for cand, score in chunk_ranked:
+            if cand.file_id in docs:
+                pooled.setdefault(cand.file_id, []).append((cand.id, score))
+        chosen = {fid: pooled.get(fid, [])[:want] for fid in docs}
+        short = [fid for fid, items in chosen.items() if len(items) < min(want, docs[fid].chunk_count)]
+        if short:
+            chosen.update(self._rank_files(opts, flt, short))
+        hits = {h.id: h for h in self.fetch_hits([i for items in chosen.values() for i in items], names)}
+        return {fid: [hits[i] for i, _ in items if i in hits] for fid, items in chosen.items()}
+
+    def _rank_files(
+        self, opts: SearchOptions, flt: ChunkFilter, file_ids: list[str]
+    ) -> dict[str, list[tuple[str, float]]]:
+        """The top chunk ids of each file, ranked within the file (every admitted chunk read)."""
         rows = self.store.chunks_with_vectors(replace(flt, file_ids=tuple(file_ids)))
         qvec = self.query_vector(opts.query) if opts.mode != "lexical" else None
         terms = set(_WORD.findall(fts_query(opts.query).lower()))
@@ -241,7 +263,7 @@ class Searcher:
         for chunk, vec in rows:
             by_file.setdefault(chunk.file_id, []).append((chunk, vec))
         return {
-            fid: [to_hit(c, s, names) for c, s in _rank_within_file(items, qvec, terms, opts.mode)][
+            fid: [(c.id, s) for c, s in _rank_within_file(items, qvec, terms, opts.mode)][
                 : opts.chunks_per_file
             ]
             for fid, items in by_file.items()

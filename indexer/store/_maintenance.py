@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import math
 import time
 from datetime import timedelta
 from typing import Any
@@ -17,6 +16,8 @@ log = logging.getLogger(__name__)
 
 #: Below this many rows a flat scan answers vector queries; above it an IVF index does.
 VECTOR_INDEX_MIN_ROWS = 20_000
+#: Rows per IVF partition the vector index aims at (queries probe ``nprobes`` of them).
+VECTOR_PARTITION_ROWS = 512
 #: ``maybe_optimize`` runs after this many changed rows…
 OPTIMIZE_AFTER_ROWS = 5_000
 #: …or this long after the last optimize when anything changed.
@@ -41,6 +42,11 @@ _SCALAR = [
     (PROJECTS, "id", "BTREE"),
 ]
 _FTS = [(CHUNKS, "search_text"), (CHUNKS, "name_text"), (DOCUMENTS, "search_text")]
+
+
+def _details(index: Any) -> dict[str, Any]:
+    """The build parameters Lance records on an index (empty when it records none)."""
+    return dict(getattr(index, "index_details", None) or {})
 
 
 def _index_config(kind: str) -> Any:
@@ -80,14 +86,26 @@ class MaintenanceMixin(StoreBase):
         from lancedb.index import IvfFlat
 
         table = self._t(name)
-        if column in self._indexed_columns(table):
+        current = next((i for i in table.list_indices() if column in i.columns), None)
+        if current is not None and _details(current).get("target_partition_size") == VECTOR_PARTITION_ROWS:
             return
         rows = int(table.count_rows("embedded = true"))
         if rows < VECTOR_INDEX_MIN_ROWS:
             return
-        partitions = max(16, int(math.sqrt(rows)))
-        log.info("building the vector index of %s (%d rows, %d partitions)", name, rows, partitions)
-        table.create_index(column, config=IvfFlat(distance_type="cosine", num_partitions=partitions))
+        # A target size, not a partition count: Lance keeps partitions near it as the table
+        # grows (a fixed count is merged down to ~16k-row partitions by optimize, which turns
+        # every query into a scan of the whole table). An index built without one is rebuilt.
+        log.info(
+            "building the vector index of %s (%d rows, ~%d rows per partition)",
+            name,
+            rows,
+            VECTOR_PARTITION_ROWS,
+        )
+        table.create_index(
+            column,
+            config=IvfFlat(distance_type="cosine", target_partition_size=VECTOR_PARTITION_ROWS),
+            replace=True,
+        )
 
     def optimize(self, *, cleanup: bool = True) -> None:
         """Compact small files, fold new rows into the indexes, drop versions over an hour old."""
