@@ -25,7 +25,7 @@ import numpy as np
 
 from indexer.embed import Embedder
 from indexer.errors import ValidationError
-from indexer.models import ChunkFilter, Project, StoredChunk
+from indexer.models import ChunkFilter, Document, Project, StoredChunk
 from indexer.search._fusion import Ranked, Scored, fuse, fuse_scores
 from indexer.search._lexical import exact_identifiers, fts_query, is_identifier_query
 from indexer.search._options import SearchOptions, to_filter, validate_options
@@ -147,7 +147,7 @@ class Searcher:
         k = min(1000, max(CANDIDATES, (opts.offset + opts.limit) * 3))
         ranked = self.rank_chunks(opts, flt, k)
         page = ranked[opts.offset : opts.offset + opts.limit]
-        hits = self.fetch_hits([(c.id, s) for c, s in page], names)
+        hits = self.fetch_hits([(c, s) for c, s in page], names)
         groups: OrderedDict[str, list[ChunkHit]] = OrderedDict()
         for hit in hits:
             groups.setdefault(hit.file_id, []).append(hit)
@@ -174,10 +174,10 @@ class Searcher:
             groups=tuple(file_groups),
         )
 
-    def fetch_hits(self, ranked: Sequence[tuple[str, float]], names: dict[str, str]) -> list[ChunkHit]:
-        """Hits for ranked chunk ids, in rank order (ids gone meanwhile are left out)."""
-        found = {c.id: c for c in self.store.get_chunks([i for i, _ in ranked])}
-        return [to_hit(found[i], score, names) for i, score in ranked if i in found]
+    def fetch_hits(self, ranked: Sequence[tuple[Candidate, float]], names: dict[str, str]) -> list[ChunkHit]:
+        """Hits for ranked candidates, in rank order (chunks gone meanwhile are left out)."""
+        found = {c.id: c for c in self.store.get_chunks_at([(c.id, c.row_id) for c, _ in ranked])}
+        return [to_hit(found[c.id], score, names) for c, score in ranked if c.id in found]
 
     # ---- document granularity ----------------------------------------------------------
     def _document_search(
@@ -201,8 +201,7 @@ class Searcher:
                 lists[name] = Ranked([c.id for c in found[name]], _DOC_SIGNAL_WEIGHT)
         ranked = fuse(lists)
         page = ranked[opts.offset : need]
-        docs = {d.id: d for d in self.store.get_documents([i for i, _ in page])}
-        per_file = self._best_chunks_per_file(opts, flt, docs, chunk_ranked, names)
+        docs, per_file = self._page_documents(opts, flt, [i for i, _ in page], chunk_ranked, names)
         hits = tuple(
             DocumentHit(
                 id=doc_id,
@@ -229,33 +228,40 @@ class Searcher:
             documents=hits,
         )
 
-    def _best_chunks_per_file(
+    def _page_documents(
         self,
         opts: SearchOptions,
         flt: ChunkFilter,
-        docs: dict[str, Any],
+        page: list[str],
         chunk_ranked: list[tuple[Candidate, float]],
         names: dict[str, str],
-    ) -> dict[str, list[ChunkHit]]:
-        """Each file's top chunks: its best entries in the fused chunk ranking; a file with
-        fewer there than ``chunks_per_file`` (and more chunks) is ranked within the file by
-        vector similarity and term overlap instead."""
+    ) -> tuple[dict[str, Document], dict[str, list[ChunkHit]]]:
+        """The page's documents and each one's top chunks: its best entries in the fused chunk
+        ranking; a file with fewer there than ``chunks_per_file`` (and more chunks) is ranked
+        within the file by vector similarity and term overlap instead."""
         want = opts.chunks_per_file
-        pooled: dict[str, list[tuple[str, float]]] = {}
+        pooled: dict[str, list[tuple[Candidate, float]]] = {fid: [] for fid in page}
         for cand, score in chunk_ranked:
-            if cand.file_id in docs:
-                pooled.setdefault(cand.file_id, []).append((cand.id, score))
-        chosen = {fid: pooled.get(fid, [])[:want] for fid in docs}
-        short = [fid for fid, items in chosen.items() if len(items) < min(want, docs[fid].chunk_count)]
+            if cand.file_id in pooled and len(pooled[cand.file_id]) < want:
+                pooled[cand.file_id].append((cand, score))
+        found = self.gather(
+            {
+                "docs": lambda: self.store.get_documents(page),
+                "hits": lambda: self.fetch_hits([item for items in pooled.values() for item in items], names),
+            }
+        )
+        docs = {d.id: d for d in found["docs"]}
+        hits = {h.id: h for h in found["hits"]}
+        per_file = {fid: [hits[c.id] for c, _ in items if c.id in hits] for fid, items in pooled.items()}
+        short = [fid for fid in docs if len(pooled[fid]) < min(want, docs[fid].chunk_count)]
         if short:
-            chosen.update(self._rank_files(opts, flt, short))
-        hits = {h.id: h for h in self.fetch_hits([i for items in chosen.values() for i in items], names)}
-        return {fid: [hits[i] for i, _ in items if i in hits] for fid, items in chosen.items()}
+            per_file.update(self._rank_files(opts, flt, short, names))
+        return docs, per_file
 
     def _rank_files(
-        self, opts: SearchOptions, flt: ChunkFilter, file_ids: list[str]
-    ) -> dict[str, list[tuple[str, float]]]:
-        """The top chunk ids of each file, ranked within the file (every admitted chunk read)."""
+        self, opts: SearchOptions, flt: ChunkFilter, file_ids: list[str], names: dict[str, str]
+    ) -> dict[str, list[ChunkHit]]:
+        """The top chunks of each file, ranked within the file (every admitted chunk read)."""
         rows = self.store.chunks_with_vectors(replace(flt, file_ids=tuple(file_ids)))
         qvec = self.query_vector(opts.query) if opts.mode != "lexical" else None
         terms = set(_WORD.findall(fts_query(opts.query).lower()))
@@ -263,7 +269,7 @@ class Searcher:
         for chunk, vec in rows:
             by_file.setdefault(chunk.file_id, []).append((chunk, vec))
         return {
-            fid: [(c.id, s) for c, s in _rank_within_file(items, qvec, terms, opts.mode)][
+            fid: [to_hit(c, s, names) for c, s in _rank_within_file(items, qvec, terms, opts.mode)][
                 : opts.chunks_per_file
             ]
             for fid, items in by_file.items()

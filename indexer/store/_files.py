@@ -217,6 +217,22 @@ class FilesMixin(StoreBase):
             found.update((r["id"], to_stored_chunk(r)) for r in rows(table))
         return [found[i] for i in ids if i in found]
 
+    def get_chunks_at(self, refs: Sequence[tuple[str, int]]) -> list[StoredChunk]:
+        """Chunks by (id, row id) as search candidates carry them, in the order asked.
+
+        Reading by row id skips the id lookup; a row id that no longer holds its chunk
+        (the table was compacted or rewritten since) falls back to the lookup by id.
+        """
+        found: dict[str, StoredChunk] = {}
+        known = [row_id for _, row_id in refs if row_id >= 0]
+        if known:
+            table = self._t(CHUNKS).take_row_ids(known).select(CHUNK_COLUMNS).to_arrow()
+            found.update((r["id"], to_stored_chunk(r)) for r in rows(table))
+        missing = [i for i, _ in refs if i not in found]
+        if missing:
+            found.update((c.id, c) for c in self.get_chunks(missing))
+        return [found[i] for i, _ in refs if i in found]
+
     def chunks_of_files(self, file_ids: Sequence[str]) -> list[StoredChunk]:
         """Every chunk of these files, by file then position."""
         out: list[StoredChunk] = []

@@ -34,6 +34,8 @@ class Candidate:
     """Cosine similarity for vector lists, BM25 for full-text lists."""
     node_name: str = ""
     definitions: tuple[str, ...] = ()
+    row_id: int = -1
+    """Where the row was when found (``get_chunks_at`` reads it without an id lookup)."""
 
 
 def _where(kind: TableKind, flt: ChunkFilter, embedded_only: bool = False) -> str | None:
@@ -47,12 +49,12 @@ def _to_candidates(kind: TableKind, table: Any, score_column: str) -> list[Candi
     for row in rows(table):
         raw = float(row[score_column])
         score = 1.0 - raw if score_column == "_distance" else raw
+        row_id = int(row.get("_rowid", -1))
         if kind == "chunks":
-            out.append(
-                Candidate(row["id"], row["file_id"], score, row["node_name"], tuple(row["definitions"] or ()))
-            )
+            definitions = tuple(row["definitions"] or ())
+            out.append(Candidate(row["id"], row["file_id"], score, row["node_name"], definitions, row_id))
         else:
-            out.append(Candidate(row["id"], row["id"], score))
+            out.append(Candidate(row["id"], row["id"], score, row_id=row_id))
     return out
 
 
@@ -73,6 +75,7 @@ class SearchMixin(StoreBase):
             .nprobes(self.nprobes)
             .where(_where(kind, flt, embedded_only=True), prefilter=True)
             .select([*_CANDIDATE_COLUMNS[kind], "_distance"])
+            .with_row_id(True)
             .limit(k)
         )
         return _to_candidates(kind, query.to_arrow(), "_distance")
@@ -93,7 +96,7 @@ class SearchMixin(StoreBase):
         where = _where(kind, flt)
         if where:
             query = query.where(where, prefilter=True)
-        table = query.select([*_CANDIDATE_COLUMNS[kind], "_score"]).limit(k).to_arrow()
+        table = query.select([*_CANDIDATE_COLUMNS[kind], "_score"]).with_row_id(True).limit(k).to_arrow()
         return _to_candidates(kind, table, "_score")
 
     def chunks_with_vectors(self, flt: ChunkFilter) -> list[tuple[StoredChunk, np.ndarray | None]]:
