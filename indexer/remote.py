@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -26,14 +27,19 @@ def _base_url(config: LodeConfig) -> str:
     return f"http://{host}:{config.server.port}"
 
 
-def find_server(config: LodeConfig, timeout: float = 0.3) -> RemoteLode | None:
-    """The lode server listening on the configured address, if one answers ``/health``."""
+def find_server(config: LodeConfig, timeout: float = 0.3, same_db: bool = False) -> RemoteLode | None:
+    """The lode server listening on the configured address, if one answers ``/health``
+    (with ``same_db``: only if it serves ``config.db``, the index the caller chose)."""
     remote = RemoteLode(_base_url(config), config.server.api_key, timeout=timeout)
     try:
         health = remote.get("/health")
+        if not isinstance(health, dict) or "worker_alive" not in health:
+            return None
+        if same_db:
+            served = remote.get("/api/v1/status").get("db", "")
+            if Path(served).resolve() != Path(config.db).resolve():
+                return None
     except (ServerUnavailableError, LodeError):
-        return None
-    if not isinstance(health, dict) or "worker_alive" not in health:
         return None
     remote.timeout = 60.0
     return remote

@@ -244,3 +244,39 @@ def test_api_key_is_required_when_configured(tmp_path: Path) -> None:
         ok = httpx.get(f"{base}{API}/projects", headers={"Authorization": "Bearer s3cret"})
         assert ok.status_code == 200
         assert ok.json() == []
+
+
+def test_cli_index_goes_through_the_running_server(
+    server: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``lode index`` while a server runs: the server (the single writer) does the work;
+    an explicitly chosen other index stays in-process."""
+    import json
+    import os
+
+    from click.testing import CliRunner
+
+    from indexer.cli import cli
+
+    base, _ = server
+    repo = make_repo(tmp_path / "other")
+    env = {k: v for k, v in os.environ.items() if k != "LODE_DB"}
+    env |= {"LODE_PORT": base.rsplit(":", 1)[1], "LODE_HOST": "127.0.0.1"}
+    runner = CliRunner()
+    out = runner.invoke(cli, ["index", str(repo), "--name", "via-cli", "--json"], env=env)
+    assert out.exit_code == 0, out.output
+    result = json.loads(out.output)
+    assert result["via"] == "server"
+    assert result["task"]["status"] == "done"
+    assert "via-cli" in {p["name"] for p in httpx.get(f"{base}{API}/projects").json()}
+
+    # --db naming another index than the server's: in-process; the server's own: through it
+    from indexer.cli._common import make_config, server_for
+
+    monkeypatch.delenv("LODE_DB", raising=False)
+    port = int(base.rsplit(":", 1)[1])
+    other = make_config(db=tmp_path / "other-db", port=port)
+    assert server_for(other, tmp_path / "other-db", local=False) is None
+    served = Path(httpx.get(f"{base}{API}/status").json()["db"])
+    assert server_for(make_config(db=served, port=port), served, local=False) is not None
+    assert server_for(make_config(db=served, port=port), served, local=True) is None

@@ -16,6 +16,7 @@ import click
 
 from indexer.config import LodeConfig, load_config
 from indexer.errors import LodeError
+from indexer.remote import RemoteLode, find_server
 
 __all__ = [
     "db_option",
@@ -24,6 +25,7 @@ __all__ = [
     "json_option",
     "local_option",
     "make_config",
+    "server_for",
     "to_jsonable",
 ]
 
@@ -55,6 +57,14 @@ def local_option(func: F) -> F:
 def make_config(**overrides: Any) -> LodeConfig:
     """Settings from the environment plus the command's explicit options."""
     return load_config(overrides=overrides)
+
+
+def server_for(config: LodeConfig, db: Path | None, local: bool) -> RemoteLode | None:
+    """The running lode server to go through, or None to run in-process: none with
+    ``--local``, and none serving another index than one chosen by ``--db`` / ``LODE_DB``."""
+    if local:
+        return None
+    return find_server(config, same_db=db is not None or "LODE_DB" in os.environ)
 
 
 def to_jsonable(value: Any) -> Any:

@@ -21,9 +21,9 @@ from indexer.cli._common import (
     json_option,
     local_option,
     make_config,
+    server_for,
     to_jsonable,
 )
-from indexer.remote import find_server
 from indexer.search.content import DEFAULT_LIMIT, ContentRequest, FindDocumentsRequest
 
 __all__ = ["find_documents_command", "search_content_command"]
@@ -32,7 +32,7 @@ __all__ = ["find_documents_command", "search_content_command"]
 def _run(local: bool, db: Path | None, path: str, request: Any, call: str) -> dict[str, Any]:
     """The answer as JSON-ready data, from a running server or in-process."""
     config = make_config(db=db)
-    remote = None if local else find_server(config)
+    remote = server_for(config, db, local)
     if remote is not None:
         body = {k: v for k, v in to_jsonable(request).items() if v is not None}
         return dict(remote.post(path, body))

@@ -9,9 +9,16 @@ from typing import Any
 import click
 
 from indexer.api import Lode
-from indexer.cli._common import db_option, echo_json, handle_errors, json_option, local_option, make_config
+from indexer.cli._common import (
+    db_option,
+    echo_json,
+    handle_errors,
+    json_option,
+    local_option,
+    make_config,
+    server_for,
+)
 from indexer.config_file import load_discover_config
-from indexer.remote import find_server
 from indexer.search.discover import FORMATS, discover
 
 __all__ = ["discover_command"]
@@ -77,7 +84,7 @@ def discover_command(
 def _run(question: str, overrides: dict[str, Any], db: Path | None, local: bool) -> tuple[Any, str, Any]:
     """(the whole result, the prompt, the stage times), through a running server if there is one."""
     config = make_config(db=db)
-    remote = None if local else find_server(config)
+    remote = server_for(config, db, local)
     if remote is not None:
         found: Any = remote.post("/api/v1/discover", {"question": question, "config": overrides})
         return found, found["answer_prompt"], found["metrics"]["stage_ms"]

@@ -7,7 +7,15 @@ from pathlib import Path
 import click
 
 from indexer.api import Lode, resolve_project_root
-from indexer.cli._common import db_option, echo_json, handle_errors, json_option, make_config
+from indexer.cli._common import (
+    db_option,
+    echo_json,
+    handle_errors,
+    json_option,
+    local_option,
+    make_config,
+    server_for,
+)
 from indexer.cli._progress import IndexBar
 from indexer.errors import LodeError
 from indexer.remote import RemoteLode
@@ -21,16 +29,25 @@ __all__ = ["index_command", "projects_group", "status_command"]
 @click.option("--full", is_flag=True, help="Re-chunk every file, not only changed ones.")
 @click.option("--no-embed", is_flag=True, help="Phase 1 only: lexical search now, vectors later.")
 @db_option
+@local_option
 @json_option
 @handle_errors
 def index_command(
-    path: Path, name: str | None, full: bool, no_embed: bool, db: Path | None, as_json: bool
+    path: Path, name: str | None, full: bool, no_embed: bool, db: Path | None, local: bool, as_json: bool
 ) -> None:
     """Register PATH as a project and bring its index up to date.
 
+    Goes through a running lode server when there is one (it stays the index's only
+    writer); --local (or --no-embed) indexes in-process.
+
     Example: lode index ~/src/myrepo --name myrepo
     """
-    lode = Lode(make_config(db=db))
+    config = make_config(db=db)
+    remote = None if no_embed else server_for(config, db, local)
+    if remote is not None:
+        _index_remote(remote, path, name, full, as_json)
+        return
+    lode = Lode(config)
     with IndexBar(enabled=None if not as_json else False) as bar:
         report = lode.index(path, name=name, full=full, embed=not no_embed, progress=bar)
     if as_json:

@@ -16,8 +16,8 @@ from indexer.cli._common import (
     json_option,
     local_option,
     make_config,
+    server_for,
 )
-from indexer.remote import find_server
 from indexer.search import GRANULARITIES, MODES, ChunkHit, SearchOptions, SearchResponse
 
 __all__ = ["search_command"]
@@ -68,7 +68,7 @@ def search_command(
     tuples = {k: tuple(v) for k, v in fields.items() if isinstance(v, tuple)}
     options = SearchOptions(**{**fields, **tuples, "scope_depth": scope_depth})  # type: ignore[arg-type]
     config = make_config(db=db)
-    remote = None if local else find_server(config)
+    remote = server_for(config, db, local)
     response = remote.search(options) if remote is not None else Lode(config).search(options)
     if as_json:
         echo_json(response)
