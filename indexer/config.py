@@ -110,7 +110,7 @@ class WatchConfig:
 
     enabled: bool = True
     """Watch registered projects while serving (``--no-watch`` turns it off)."""
-    quiet_ms: int = 300
+    quiet_ms: int = 200
     """A batch is sent once no event arrived for this long."""
     max_delay_ms: int = 2000
     """A batch is sent at the latest this long after its first event."""
