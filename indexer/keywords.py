@@ -173,7 +173,7 @@ def document_keywords(
 
 
 # ---- summary ------------------------------------------------------------------------------
-_DOCSTRING = re.compile(r'\A(?:\s*#[^\n]*\n|\s*\n)*\s*[rRbBuU]?("""|\'\'\')(.*?)\1', re.S)
+_DOC_OPEN = re.compile(r'[ \t]*[rRbBuU]?("""|\'\'\')')
 _BLOCK_COMMENT = re.compile(r"\A\s*/\*\*?(.*?)\*/", re.S)
 _LINE_COMMENT = re.compile(r"^\s*(?:///?|#(?![!\[]|include|define|pragma)|--|;;+)\s?(.*)$")
 _LICENSE = re.compile(r"copyright|licen[cs]e|spdx|all rights reserved", re.I)
@@ -212,18 +212,47 @@ def _comment_block(lines: list[str]) -> str:
     return "\n".join(out)
 
 
+def _python_docstring(head: str) -> tuple[str, int] | None:
+    """A triple-quoted string after leading blank and ``#`` lines: (its text, where it ends).
+
+    A plain scan, not one regex: on runs of blank lines a nested-quantifier pattern
+    backtracked exponentially (a file of blanked comments hung the indexer).
+    """
+    pos, size = 0, len(head)
+    while pos < size:
+        eol = head.find("\n", pos)
+        line = head[pos : size if eol < 0 else eol].strip()
+        if line and not line.startswith("#"):
+            break
+        if eol < 0:
+            return None
+        pos = eol + 1
+    match = _DOC_OPEN.match(head, pos)
+    if match is None:
+        return None
+    close = head.find(match.group(1), match.end())
+    if close < 0:
+        return None
+    return head[match.end() : close], close + 3
+
+
 def _leading_doc(content: str) -> str:
     """Module docstring, or the first non-licence comment at the top of the file."""
     head = content.lstrip("\ufeff")
     if head.startswith("#!"):
         head = head.split("\n", 1)[1] if "\n" in head else ""
-    for pattern in (_DOCSTRING, _BLOCK_COMMENT):
-        match = pattern.match(head)
-        if match is not None:
-            text = _first_paragraph(match.group(match.lastindex or 1))
-            if text and not _LICENSE.search(text):
-                return text
-            head = head[match.end() :]
+    found = _python_docstring(head)
+    if found is not None:
+        text = _first_paragraph(found[0])
+        if text and not _LICENSE.search(text):
+            return text
+        head = head[found[1] :]
+    match = _BLOCK_COMMENT.match(head)
+    if match is not None:
+        text = _first_paragraph(match.group(1))
+        if text and not _LICENSE.search(text):
+            return text
+        head = head[match.end() :]
     text = _first_paragraph(_comment_block(head.splitlines()))
     return "" if _LICENSE.search(text) else text
 

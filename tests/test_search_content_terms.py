@@ -253,3 +253,21 @@ def test_long_summaries_are_cut_at_a_word() -> None:
     _, summary = _doc("a.py", '"""' + "word " * 200 + '"""\n')
     assert len(summary) <= 301
     assert summary.endswith("…")
+
+
+@pytest.mark.timeout(20)
+def test_summaries_of_blank_heavy_files_are_instant() -> None:
+    """Files whose comments were blanked (long runs of spaces and newlines) once sent the
+    docstring pattern into exponential backtracking and hung indexing."""
+    import time
+
+    blank = "   \n" * 4000 + "  \n\n\t\n" * 500
+    cases = {
+        "src/lib.rs": blank + "pub fn parse() -> u32 {\n    1\n}\n",
+        "pkg/mod.py": "#!/usr/bin/env python\n# header\n" + blank + 'def f():\n    """Doc."""\n',
+        "pkg/doc.py": "# licence line\n\n" + '"""Parse the things.\n\nMore."""\nx = 1\n' + blank,
+    }
+    started = time.perf_counter()
+    summaries = {path: _doc(path, text)[1] for path, text in cases.items()}
+    assert time.perf_counter() - started < 2.0
+    assert summaries["pkg/doc.py"] == "Parse the things."
