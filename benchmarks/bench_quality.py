@@ -63,6 +63,11 @@ def _parse_args() -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0, help="seed of the pair sample and the bootstrap")
     parser.add_argument("--baseline", type=Path, help="an earlier quality.json to compare with (paired)")
     parser.add_argument("--output", type=Path, default=RESULTS / "quality.json")
+    parser.add_argument(
+        "--fresh-vectors",
+        action="store_true",
+        help="embed every chunk again instead of reusing the vectors of earlier runs",
+    )
     return parser.parse_args()
 
 
@@ -79,7 +84,12 @@ def main() -> int:
     from indexer.embed import load_embedder
 
     config = load_config()
-    embedder = load_embedder(config.embed)
+    embedder: Any = load_embedder(config.embed)
+    if not args.fresh_vectors:
+        from benchmarks._vector_cache import CachedEmbedder
+        from benchmarks.quality.corpora import cache_dir
+
+        embedder = CachedEmbedder(embedder, cache_dir() / "vectors" / "quality.sqlite")
     model_seconds = round(time.perf_counter() - started, 2)
     runs: list[CorpusRun] = []
     missing: dict[str, str] = {}
@@ -100,6 +110,8 @@ def main() -> int:
         "pairs_per_corpus": limit,
         "model_load_seconds": model_seconds,
         "missing_corpora": missing,
+        "vectors_reused": getattr(embedder, "hits", 0),
+        "vectors_computed": getattr(embedder, "misses", None),
     }
     result = build_result(runs, seed=args.seed, meta=meta)
     if args.baseline:

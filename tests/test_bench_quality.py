@@ -703,3 +703,25 @@ def test_public_api_is_pinned() -> None:
         "evaluate_corpus", "extract_pairs", "fetch_corpus", "index_and_ask", "macro_bootstrap",
         "metric_values", "paired_bootstrap", "read_corpus", "sample_pairs", "to_markdown",
     }  # fmt: skip
+
+
+def test_vector_cache_reuses_document_vectors_only(tmp_path: Path) -> None:
+    import numpy as np
+
+    from benchmarks._vector_cache import CachedEmbedder
+    from indexer.embed import FakeEmbedder
+
+    inner = FakeEmbedder()
+    cached = CachedEmbedder(inner, tmp_path / "v.sqlite")
+    first = cached.embed(["def a(): pass", "class B: pass", "def a(): pass"])
+    assert (cached.hits, cached.misses) == (0, 3)
+    again = CachedEmbedder(FakeEmbedder(), tmp_path / "v.sqlite")
+    second = again.embed(["class B: pass", "def a(): pass", "new text"])
+    assert (again.hits, again.misses) == (2, 1)
+    np.testing.assert_array_equal(second[:2], first[[1, 0]])
+    np.testing.assert_array_equal(second[2], inner.embed(["new text"])[0])
+    np.testing.assert_array_equal(cached.embed_queries(["q"]), inner.embed_queries(["q"]))
+    again.embed(["q"])
+    assert again.misses == 2  # the query embedded above was not stored
+    cached.close()
+    again.close()
