@@ -1,7 +1,7 @@
 """Indexing throughput, no-op re-index time, time to first lexical result, peak RSS.
 
 1. Throughput (issue 3): index a real corpus with the real model — quick: the installed
-   ``rich`` package's sources; full: ``litestar``'s — and compare chunks/s with the
+   ``click`` package's sources; full: ``litestar``'s — and compare chunks/s with the
    model's raw encode throughput on the same texts, measured in the same run
    (target: ≥ 85 %). Reports files/s, chunks/s and the share of time inside the model.
 2. No-op re-index (issue 3): a second run over 1,000 unchanged files (target ≤ 2 s).
@@ -155,7 +155,7 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--quick", action="store_true", help="rich's sources; Django phase 1 only (default)")
+    group.add_argument("--quick", action="store_true", help="click's sources; Django phase 1 only (default)")
     group.add_argument("--full", action="store_true", help="litestar's sources; Django to full coverage")
     args = parser.parse_args()
     embedder = load_embedder()
@@ -163,7 +163,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="lode-bench-index-") as tmp:
         work = Path(tmp)
         _log("index: throughput…")
-        speed = throughput(embedder, "litestar" if args.full else "rich", work)
+        speed = throughput(embedder, "litestar" if args.full else "click", work)
         _log("index: no-op re-index…")
         noop = noop_reindex(embedder, django, work)
         _log("index: time to first lexical result on Django…")
