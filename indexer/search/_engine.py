@@ -126,6 +126,10 @@ class Searcher:
         projects = self.resolve_projects(opts.projects)
         names = {p.id: p.name for p in projects}
         flt = to_filter(opts, tuple(names))
+        if opts.mode != "lexical":
+            # embed first, alone: on a small machine the model competes for the same cores as
+            # the full-text queries, and the vector query (the longest chain) waits for it
+            self.query_vector(opts.query)
         if opts.granularity == "chunk":
             response = self._chunk_search(opts, flt, names)
         else:
