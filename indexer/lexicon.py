@@ -6,6 +6,7 @@ lexical search (the derived full-text column and query expansion).
 
 from __future__ import annotations
 
+import functools
 import re
 
 __all__ = [
@@ -20,9 +21,21 @@ _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _parts(name: str) -> tuple[str, ...]:
+    return tuple(p.lower() for p in _PART.findall(name))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _expansion(ident: str) -> str:
+    """The joined form and the parts of a compound identifier ('' for a plain word)."""
+    parts = _parts(ident)
+    return f"{''.join(parts)} {' '.join(parts)}" if len(parts) > 1 else ""
+
+
 def split_identifier(name: str) -> list[str]:
     """Split an identifier into lower-case words at case changes, digits and underscores."""
-    return [p.lower() for p in _PART.findall(name)]
+    return list(_parts(name))
 
 
 def identifier_words(name: str) -> str:
@@ -50,16 +63,7 @@ def expand_identifiers(text: str) -> str:
     """Text for the full-text index: the words of ``text`` plus, for every compound
     identifier, its joined form and its parts, so ``parse document``, ``parseDocument``
     and ``parse_document`` meet on the same tokens."""
-    extra: list[str] = []
-    seen: set[str] = set()
-    for ident in _IDENT.findall(text):
-        if ident in seen:
-            continue
-        seen.add(ident)
-        parts = split_identifier(ident)
-        if len(parts) > 1:
-            extra.append("".join(parts))
-            extra.extend(parts)
+    extra = [e for e in map(_expansion, dict.fromkeys(_IDENT.findall(text))) if e]
     if not extra:
         return text
     return f"{text}\n{' '.join(extra)}"

@@ -11,22 +11,18 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-import blake3
 import numpy as np
 
-from indexer.chunker import chunk_file, estimate_tokens
 from indexer.config import LodeConfig
 from indexer.embed import Embedder
 from indexer.errors import PathError
-from indexer.ids import document_id, uuid7
-from indexer.keywords import document_keywords, document_summary
-from indexer.models import ChunkedFile, Document, IndexReport, Project, SkippedFile
+from indexer.models import IndexReport, Project, SkippedFile
+from indexer.prepare import FileJob, Prepared, prepare_all
 from indexer.store import ChunkWrite, DocState, FileWrite, Store
 from indexer.vectorizer import embed_backlog
 from indexer.walker import IgnoreRules, WalkEntry, walk_project
@@ -36,7 +32,6 @@ __all__ = ["IndexProgress", "ProgressCallback", "index_project", "run_lexical_ph
 #: Files per atomic write; bigger batches mean fewer LanceDB versions.
 _BATCH_FILES = 200
 _BATCH_CHUNKS = 4000
-_DOC_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc")
 
 
 @dataclass(slots=True)
@@ -149,10 +144,13 @@ def run_lexical_phase(
     state.phase, state.files_total = "chunk", len(changed)
     notify(state)
     writer = _FileWriter(store, embedder, project, config, report, state, notify)
-    for entry in changed:
+    jobs = [
+        _job(project, config, entry, states.get(entry.rel_path), full, writer.started_ms) for entry in changed
+    ]
+    for entry, prepared in zip(changed, prepare_all(jobs), strict=False):
         if _is_cancelled(cancel):
             break
-        writer.add(entry, states.get(entry.rel_path), full)
+        writer.accept(entry, states.get(entry.rel_path), prepared)
     writer.flush()
     stamp = datetime.now(UTC)
     store.save_project(replace(project, last_indexed_at=stamp, updated_at=stamp))
@@ -211,26 +209,26 @@ class _FileWriter:
         self.drop: list[str] = []
         self.failed_ok: list[str] = []
 
-    def add(self, entry: WalkEntry, old: DocState | None, full: bool) -> None:
-        """Read one changed file and queue its new version (or note why not)."""
+    def accept(self, entry: WalkEntry, old: DocState | None, prepared: Prepared) -> None:
+        """Take one prepared file: queue its new version, or note why not."""
         self.state.files_done += 1
-        data = _read(entry)
-        if data is None:
-            self.report.files_skipped.append(
-                SkippedFile(entry.rel_path, "vanished or unreadable during the run")
-            )
+        if prepared.kind == "gone":
+            self.report.files_skipped.append(SkippedFile(entry.rel_path, prepared.reason))
             if old is not None:
                 self.drop.append(old.id)
-            return
-        if len(data) > self.config.walker.max_file_bytes:
-            self._skip(entry.rel_path, f"too large ({len(data)} bytes)", old)
-            return
-        digest = blake3.blake3(data).hexdigest()
-        if old is not None and old.content_hash == digest and not full:
-            self.stat_updates.append((old.id, len(data), entry.mtime))
+        elif prepared.kind == "skip":
+            self._skip(entry.rel_path, prepared.reason, old)
+        elif prepared.kind == "same" and old is not None:
+            self.stat_updates.append((old.id, prepared.size, entry.mtime))
             self.report.files_unchanged += 1
-            return
-        self._queue(entry, data, digest, old)
+        elif prepared.kind == "failed":
+            self.store.record_file_error(self.project.id, entry.rel_path, "chunk", prepared.reason)
+            self.report.files_failed.append(SkippedFile(entry.rel_path, prepared.reason))
+        elif prepared.write is not None:
+            write = prepared.write
+            self.pending.append((write, [c.chunk.chunk_hash for c in write.chunks]))
+            self.pending_chunks += len(write.chunks)
+            self.failed_ok.append(entry.rel_path)
         if len(self.pending) >= _BATCH_FILES or self.pending_chunks >= _BATCH_CHUNKS:
             self.flush()
 
@@ -238,21 +236,6 @@ class _FileWriter:
         self.report.files_skipped.append(SkippedFile(path, reason))
         if old is not None:
             self.drop.append(old.id)
-
-    def _queue(self, entry: WalkEntry, data: bytes, digest: str, old: DocState | None) -> None:
-        try:
-            chunked = chunk_file(entry.rel_path, data, self.config.chunker)
-        except Exception as exc:  # the chunker promises not to raise; a bug must not end the run
-            self.store.record_file_error(self.project.id, entry.rel_path, "chunk", repr(exc))
-            self.report.files_failed.append(SkippedFile(entry.rel_path, f"chunker failed: {exc!r}"))
-            return
-        if chunked.skipped_reason:
-            self._skip(entry.rel_path, chunked.skipped_reason, old)
-            return
-        write = _file_write(self.project, entry, data, digest, chunked, self.started_ms)
-        self.pending.append((write, [c.chunk.chunk_hash for c in write.chunks]))
-        self.pending_chunks += len(write.chunks)
-        self.failed_ok.append(entry.rel_path)
 
     def flush(self) -> None:
         """Write everything queued: new versions (with cached vectors), stats, removals."""
@@ -274,50 +257,19 @@ class _FileWriter:
         self.notify(self.state)
 
 
-def _read(entry: WalkEntry) -> bytes | None:
-    try:
-        return entry.abs_path.read_bytes()
-    except OSError:
-        return None
-
-
-def _priority(run_started_ms: int, rel_path: str) -> int:
-    """Phase-2 order: files of the newest run first (an edit jumps a big backlog), and
-    within a run README and docs ahead of code."""
-    boost = 1 if rel_path.lower().endswith(_DOC_SUFFIXES) or "readme" in rel_path.lower() else 0
-    return run_started_ms * 2 + boost
-
-
-def _file_write(
-    project: Project, entry: WalkEntry, data: bytes, digest: str, chunked: ChunkedFile, run_started_ms: int
-) -> FileWrite:
-    tokens: Counter[str] = Counter()
-    for chunk in chunked.chunks:
-        tokens[chunk.language] += estimate_tokens(chunk.content)
-    languages = tuple(sorted(tokens)) or (chunked.language,)
-    primary = tokens.most_common(1)[0][0] if tokens else chunked.language
-    content = data.decode("utf-8", errors="replace")
-    doc = Document(
-        id=document_id(project.id, entry.rel_path),
+def _job(
+    project: Project, config: LodeConfig, entry: WalkEntry, old: DocState | None, full: bool, started_ms: int
+) -> FileJob:
+    return FileJob(
         project_id=project.id,
-        file_path=entry.rel_path,
-        content_hash=digest,
-        file_size=len(data),
-        last_modified=entry.mtime,
-        indexed_at=None,
-        languages=languages,
-        primary_language=primary,
-        chunk_count=len(chunked.chunks),
-        keywords=document_keywords(entry.rel_path, content, chunked.chunks),
-        summary=document_summary(entry.rel_path, content, chunked.chunks),
-    )
-    chunks = [ChunkWrite(id=uuid7(), chunk=c) for c in chunked.chunks]
-    return FileWrite(
-        document=doc,
-        content=content,
-        chunks=chunks,
-        file_hash=digest,
-        priority=_priority(run_started_ms, entry.rel_path),
+        rel_path=entry.rel_path,
+        abs_path=str(entry.abs_path),
+        mtime=entry.mtime,
+        old_hash=old.content_hash if old is not None else None,
+        full=full,
+        max_file_bytes=config.walker.max_file_bytes,
+        chunker=config.chunker,
+        run_started_ms=started_ms,
     )
 
 

@@ -190,16 +190,16 @@ def test_bad_paths_name_the_field(lode: Lode, tmp_path: Path) -> None:
 def test_files_vanishing_during_run_are_skipped(
     lode: Lode, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from indexer import pipeline
+    from indexer import prepare
 
-    real_read = pipeline._read
+    real_read = prepare._read
 
-    def vanish(entry):  # type: ignore[no-untyped-def]
-        if entry.rel_path == "src/web/widget.js":
-            entry.abs_path.unlink()
-        return real_read(entry)
+    def vanish(path: str) -> bytes | None:
+        if path.endswith("src/web/widget.js"):
+            Path(path).unlink()
+        return real_read(path)
 
-    monkeypatch.setattr(pipeline, "_read", vanish)
+    monkeypatch.setattr(prepare, "_read", vanish)
     report = lode.index(repo)
     assert {s.path: s.reason for s in report.files_skipped}["src/web/widget.js"].startswith("vanished")
     project = lode.store.get_project("repo")
@@ -236,3 +236,38 @@ def test_partial_paths_delete_only_inside_them(lode: Lode, repo: Path) -> None:
     paths = set(lode.store.document_states(project.id))
     assert "src/web/router.go" not in paths
     assert "src/shop/pricing.py" in paths  # outside the paths given: left for a later diff
+
+
+def test_files_are_prepared_on_worker_processes_like_in_process(tmp_path: Path) -> None:
+    """A big run spreads read/hash/chunk/describe over processes; results and order are
+    exactly those of the in-process path."""
+    from indexer.config import ChunkerConfig
+    from indexer.prepare import PARALLEL_MIN_FILES, FileJob, prepare_all
+
+    root = tmp_path / "many"
+    root.mkdir()
+    jobs = []
+    for i in range(PARALLEL_MIN_FILES + 16):
+        path = root / f"mod_{i}.py"
+        body = f'"""Module {i}."""\n\n\nclass Thing{i}:\n    def run(self):\n        return helper_{i}()\n'
+        path.write_text(body if i % 7 else "")
+        jobs.append(FileJob("p", path.name, str(path), 1.0, None, False, 1 << 20, ChunkerConfig(), 5))
+    jobs.append(FileJob("p", "gone.py", str(root / "gone.py"), 1.0, None, False, 1 << 20, ChunkerConfig(), 5))
+
+    def summary(results):  # type: ignore[no-untyped-def]
+        return [
+            (
+                r.kind,
+                r.reason,
+                r.write.document if r.write else None,
+                [(c.chunk.chunk_hash, c.chunk.node_name) for c in r.write.chunks] if r.write else None,
+            )
+            for r in results
+        ]
+
+    parallel = summary(list(prepare_all(jobs, workers=2)))
+    serial = summary(list(prepare_all(jobs, workers=1)))
+    assert parallel == serial
+    assert parallel[-1][0] == "gone"
+    assert parallel[1][2].file_path == "mod_1.py"
+    assert "Thing1" in {name for _, name in parallel[1][3]}

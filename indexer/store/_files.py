@@ -65,13 +65,22 @@ class FilesMixin(StoreBase):
         if not writes:
             return
         stamp = now()
+        file_ids = sorted({w.document.id for w in writes})
         with self._write_lock:
-            self._merge_chunks(writes, stamp)
-            self._merge_documents(writes, stamp)
+            # files the store has never seen (a first index) are appended: same result,
+            # without a merge that joins against the whole table
+            fresh = not self._any_rows(CHUNKS, "file_id", file_ids) and not self._any_rows(
+                DOCUMENTS, "id", file_ids
+            )
+            self._merge_chunks(writes, stamp, append=fresh)
+            self._merge_documents(writes, stamp, append=fresh)
             self._cache.clear()
             self._rows_written += sum(len(w.chunks) for w in writes) + len(writes)
 
-    def _merge_chunks(self, writes: Sequence[FileWrite], stamp: Any) -> None:
+    def _any_rows(self, table: str, column: str, values: Sequence[str]) -> bool:
+        return any(self._t(table).count_rows(in_list(column, part)) for part in _chunked(list(values)))
+
+    def _merge_chunks(self, writes: Sequence[FileWrite], stamp: Any, append: bool = False) -> None:
         cols: dict[str, list[Any]] = defaultdict(list)
         for write in writes:
             for name, values in chunk_columns(write, stamp, self.placeholder).items():
@@ -82,6 +91,9 @@ class FilesMixin(StoreBase):
         table = table_from_columns(dict(cols), no_vec)
         matrix = np.stack(vectors) if vectors else np.zeros((0, self.dimension), dtype=np.float32)
         table = table.add_column(schema.get_field_index("embedding"), "embedding", self._vector_array(matrix))
+        if append:
+            self._t(CHUNKS).add(table)
+            return
         file_ids = sorted({w.document.id for w in writes})
         (
             self._t(CHUNKS)
@@ -91,7 +103,7 @@ class FilesMixin(StoreBase):
             .execute(table)
         )
 
-    def _merge_documents(self, writes: Sequence[FileWrite], stamp: Any) -> None:
+    def _merge_documents(self, writes: Sequence[FileWrite], stamp: Any, append: bool = False) -> None:
         records = []
         vectors = []
         for write in writes:
@@ -127,6 +139,9 @@ class FilesMixin(StoreBase):
             "content_embedding",
             self._vector_array(np.stack(vectors)),
         )
+        if append:
+            self._t(DOCUMENTS).add(table)
+            return
         self._t(DOCUMENTS).merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(
             table
         )
