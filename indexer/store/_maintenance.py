@@ -124,13 +124,17 @@ class MaintenanceMixin(StoreBase):
 
         Rows not yet in an index are still found (queries scan them), so small writes such as
         a saved file skip this ~1 s step; a big run or a long trickle of edits triggers it.
-        Missing indexes (a new, small store) are always created.
+        Missing indexes (a new store) are created first, alone; the compaction waits for the
+        next call.
         """
         if not self._rows_written:
+            return False
+        if not self._indexes_complete:
+            # a new store: the missing indexes now (full-text search needs them), the
+            # compaction at the next call (after phase 2), so a first index is searchable sooner
+            self.ensure_indexes()
             return False
         if self._rows_written >= rows or time.monotonic() - self._last_optimize >= seconds:
             self.optimize()
             return True
-        if not self._indexes_complete:
-            self.ensure_indexes()
         return False
