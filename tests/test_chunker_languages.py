@@ -152,6 +152,12 @@ SYMBOLS = [
     ("sample.scala", "clamp", {"clamp", "value", "low", "pick"}, {"math", "max"}),
     ("sample.swift", "clamp", {"clamp", "value", "low", "pick"}, {"max", "Int"}),
     ("sample.sh", "log", {"log", "level"}, {"echo"}),
+    ("sample.ts", "find", {"find", "id"}, {"items", "get"}),
+    ("sample.ts", "Utils", {"Utils", "clamp", "value", "low", "high"}, {"Math", "min", "max"}),
+    ("sample.tsx", "Counter", {"Counter", "count", "setCount", "increment"}, {"useState", "Button"}),
+    ("sample.tsx", "Button", {"Button", "label", "onClick"}, {"ButtonProps"}),
+    ("sample.cpp", "main", {"main", "c"}, {"geometry", "Container", "area"}),
+    ("sample.rb", "push", {"push", "item"}, {"ArgumentError", "@items", "@limit"}),
 ]
 
 
