@@ -177,8 +177,6 @@ def main() -> int:
         "noop_reindex": noop,
         "progressive": prog,
         "peak_rss_mb": round(rss_mb, 1),
-        # the file-preparing worker processes of big runs (the largest one's peak)
-        "peak_rss_worker_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
         "targets": {
             "throughput_vs_raw": 0.85,
             "noop_1000_files_s": 2.0,

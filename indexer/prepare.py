@@ -11,6 +11,8 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import threading
+import time
 from collections import Counter, deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -127,6 +129,18 @@ def _file_write(job: FileJob, data: bytes, digest: str, chunked: ChunkedFile) ->
     )
 
 
+def _exit_with_parent(parent: int) -> None:
+    """Worker initializer: leave when the indexing process is gone (even if SIGKILLed)."""
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(0)
+
+    threading.Thread(target=watch, name="lode-parent-watch", daemon=True).start()
+
+
 def worker_count() -> int:
     """Processes for preparing files: the cores this process may use (at most 8)."""
     try:
@@ -150,7 +164,9 @@ def prepare_all(jobs: Sequence[FileJob], workers: int | None = None) -> Iterator
     try:
         # spawn, not fork: the parent runs LanceDB and torch threads a fork would copy mid-lock
         context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        with ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=_exit_with_parent, initargs=(os.getpid(),)
+        ) as pool:
             window: deque[Future[Prepared]] = deque()
             pending = iter(jobs)
             for job in pending:

@@ -271,3 +271,54 @@ def test_files_are_prepared_on_worker_processes_like_in_process(tmp_path: Path) 
     assert parallel[-1][0] == "gone"
     assert parallel[1][2].file_path == "mod_1.py"
     assert "Thing1" in {name for _, name in parallel[1][3]}
+
+
+def test_worker_processes_leave_when_the_indexer_is_killed(tmp_path: Path) -> None:
+    """A SIGKILLed indexer must not leave file-preparing workers behind."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "hold.py"
+    script.write_text(
+        "import multiprocessing, sys, time\n"
+        "from pathlib import Path\n"
+        "from indexer.config import ChunkerConfig\n"
+        "from indexer.prepare import FileJob, prepare_all\n"
+        "if __name__ == '__main__':\n"
+        "    root = Path(sys.argv[1])\n"
+        "    jobs = []\n"
+        "    for i in range(100):\n"
+        "        (root / f'm{i}.py').write_text(f'def f{i}():\\n    return {i}\\n')\n"
+        "        jobs.append(FileJob('p', f'm{i}.py', str(root / f'm{i}.py'), 1.0, None, False, 1 << 20, ChunkerConfig(), 1))\n"
+        "    results = prepare_all(jobs, workers=2)\n"
+        "    next(results)\n"
+        "    print(' '.join(str(p.pid) for p in multiprocessing.active_children()), flush=True)\n"
+        "    time.sleep(120)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(tmp_path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])},
+    )
+    assert proc.stdout is not None
+    workers = [int(p) for p in proc.stdout.readline().split()]
+    assert len(workers) == 2
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    proc.stdout.close()
+
+    def alive(pid: int) -> bool:
+        try:
+            state = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            return False
+        return "State:\tZ" not in state
+
+    deadline = time.monotonic() + 15
+    while any(alive(p) for p in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not [p for p in workers if alive(p)]
