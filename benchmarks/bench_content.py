@@ -11,14 +11,15 @@ concepts are remembered). Writes ``benchmarks/results/content.json``.
 Targets (≥ 100k chunks, 2-core machine): first page p50 ≤ 50 ms; a continuation page
 ≤ the first page + 10 ms.
 
-Stores: ``--db PATH --project NAME`` (an existing index; its model is loaded, or a fake
-embedder of the same id and dimension for synthetic stores), ``--bigstore`` (the shared
-≥ 100k-chunk store of ``benchmarks/_bigstore.py``), or by default a small store of the
-fixture repository copied ``--copies`` times.
+Stores: by default the shared ≥ 100k-chunk store of ``benchmarks/_bigstore.py`` (its quick
+profile, the one ``bench_search`` uses), ``--db PATH --project NAME`` (an existing index;
+its model is loaded, or a fake embedder of the same id and dimension for synthetic
+stores), or ``--fixture`` (a small store of the fixture repository copied ``--copies``
+times, fake model).
 
 Example:
     .venv/bin/python -m benchmarks.bench_content --quick
-    .venv/bin/python -m benchmarks.bench_content --bigstore --full
+    .venv/bin/python -m benchmarks.bench_content --full --queries 300
 """
 
 from __future__ import annotations
@@ -148,15 +149,15 @@ def _fixture_store(base: Path, copies: int) -> tuple[Path, str]:
 
 def _store(args: argparse.Namespace, tmp: Path) -> tuple[Path, str, str]:
     """The index to query: (db, project, what it is)."""
-    if args.bigstore:
-        from benchmarks._bigstore import open_big_store
-
-        big = open_big_store("full" if args.full else "quick", embedder=load_embedder())
-        return big.db, big.project, "bigstore"
     if args.db:
         return args.db, args.project or "", str(args.db)
-    db, project = _fixture_store(tmp, args.copies)
-    return db, project, f"fixture x{args.copies}"
+    if args.fixture:
+        db, project = _fixture_store(tmp, args.copies)
+        return db, project, f"fixture x{args.copies}"
+    from benchmarks._bigstore import open_big_store
+
+    big = open_big_store("quick", embedder=load_embedder())
+    return big.db, big.project, "bigstore"
 
 
 def run(db: Path, project: str, count: int) -> dict[str, Any]:
@@ -183,7 +184,8 @@ def main() -> int:
     )
     parser.add_argument("--db", type=Path, help="An existing index")
     parser.add_argument("--project", help="Project of --db to query")
-    parser.add_argument("--bigstore", action="store_true", help="Use the shared ≥ 100k-chunk store")
+    parser.add_argument("--fixture", action="store_true", help="Query a small fixture store (fake model)")
+    parser.add_argument("--queries", type=int, help="Queries (default: 30 quick, 150 full)")
     parser.add_argument("--copies", type=int, default=40, help="Fixture copies for the default store")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--quick", action="store_true", help="30 queries (default)")
@@ -192,7 +194,7 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="lode-bench-content-") as tmp:
         db, project, label = _store(args, Path(tmp))
-        result = run(db, project, 150 if args.full else 30)
+        result = run(db, project, args.queries or (150 if args.full else 30))
     report = {
         "machine": platform.machine(),
         "python": platform.python_version(),

@@ -143,16 +143,15 @@ def _diverse(scored: dict[str, float], limit: int) -> tuple[str, ...]:
     best_first = sorted(scored.items(), key=lambda item: (-item[1], item[0]))[:_MMR_POOL]
     left = {p: (s / top, frozenset(p.split())) for p, s in best_first}
     chosen: list[tuple[str, frozenset[str]]] = []
+    # each candidate's largest overlap with a chosen phrase, updated as phrases are chosen
+    penalty = dict.fromkeys(left, 0.0)
     while left and len(chosen) < limit:
-
-        def gain(p: str) -> tuple[float, str]:
-            score, words = left[p]
-            return score - 0.3 / 0.7 * max((_overlap(words, c) for _, c in chosen), default=0.0), p
-
-        best = max(left, key=gain)
+        best = max(left, key=lambda p: (left[p][0] - 0.3 / 0.7 * penalty[p], p))
         words = left.pop(best)[1]
         if not any(words <= c for _, c in chosen):
             chosen.append((best, words))
+            for p, (_, other) in left.items():
+                penalty[p] = max(penalty[p], _overlap(other, words))
     return tuple(p for p, _ in chosen)
 
 
