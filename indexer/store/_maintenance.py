@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
@@ -75,10 +76,20 @@ class MaintenanceMixin(StoreBase):
                 table = self._t(name)
                 if column not in existing[name] and table.count_rows() > 0:
                     table.create_index(column, config=_index_config(kind))
-            for name, column in _FTS:
-                table = self._t(name)
-                if column not in existing[name] and table.count_rows() > 0:
-                    table.create_index(column, config=FTS(with_position=False, stem=True))
+            missing = [
+                (self._t(name), column)
+                for name, column in _FTS
+                if column not in existing[name] and self._t(name).count_rows() > 0
+            ]
+            # full-text indexes are the slow ones (seconds on a big first index); each builds
+            # on one core, so they build side by side
+            with ThreadPoolExecutor(max_workers=2, thread_name_prefix="lode-fts") as pool:
+                futures = [
+                    pool.submit(table.create_index, column, config=FTS(with_position=False, stem=True))
+                    for table, column in missing
+                ]
+                for future in futures:
+                    future.result()
             self._ensure_vector_index(CHUNKS, "embedding")
             self._ensure_vector_index(DOCUMENTS, "content_embedding")
 
