@@ -118,6 +118,14 @@ class MaintenanceMixin(StoreBase):
             replace=True,
         )
 
+    def unindexed_rows(self) -> int:
+        """Rows of the chunk and document tables that their indexes do not cover yet."""
+        total = 0
+        for name in (CHUNKS, DOCUMENTS):
+            for index in self._t(name).list_indices():
+                total = max(total, int(getattr(index, "num_unindexed_rows", 0) or 0))
+        return total
+
     def optimize(self, *, cleanup: bool = True) -> None:
         """Compact small files, fold new rows into the indexes, drop versions over an hour old."""
         with self._write_lock:
@@ -135,17 +143,13 @@ class MaintenanceMixin(StoreBase):
 
         Rows not yet in an index are still found (queries scan them), so small writes such as
         a saved file skip this ~1 s step; a big run or a long trickle of edits triggers it.
-        Missing indexes (a new store) are created first, alone; the compaction waits for the
-        next call.
+        Missing indexes (a new, small store) are always created.
         """
         if not self._rows_written:
-            return False
-        if not self._indexes_complete:
-            # a new store: the missing indexes now (full-text search needs them), the
-            # compaction at the next call (after phase 2), so a first index is searchable sooner
-            self.ensure_indexes()
             return False
         if self._rows_written >= rows or time.monotonic() - self._last_optimize >= seconds:
             self.optimize()
             return True
+        if not self._indexes_complete:
+            self.ensure_indexes()
         return False
