@@ -93,12 +93,12 @@ def open_big_store(profile: str, embedder: Embedder | None = None, log: bool = T
     return BigStore(base / "db", base / "src", PROJECT, chunks, report.files_indexed, seconds)
 
 
-def _refresh_indexes(db: Path, embedder: Embedder | None) -> None:
+def _refresh_indexes(db: Path, embedder: Embedder | None, compact: bool = False) -> None:
     """Bring a cached store's indexes to what this lode builds (a changed vector index)."""
     lode = Lode(load_config(overrides={"db": db}), embedder=embedder)
     try:
         lode.store.ensure_indexes()
-        if lode.store.unindexed_rows():
+        if compact or lode.store.unindexed_rows():
             # a benchmark that wrote into the shared store (bench_http's background project)
             # left rows outside the indexes: fold them in so every benchmark sees the same store
             lode.store.optimize()

@@ -205,6 +205,8 @@ class _FileWriter:
         self.pending: list[tuple[FileWrite, list[str]]] = []
         self.started_ms = time.time_ns() // 1_000_000
         self.pending_chunks = 0
+        #: True while every queued file is one the store has no document of
+        self.all_new = True
         self.stat_updates: list[tuple[str, int, float]] = []
         self.drop: list[str] = []
         self.failed_ok: list[str] = []
@@ -226,6 +228,7 @@ class _FileWriter:
             self.report.files_failed.append(SkippedFile(entry.rel_path, prepared.reason))
         elif prepared.write is not None:
             write = prepared.write
+            self.all_new = self.all_new and old is None
             self.pending.append((write, [c.chunk.chunk_hash for c in write.chunks]))
             self.pending_chunks += len(write.chunks)
             self.failed_ok.append(entry.rel_path)
@@ -243,7 +246,7 @@ class _FileWriter:
             hashes = [h for _, hs in self.pending for h in hs]
             cached = self.store.cache_get(hashes)
             writes = [_with_vectors(w, cached) for w, _ in self.pending]
-            self.store.replace_files(writes)
+            self.store.replace_files(writes, maybe_new=self.all_new)
             hits = sum(1 for h in hashes if h in cached)
             self.report.embedding_cache_hits += hits
             self.report.files_indexed += len(writes)
@@ -252,7 +255,7 @@ class _FileWriter:
         self.store.update_file_stats(self.stat_updates)
         self.store.delete_files(self.drop)
         self.store.clear_file_errors(self.project.id, self.failed_ok, stage="chunk")
-        self.pending, self.pending_chunks = [], 0
+        self.pending, self.pending_chunks, self.all_new = [], 0, True
         self.stat_updates, self.drop, self.failed_ok = [], [], []
         self.notify(self.state)
 

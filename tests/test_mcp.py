@@ -89,7 +89,11 @@ async def _exercise(client: Client, repo: Path) -> None:
     unknown = await client.call_tool("search_code", {"query": "cart", "projects": ["nope"]})
     assert unknown.is_error
     assert "projects" in unknown.content[0].text
-    for field, value in (("languages", ["klingon"]), ("path_include", ["src/[z-a]*"]), ("node_types", ["gizmo"])):
+    for field, value in (
+        ("languages", ["klingon"]),
+        ("path_include", ["src/[z-a]*"]),
+        ("node_types", ["gizmo"]),
+    ):
         invalid = await client.call_tool("search_code", {"query": "cart", field: value})
         assert invalid.is_error, field
         assert field in invalid.content[0].text

@@ -55,7 +55,7 @@ class FilesMixin(StoreBase):
         return {r["file_path"]: DocState(**{c: r[c] for c in cols}) for r in rows(table)}
 
     # ---- writes -----------------------------------------------------------------------
-    def replace_files(self, writes: Sequence[FileWrite]) -> None:
+    def replace_files(self, writes: Sequence[FileWrite], *, maybe_new: bool = False) -> None:
         """Atomically swap in new versions of files: all their chunks, then their documents.
 
         One merge per table: readers see either a file's old chunks or its new ones, never
@@ -69,8 +69,12 @@ class FilesMixin(StoreBase):
         with self._write_lock:
             # files the store has never seen (a first index) are appended: same result,
             # without a merge that joins against the whole table
-            fresh = not self._any_rows(CHUNKS, "file_id", file_ids) and not self._any_rows(
-                DOCUMENTS, "id", file_ids
+            # (``maybe_new``: the caller knows no document of them; checked, as a crash can
+            # leave chunks behind; edits of known files skip the check and merge)
+            fresh = (
+                maybe_new
+                and not self._any_rows(CHUNKS, "file_id", file_ids)
+                and not self._any_rows(DOCUMENTS, "id", file_ids)
             )
             self._merge_chunks(writes, stamp, append=fresh)
             self._merge_documents(writes, stamp, append=fresh)
