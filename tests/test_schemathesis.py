@@ -30,7 +30,10 @@ def test_api_conforms_to_its_schema(tmp_path: Path) -> None:
         cli = Path(sys.executable).with_name("schemathesis")
         result = subprocess.run(
             [str(cli), "run", f"{base}/api/openapi.json", "--checks", CHECKS, "--max-examples", "20",
-             "--seed", "7", "--workers", "1", "--phases", "examples,coverage,fuzzing", "--request-timeout", "30"],
+             "--seed", "7", "--workers", "1", "--phases", "examples,coverage,fuzzing", "--request-timeout", "30",
+             # a generator limit, not an API defect: path ids of the by-path document route are
+             # sometimes mostly filtered out by hypothesis (seen once in CI-like runs)
+             "--suppress-health-check", "filter_too_much"],
             check=False,
             capture_output=True,
             text=True,
