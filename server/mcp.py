@@ -25,6 +25,7 @@ from server.context import ServerContext
 from server.convert import to_chunk, to_document, to_project, to_search_response, to_task
 from server.mcp_content import add_content_tools
 from server.mcp_discover import add_discover_tools
+from server.mcp_errors import tool_error
 from server.mcp_outline import add_outline_tools
 
 __all__ = ["INSTRUCTIONS", "build_mcp"]
@@ -41,14 +42,6 @@ change what is indexed; index_status shows progress."""
 Granularity = Literal["document", "chunk"]
 Mode = Literal["hybrid", "semantic", "lexical"]
 Strs = list[str]
-
-
-def _fail(exc: LodeError) -> ToolError:
-    """The HTTP API's message for this error, as a tool error."""
-    if isinstance(exc, ValidationError):
-        fields = ", ".join(e.field for e in exc.errors)
-        return ToolError(f"invalid argument ({fields}): {exc}")
-    return ToolError(str(exc))
 
 
 def _jsonable(value: Any) -> Any:
@@ -131,7 +124,7 @@ def _add_search_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> N
         try:
             response = _jsonable(to_search_response(get_ctx().lode.search(options)))
         except LodeError as exc:
-            raise _fail(exc) from None
+            raise tool_error(exc) from None
         key = "documents" if granularity == "document" else "groups"
         response[key], dropped = trim_to_tokens(response[key], max_tokens)
         response["truncated"] = dropped > 0
@@ -168,7 +161,7 @@ def _add_project_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> 
             task = ctx.worker.submit(project.id)
             ctx.watch(project)
         except LodeError as exc:
-            raise _fail(exc) from None
+            raise tool_error(exc) from None
         return {"project": _jsonable(to_project(ctx, project)), "task_id": task.id}
 
     @mcp.tool(description="Queue a re-index of a project, or of some of its files/folders (relative paths).")
@@ -187,7 +180,7 @@ def _add_project_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> 
                     )
             task = ctx.worker.submit(found.id, paths=tuple(p.strip("/") for p in paths), full=full)
         except LodeError as exc:
-            raise _fail(exc) from None
+            raise tool_error(exc) from None
         return {"task": _jsonable(to_task(task))}
 
     @mcp.tool(description="Indexing progress: one task by id, or the recent tasks (of a project).")
@@ -201,7 +194,7 @@ def _add_project_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> 
                 return {"task": _jsonable(to_task(ctx.worker.get(task_id), ctx.worker.rate(task_id)))}
             pid = ctx.lode.store.get_project(project).id if project else None
         except LodeError as exc:
-            raise _fail(exc) from None
+            raise tool_error(exc) from None
         tasks = ctx.worker.list(pid, limit=10)
         return {"tasks": [_jsonable(to_task(t, ctx.worker.rate(t.id))) for t in tasks]}
 
@@ -227,7 +220,7 @@ def _add_read_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> Non
             text = ctx.lode.store.document_content(doc.id) or ""
             numbered, truncated = _numbered(text, start_line, end_line, max_tokens)
         except LodeError as exc:
-            raise _fail(exc) from None
+            raise tool_error(exc) from None
         meta = _jsonable(to_document(doc))
         return {**meta, "text": numbered, "truncated": truncated}
 

@@ -8,36 +8,21 @@ bad argument is a tool error naming the field, an expired continuation token say
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
-import msgspec
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from indexer.errors import LodeError, ValidationError
 from indexer.search.content import ContentRequest, FindDocumentsRequest
 from server.context import ServerContext
+from server.mcp_errors import tool_answer
 
 __all__ = ["add_content_tools"]
 
-T = TypeVar("T")
 Strs = list[str]
 Project = Annotated[str | None, Field(description="Project name or id (default: every project)")]
 Token = Annotated[str | None, Field(description="continuation.next_token of the previous page")]
 DocumentId = Annotated[str, Field(description="Path relative to the project root, as results give it")]
-
-
-def _answer(call: Callable[[], T]) -> dict[str, Any]:
-    """Run one call; its answer as JSON, lode's errors as tool errors naming the field."""
-    try:
-        result = call()
-    except ValidationError as exc:
-        fields = ", ".join(e.field for e in exc.errors)
-        raise ToolError(f"invalid argument ({fields}): {exc}") from None
-    except LodeError as exc:
-        raise ToolError(str(exc)) from None
-    return dict(msgspec.to_builtins(result))
 
 
 def add_content_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> None:
@@ -74,7 +59,7 @@ def _add_retrieval_tool(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) ->
             limit=limit,
             continuation_token=continuation_token,
         )
-        return _answer(lambda: get_ctx().lode.search_content(request))
+        return tool_answer(lambda: get_ctx().lode.search_content(request))
 
 
 def _add_discovery_tool(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> None:
@@ -94,7 +79,7 @@ def _add_discovery_tool(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) ->
         request = FindDocumentsRequest(
             query=query, project=project, limit=limit, continuation_token=continuation_token
         )
-        return _answer(lambda: get_ctx().lode.find_documents(request))
+        return tool_answer(lambda: get_ctx().lode.find_documents(request))
 
 
 def _add_document_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> None:
@@ -107,7 +92,7 @@ def _add_document_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) ->
     def get_document_data(
         project: Annotated[str, Field(description="Project name or id")], document_id: DocumentId
     ) -> dict[str, Any]:
-        return _answer(lambda: get_ctx().lode.document_data(project, document_id))
+        return tool_answer(lambda: get_ctx().lode.document_data(project, document_id))
 
     @mcp.tool(
         description=(
@@ -121,4 +106,4 @@ def _add_document_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) ->
         start_line: Annotated[int | None, Field(description="First line (1-based)")] = None,
         end_line: Annotated[int | None, Field(description="Last line (inclusive)")] = None,
     ) -> dict[str, Any]:
-        return _answer(lambda: get_ctx().lode.document_text(project, document_id, start_line, end_line))
+        return tool_answer(lambda: get_ctx().lode.document_text(project, document_id, start_line, end_line))

@@ -11,13 +11,13 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from indexer.config_file import load_discover_config
-from indexer.errors import LodeError, ValidationError
+from indexer.errors import LodeError
 from indexer.search.discover import run_stage
 from server.context import ServerContext
+from server.mcp_errors import tool_error
 from server.routes.discover import run_discover
 from server.schemas_discover import DiscoverRequest
 
@@ -29,13 +29,6 @@ Config = Annotated[
     dict[str, dict[str, Any]] | None,
     Field(description="Overrides per stage, e.g. {'broad': {'mmr_lambda': 0.5}} (see [discover.*] settings)"),
 ]
-
-
-def _fail(exc: LodeError) -> ToolError:
-    if isinstance(exc, ValidationError):
-        fields = ", ".join(e.field for e in exc.errors)
-        return ToolError(f"invalid argument ({fields}): {exc}")
-    return ToolError(str(exc))
 
 
 def add_discover_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> None:
@@ -51,7 +44,7 @@ def _stage(get_ctx: Callable[[], ServerContext], stage: str, args: dict[str, Any
     try:
         return run_stage(get_ctx().lode, stage, payload, load_discover_config())
     except LodeError as exc:
-        raise _fail(exc) from None
+        raise tool_error(exc) from None
 
 
 def _add_discover(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> None:
@@ -88,7 +81,7 @@ def _add_discover(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> None:
         try:
             out = msgspec.to_builtins(run_discover(get_ctx(), request))
         except LodeError as exc:
-            raise _fail(exc) from None
+            raise tool_error(exc) from None
         if not include_chunks:
             out.pop("chunks")
         return dict(out)

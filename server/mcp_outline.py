@@ -9,33 +9,18 @@ API's 400 does, and an unknown node id says so.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
-import msgspec
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from indexer.errors import LodeError, ValidationError
 from server.context import ServerContext
+from server.mcp_errors import tool_answer
 
 __all__ = ["add_outline_tools"]
 
-T = TypeVar("T")
 Node = Annotated[str | None, Field(description="Node id from an earlier answer; default: the project root")]
 Project = Annotated[str, Field(description="Project name or id")]
-
-
-def _answer(call: Callable[[], T]) -> dict[str, Any]:
-    """Run an outline operation; its answer as JSON, lode's errors as tool errors."""
-    try:
-        result = call()
-    except ValidationError as exc:
-        fields = ", ".join(e.field for e in exc.errors)
-        raise ToolError(f"invalid argument ({fields}): {exc}") from None
-    except LodeError as exc:
-        raise ToolError(str(exc)) from None
-    return dict(msgspec.to_builtins(result))
 
 
 def add_outline_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> None:
@@ -59,7 +44,7 @@ def _add_reading_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> 
         depth: Annotated[int, Field(description="Levels below the node, 1-5")] = 1,
         limit: Annotated[int, Field(description="Children per node, 1-1000")] = 100,
     ) -> dict[str, Any]:
-        return _answer(lambda: get_ctx().lode.outline(project).ls(node, depth, limit))
+        return tool_answer(lambda: get_ctx().lode.outline(project).ls(node, depth, limit))
 
     @mcp.tool(
         description=(
@@ -74,7 +59,7 @@ def _add_reading_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> 
             int, Field(description="Cut at about this many characters, 100-200000")
         ] = 20_000,
     ) -> dict[str, Any]:
-        return _answer(lambda: get_ctx().lode.outline(project).cat(node, max_chars))
+        return tool_answer(lambda: get_ctx().lode.outline(project).cat(node, max_chars))
 
 
 def _add_finding_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> None:
@@ -91,7 +76,7 @@ def _add_finding_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> 
         node: Node = None,
         limit: Annotated[int, Field(description="Nodes returned, 1-500")] = 50,
     ) -> dict[str, Any]:
-        return _answer(lambda: get_ctx().lode.outline(project).find(title, kind, node, limit))
+        return tool_answer(lambda: get_ctx().lode.outline(project).find(title, kind, node, limit))
 
     @mcp.tool(
         description=(
@@ -106,7 +91,7 @@ def _add_finding_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> 
         limit: Annotated[int, Field(description="Matches returned, 1-500")] = 50,
         ignore_case: Annotated[bool, Field(description="Match case-insensitively")] = False,
     ) -> dict[str, Any]:
-        return _answer(lambda: get_ctx().lode.outline(project).grep(pattern, node, limit, ignore_case))
+        return tool_answer(lambda: get_ctx().lode.outline(project).grep(pattern, node, limit, ignore_case))
 
 
 def _add_guiding_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> None:
@@ -122,7 +107,7 @@ def _add_guiding_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> 
         question: Annotated[str, Field(description="The question, in natural language")],
         max_branches: Annotated[int, Field(description="Cues returned, 1-10")] = 3,
     ) -> dict[str, Any]:
-        return _answer(lambda: get_ctx().lode.outline(project).locate(question, max_branches))
+        return tool_answer(lambda: get_ctx().lode.outline(project).locate(question, max_branches))
 
     @mcp.tool(
         description=(
@@ -139,7 +124,7 @@ def _add_guiding_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> 
         evidence: Annotated[list[str] | None, Field(description="What was found so far")] = None,
         missing: Annotated[str | None, Field(description="What is still missing")] = None,
     ) -> dict[str, Any]:
-        return _answer(
+        return tool_answer(
             lambda: (
                 get_ctx().lode.outline(project).plan(question, node, visited or (), evidence or (), missing)
             )

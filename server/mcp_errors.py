@@ -1,0 +1,32 @@
+"""What every MCP tool module shares: lode's errors as tool errors naming the field."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import msgspec
+from mcp.server.mcpserver.exceptions import ToolError
+
+from indexer.errors import LodeError, ValidationError
+
+__all__ = ["tool_answer", "tool_error"]
+
+T = TypeVar("T")
+
+
+def tool_error(exc: LodeError) -> ToolError:
+    """The HTTP API's message for this error, as a tool error."""
+    if isinstance(exc, ValidationError):
+        fields = ", ".join(e.field for e in exc.errors)
+        return ToolError(f"invalid argument ({fields}): {exc}")
+    return ToolError(str(exc))
+
+
+def tool_answer(call: Callable[[], T]) -> dict[str, Any]:
+    """Run one call; its answer as JSON, lode's errors as tool errors."""
+    try:
+        result = call()
+    except LodeError as exc:
+        raise tool_error(exc) from None
+    return dict(msgspec.to_builtins(result))
