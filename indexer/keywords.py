@@ -36,7 +36,7 @@ from typing import Final
 
 from indexer.models import Chunk
 
-__all__ = ["MAX_KEYWORDS", "MAX_SUMMARY_CHARS", "document_keywords", "document_summary"]
+__all__ = ["MAX_KEYWORDS", "MAX_SUMMARY_CHARS", "TEXT_SUFFIXES", "document_keywords", "document_summary"]
 
 MAX_KEYWORDS: Final = 7
 MIN_KEYWORDS: Final = 5
@@ -48,7 +48,8 @@ _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
 _MMR_POOL = 60
 _BIGRAM_WORDS = 5000
 _UNIT_WEIGHT = {"class": 3.5, "struct": 3.5, "interface": 3.5, "trait": 3.5, "enum": 3.5, "type": 3.0}
-_TEXT_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc")
+#: Suffixes of prose documents (summarised by their first paragraph, embedded first).
+TEXT_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc")
 _STOP: Final = frozenset(
     """a about above after again all also an and any are as at be because been before being below between
     both but by can could did do does doing down during each else few for from further had has have having
@@ -286,7 +287,7 @@ def _unit_doc(chunks: Sequence[Chunk]) -> str:
 
 def document_summary(path: str, content: str, chunks: Sequence[Chunk], limit: int = MAX_SUMMARY_CHARS) -> str:
     """A short description of a document: its first doc comment or heading paragraph."""
-    if path.lower().endswith(_TEXT_SUFFIXES):
+    if path.lower().endswith(TEXT_SUFFIXES):
         text = _markdown_paragraph(content)
     else:
         text = _leading_doc(content) or _unit_doc(chunks)

@@ -24,7 +24,7 @@ import blake3
 from indexer.chunker import chunk_file, estimate_tokens
 from indexer.config import ChunkerConfig
 from indexer.ids import document_id, uuid7
-from indexer.keywords import document_keywords, document_summary
+from indexer.keywords import TEXT_SUFFIXES, document_keywords, document_summary
 from indexer.models import ChunkedFile, Document
 from indexer.store import ChunkWrite, FileWrite
 
@@ -36,7 +36,6 @@ log = logging.getLogger(__name__)
 PARALLEL_MIN_FILES = 64
 #: Files in flight per worker (bounds the memory of results waiting for the writer).
 _WINDOW_PER_WORKER = 16
-_DOC_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +94,7 @@ def _priority(run_started_ms: int, rel_path: str) -> int:
     """Phase-2 order: files of the newest run first (an edit jumps a big backlog), and
     within a run README and docs ahead of code."""
     lower = rel_path.lower()
-    boost = 1 if lower.endswith(_DOC_SUFFIXES) or "readme" in lower else 0
+    boost = 1 if lower.endswith(TEXT_SUFFIXES) or "readme" in lower else 0
     return run_started_ms * 2 + boost
 
 

@@ -13,6 +13,7 @@ from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
 from typing import Final
 
+from indexer.keywords import TEXT_SUFFIXES
 from indexer.search.discover._config import FilterConfig, ScoringConfig
 from indexer.search.discover._models import ProjectRef, ScoredProject
 from indexer.search.discover._terms import extract_terms
@@ -20,7 +21,7 @@ from indexer.store import Store
 
 __all__ = ["FilteredProjects", "filter_projects", "project_refs", "project_tags", "score_projects"]
 
-_DOC_SUFFIXES: Final = frozenset({".md", ".markdown", ".rst", ".txt", ".adoc"})
+_DOC_SUFFIXES: Final = frozenset(TEXT_SUFFIXES)
 _DATA_SUFFIXES: Final = frozenset({".json", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".lock", ".csv"})
 _API: Final = re.compile(r"(?:^|[^a-z])(api|openapi|swagger)(?:[^a-z]|$)")
 
