@@ -57,7 +57,8 @@ class SearchContentIn(msgspec.Struct, forbid_unknown_fields=True):
         Items,
         _d(
             "Terms that must appear, e.g. ['useState', 'v4.2']; identifier-like terms (camelCase, "
-            "snake_case, digits) match case-sensitively, others in any case; whole words or identifier parts"
+            "snake_case, digits) match case-sensitively, others in any case; found anywhere in the text, "
+            "as grep would"
         ),
     ] = []
     project: Annotated[str | None, _d("Project name or id (default: every project)")] = None

@@ -203,3 +203,60 @@ def test_vector_index_keeps_small_partitions_as_the_table_grows(
         assert len(s.vector_candidates("chunks", probe, ChunkFilter(project_ids=(project.id,)), 10)) == 10
     finally:
         s.close()
+
+
+def _term_hits(store: Store, term: str) -> set[str] | None:
+    from indexer.search.content._terms import fts_runs
+
+    rows = store.term_rows(term, fts_runs(term), False, ChunkFilter())
+    return None if rows is None else {r.content for r in rows}
+
+
+def test_chunk_vocabulary_finds_mid_word_terms_through_the_index(store: Store) -> None:
+    """Words are recorded as chunks are written; deleted files leave stale words that match
+    nothing; a term inside a word the index keeps is answered by the full-text index."""
+    project = store.add_project("p", "/p")
+    store.replace_files([_write(project.id, "a.py", ["def discarded_cart(): pass", "other text"], "v0")])
+    store.replace_files([_write(project.id, "b.py", ["cartography lesson"], "v0")])
+    store.ensure_indexes()
+    assert _term_hits(store, "cart") == {"def discarded_cart(): pass", "cartography lesson"}
+    assert _term_hits(store, "scard") == {"def discarded_cart(): pass"}
+    assert _term_hits(store, "ography l") == {"cartography lesson"}
+    assert _term_hits(store, "nowhere") == set()
+    store.delete_files([document_id(project.id, "b.py")])
+    assert _term_hits(store, "cartography") == set()
+    store.replace_files([_write(project.id, "c.py", ["recartify x"], "v0")])  # after the index
+    assert _term_hits(store, "cart") == {"def discarded_cart(): pass", "recartify x"}
+
+
+def test_a_store_without_a_vocabulary_gets_one_from_its_chunks(tmp_path: Path) -> None:
+    """A store written before the vocabulary table existed: readers derive the words from the
+    chunks, and the writer saves them when it next builds indexes."""
+    import lancedb
+
+    s = open_store(tmp_path / "db", "m", 8)
+    project = s.add_project("p", "/p")
+    s.replace_files([_write(project.id, "a.py", ["def discarded_cart(): pass"], "v0")])
+    s.ensure_indexes()
+    s.close()
+    lancedb.connect(str(tmp_path / "db")).drop_table("chunk_vocabulary")
+    old = open_store(tmp_path / "db", "m", 8)
+    assert _term_hits(old, "scard") == {"def discarded_cart(): pass"}
+    assert "chunk_vocabulary" not in lancedb.connect(str(tmp_path / "db")).list_tables().tables
+    old.ensure_indexes()
+    assert "chunk_vocabulary" in lancedb.connect(str(tmp_path / "db")).list_tables().tables
+    old.replace_files([_write(project.id, "b.py", ["a cartwheel"], "v0")])
+    assert _term_hits(old, "cart") == {"def discarded_cart(): pass", "a cartwheel"}
+    old.close()
+    again = open_store(tmp_path / "db", "m", 8)
+    assert _term_hits(again, "artwhe") == {"a cartwheel"}
+    again.close()
+
+
+def test_terms_inside_words_the_index_drops_are_left_to_a_scan(store: Store) -> None:
+    project = store.add_project("p", "/p")
+    store.replace_files([_write(project.id, "a.py", ["return itself", "x = 'a" + "b" * 45 + "'"], "v0")])
+    store.ensure_indexes()
+    assert _term_hits(store, "tsel") is None  # only in a stop word
+    assert _term_hits(store, "bbbb") is None  # only in a word over the token length limit
+    assert _term_hits(store, "retur") == {"return itself"}

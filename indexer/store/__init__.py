@@ -4,12 +4,13 @@ Tables: ``projects``, ``code_documents``, ``code_chunks``, ``embedding_cache``, 
 ``file_errors`` and ``meta`` (schema version, model id, dimension).
 """
 
-from indexer.store._content import ContentRow, TermRun
+from indexer.store._content import ContentRow
 from indexer.store._rows import ChunkWrite, DocState, FileWrite, path_words
 from indexer.store._schema import SCHEMA_VERSION
 from indexer.store._search import Candidate
 from indexer.store._sql import glob_to_regex
 from indexer.store._store import Store, open_store, read_store_info
+from indexer.store._vocabulary import TermRun
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -1,6 +1,6 @@
 """Queries behind ``search_content``: chunk rows with their text (and vectors when asked),
-found by nearest vectors, by a boolean full-text query over term runs, or by scanning
-chunk text."""
+found by nearest vectors, by a full-text query for the vocabulary words that can hold an
+exact term, or by scanning chunk text."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from indexer.store._base import StoreBase
 from indexer.store._filters import chunk_where
 from indexer.store._schema import CHUNKS, DOCUMENTS
 from indexer.store._sql import and_all, quote
+from indexer.store._vocabulary import TermRun, VocabularyMixin
 
 __all__ = ["ContentMixin", "ContentRow", "TermRun"]
 
@@ -47,15 +48,6 @@ class ContentRow:
     """Cosine similarity for nearest-vector rows; 0 otherwise."""
     vector: np.ndarray | None = None
     """The chunk's vector when asked for and computed (None while phase 2 is pending)."""
-
-
-@dataclass(frozen=True, slots=True)
-class TermRun:
-    """One alphanumeric run of an exact term: a chunk holding the term has ``raw`` as a
-    token or every one of ``parts``."""
-
-    raw: str
-    parts: tuple[str, ...] = ()
 
 
 def literal_regex(text: str) -> str:
@@ -104,7 +96,7 @@ def _to_rows(table: pa.Table) -> list[ContentRow]:
     ]
 
 
-class ContentMixin(StoreBase):
+class ContentMixin(VocabularyMixin, StoreBase):
     """Candidate rows for exact terms and concepts."""
 
     nprobes: int  # set by SearchMixin
@@ -147,15 +139,17 @@ class ContentMixin(StoreBase):
         *,
         with_vectors: bool = False,
     ) -> list[ContentRow] | None:
-        """Every chunk whose full-text tokens hold every run of ``term`` (its raw token or all its
-        parts) and whose text holds ``term`` as a substring, with its text; None when no run
-        leaves a token to look for (stop words only, or no full-text index yet)."""
-        query = self._runs_query(runs)
-        if query is None:
+        """Every chunk whose text holds ``term`` as a substring, with its text, found through
+        the words that can hold each of its ``runs``; None when the full-text index cannot
+        answer (no index yet, too many candidate words, or a word it does not index)."""
+        words = self.term_words(runs, self.fts_tokens)
+        if words is None:
             return None
+        if not words:
+            return []
         columns = [*_ROW_COLUMNS, "embedded", *(["embedding"] if with_vectors else []), "_score"]
         where = and_all([chunk_where(flt), _substring(term, case_sensitive)])
-        search = self._t(CHUNKS).search(query, query_type="fts").where(where, prefilter=False)
+        search = self._t(CHUNKS).search(_words_query(words), query_type="fts").where(where, prefilter=False)
         every = max(1, int(self._t(CHUNKS).count_rows()))  # no cut: the filter runs after the limit
         return _to_rows(search.select(columns).limit(every).to_arrow())
 
@@ -168,23 +162,10 @@ class ContentMixin(StoreBase):
         where = and_all([chunk_where(flt), match]) or match
         return _to_rows(self._t(CHUNKS).search().where(where).select(columns).limit(None).to_arrow())
 
-    def _runs_query(self, runs: Sequence[TermRun]) -> Any:
-        from lancedb.query import BooleanQuery, FullTextOperator, MatchQuery, Occur
 
-        clauses: list[Any] = []
-        for run in runs:
-            options: list[Any] = []
-            raw = self.fts_tokens(run.raw)
-            if raw is None:
-                return None
-            if raw:
-                options.append(MatchQuery(run.raw, _FIELD))
-            if run.parts and self.fts_tokens(" ".join(run.parts)):
-                options.append(MatchQuery(" ".join(run.parts), _FIELD, operator=FullTextOperator.AND))
-            if len(options) == 1:
-                clauses.append(options[0])
-            elif options:
-                clauses.append(BooleanQuery([(Occur.SHOULD, option) for option in options]))
-        if not clauses:
-            return None
-        return clauses[0] if len(clauses) == 1 else BooleanQuery([(Occur.MUST, c) for c in clauses])
+def _words_query(words: Sequence[Sequence[str]]) -> Any:
+    """A chunk with any word of every group (one group per term run)."""
+    from lancedb.query import BooleanQuery, MatchQuery, Occur
+
+    clauses = [MatchQuery(" ".join(group), _FIELD) for group in words]
+    return clauses[0] if len(clauses) == 1 else BooleanQuery([(Occur.MUST, c) for c in clauses])

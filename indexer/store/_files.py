@@ -23,6 +23,7 @@ from indexer.store._rows import (
 )
 from indexer.store._schema import CHUNKS, DOCUMENTS, FILE_ERRORS, chunks_schema, documents_schema
 from indexer.store._sql import and_all, in_list, quote
+from indexer.store._vocabulary import VocabularyMixin
 
 __all__ = ["FilesMixin"]
 
@@ -37,7 +38,7 @@ def _chunked(items: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
         yield items[i : i + size]
 
 
-class FilesMixin(StoreBase):
+class FilesMixin(VocabularyMixin, StoreBase):
     """Writes and reads of ``code_documents`` and ``code_chunks``."""
 
     # ---- the incremental diff -------------------------------------------------------
@@ -85,6 +86,7 @@ class FilesMixin(StoreBase):
         return any(self._t(table).count_rows(in_list(column, part)) for part in _chunked(list(values)))
 
     def _merge_chunks(self, writes: Sequence[FileWrite], stamp: Any, append: bool = False) -> None:
+        self._record_words(item.chunk.content for write in writes for item in write.chunks)
         cols: dict[str, list[Any]] = defaultdict(list)
         for write in writes:
             for name, values in chunk_columns(write, stamp, self.placeholder).items():

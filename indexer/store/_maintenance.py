@@ -9,7 +9,8 @@ from datetime import timedelta
 from typing import Any
 
 from indexer.store._base import StoreBase
-from indexer.store._schema import CHUNKS, DOCUMENTS, EMBEDDING_CACHE, PROJECTS, TASKS
+from indexer.store._schema import CHUNKS, DOCUMENTS, EMBEDDING_CACHE, PROJECTS, TASKS, VOCABULARY
+from indexer.store._vocabulary import VocabularyMixin
 
 __all__ = ["OPTIMIZE_AFTER_ROWS", "OPTIMIZE_AFTER_SECONDS", "VECTOR_INDEX_MIN_ROWS", "MaintenanceMixin"]
 
@@ -56,7 +57,7 @@ def _index_config(kind: str) -> Any:
     return {"BTREE": BTree(), "BITMAP": Bitmap(), "LABEL_LIST": LabelList()}[kind]
 
 
-class MaintenanceMixin(StoreBase):
+class MaintenanceMixin(VocabularyMixin, StoreBase):
     """Creates missing indexes and folds new rows into them."""
 
     def _indexed_columns(self, table: Any) -> set[str]:
@@ -67,6 +68,7 @@ class MaintenanceMixin(StoreBase):
         from lancedb.index import FTS
 
         with self._write_lock:
+            self.ensure_vocabulary()
             self._indexes_complete = all(
                 self._t(name).count_rows() > 0
                 for name in (CHUNKS, DOCUMENTS, EMBEDDING_CACHE, TASKS, PROJECTS)
@@ -130,7 +132,7 @@ class MaintenanceMixin(StoreBase):
         """Compact small files, fold new rows into the indexes, drop versions over an hour old."""
         with self._write_lock:
             self.ensure_indexes()
-            for name in (CHUNKS, DOCUMENTS, EMBEDDING_CACHE, PROJECTS, TASKS):
+            for name in (CHUNKS, DOCUMENTS, EMBEDDING_CACHE, PROJECTS, TASKS, VOCABULARY):
                 older = timedelta(hours=1) if cleanup else None
                 self._t(name).optimize(cleanup_older_than=older)
             self._rows_written = 0

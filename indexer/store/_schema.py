@@ -13,6 +13,7 @@ __all__ = [
     "PROJECTS",
     "SCHEMA_VERSION",
     "TASKS",
+    "VOCABULARY",
     "chunks_schema",
     "documents_schema",
     "embedding_cache_schema",
@@ -20,6 +21,7 @@ __all__ = [
     "meta_schema",
     "projects_schema",
     "tasks_schema",
+    "vocabulary_schema",
 ]
 
 #: Bumped on every incompatible change of the tables below.
@@ -32,6 +34,7 @@ CHUNKS = "code_chunks"
 EMBEDDING_CACHE = "embedding_cache"
 TASKS = "tasks"
 FILE_ERRORS = "file_errors"
+VOCABULARY = "chunk_vocabulary"
 
 _TS = pa.timestamp("us", tz="UTC")
 _STRS = pa.list_(pa.string())
@@ -170,3 +173,8 @@ def file_errors_schema() -> pa.Schema:
             pa.field("at", _TS),
         ]
     )
+
+
+def vocabulary_schema() -> pa.Schema:
+    """Every word (lower-case alphanumeric run) of every chunk's text, each once."""
+    return pa.schema([pa.field("word", pa.string(), False)])

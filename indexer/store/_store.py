@@ -25,6 +25,7 @@ from indexer.store._schema import (
     PROJECTS,
     SCHEMA_VERSION,
     TASKS,
+    VOCABULARY,
     chunks_schema,
     documents_schema,
     embedding_cache_schema,
@@ -32,10 +33,12 @@ from indexer.store._schema import (
     meta_schema,
     projects_schema,
     tasks_schema,
+    vocabulary_schema,
 )
 from indexer.store._search import SearchMixin
 from indexer.store._tasks import TasksMixin
 from indexer.store._vectors import VectorsMixin
+from indexer.store._vocabulary import VocabularyMixin
 
 __all__ = ["Store", "open_store", "read_store_info"]
 
@@ -50,8 +53,13 @@ class Store(
     OutlineMixin,
     ContentMixin,
     EvidenceMixin,
+    VocabularyMixin,
 ):
     """lode's index on disk: the only object that talks to LanceDB."""
+
+    def __init__(self, path: Path, conn: Any, tables: dict[str, Any], model_id: str, dimension: int) -> None:
+        super().__init__(path, conn, tables, model_id, dimension)
+        self._init_vocabulary()
 
     def close(self) -> None:
         """Release the connection (tables become unusable)."""
@@ -130,6 +138,10 @@ def open_store(path: Path, model_id: str, dimension: int) -> Store:
             name: conn.open_table(name) if name in existing else conn.create_table(name, schema=schema)
             for name, schema in schemas.items()
         }
+        if VOCABULARY in existing:
+            tables[VOCABULARY] = conn.open_table(VOCABULARY)
+        elif CHUNKS not in existing:  # a new store; an older one gets it from its chunks later
+            tables[VOCABULARY] = conn.create_table(VOCABULARY, schema=vocabulary_schema())
         if not meta:
             facts = {"schema_version": str(SCHEMA_VERSION), "model_id": model_id, "dimension": str(dimension)}
             table = pa.table({"key": list(facts), "value": list(facts.values())}, schema=meta_schema())

@@ -75,9 +75,9 @@ Gather = Callable[[dict[str, Callable[[], Any]]], dict[str, Any]]
 
 
 def term_rows(store: Store, term: str, flt: ChunkFilter, with_vectors: bool) -> tuple[list[ContentRow], bool]:
-    """Every chunk holding ``term``: full-text candidates that contain it as a substring, each
-    checked against the boundary rule; a scan of every chunk's text when the index cannot
-    answer. Also whether a scan was needed."""
+    """Every chunk holding ``term``: full-text candidates checked for it as a substring (with
+    the case rule); a scan of every chunk's text when the index cannot answer. Also whether
+    a scan was needed."""
     sensitive = is_case_sensitive(term)
     rows = None
     if not needs_scan(term):
