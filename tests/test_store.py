@@ -12,7 +12,7 @@ from indexer.embed import FakeEmbedder
 from indexer.errors import ConflictError, ModelMismatchError, NotFoundError, StoreVersionError
 from indexer.ids import document_id, uuid7
 from indexer.models import Chunk, ChunkFilter, Document, Task
-from indexer.store import ChunkWrite, FileWrite, Store, open_store, read_store_info
+from indexer.store import ChunkWrite, FileWrite, Store, TermRun, open_store, read_store_info
 
 
 def _chunk(i: int, text: str) -> Chunk:
@@ -209,7 +209,11 @@ def _term_hits(store: Store, term: str) -> set[str] | None:
     from indexer.search.content._terms import fts_runs
 
     rows = store.term_rows(term, fts_runs(term), False, ChunkFilter())
-    return None if rows is None else {r.content for r in rows}
+    if rows is None:
+        return None
+    texts = store.chunk_contents([(r.id, r.row_id) for r in rows])
+    assert len(texts) == len(rows)
+    return set(texts.values())
 
 
 def test_chunk_vocabulary_finds_mid_word_terms_through_the_index(store: Store) -> None:
@@ -260,3 +264,18 @@ def test_terms_inside_words_the_index_drops_are_left_to_a_scan(store: Store) -> 
     assert _term_hits(store, "tsel") is None  # only in a stop word
     assert _term_hits(store, "bbbb") is None  # only in a word over the token length limit
     assert _term_hits(store, "retur") == {"return itself"}
+
+
+def test_chunk_texts_by_stale_row_ids_fall_back_to_ids(store: Store) -> None:
+    """Row ids read before a compaction no longer point at the same rows; the texts still come
+    back right (looked up by id)."""
+    project = store.add_project("p", "/p")
+    for n in range(6):
+        store.replace_files([_write(project.id, f"f{n}.py", [f"alpha text {n}", f"beta text {n}"], "v0")])
+    store.ensure_indexes()
+    rows = store.term_rows("text", (TermRun("text"),), False, ChunkFilter()) or []
+    assert len(rows) == 12
+    store.delete_files([document_id(project.id, f"f{n}.py") for n in range(3)])
+    store.optimize()
+    texts = store.chunk_contents([(r.id, r.row_id) for r in rows])
+    assert sorted(texts.values()) == sorted(f"{w} text {n}" for w in ("alpha", "beta") for n in range(3, 6))

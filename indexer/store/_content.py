@@ -15,14 +15,16 @@ from indexer.models import ChunkFilter
 from indexer.store._base import StoreBase
 from indexer.store._filters import chunk_where
 from indexer.store._schema import CHUNKS, DOCUMENTS
-from indexer.store._sql import and_all, quote
+from indexer.store._sql import and_all, in_list, quote
 from indexer.store._vocabulary import TermRun, VocabularyMixin
 
 __all__ = ["ContentMixin", "ContentRow", "TermRun"]
 
-#: What a result shows, read with the candidates so a page needs no second query.
+#: What ranking and a result need, read with the candidates. The text is not: a page
+#: reads the text of its own rows (``chunk_contents``), so a term held by thousands of
+#: chunks does not carry thousands of texts into Python.
 _ROW_COLUMNS = [
-    "id", "file_id", "project_id", "file_path", "chunk_index", "content", "start_line", "end_line",
+    "id", "file_id", "project_id", "file_path", "chunk_index", "start_line", "end_line",
     "language", "node_type", "node_name",
 ]  # fmt: skip
 _FIELD = "search_text"
@@ -38,7 +40,6 @@ class ContentRow:
     project_id: str
     file_path: str
     chunk_index: int
-    content: str
     start_line: int
     end_line: int
     language: str
@@ -48,6 +49,8 @@ class ContentRow:
     """Cosine similarity for nearest-vector rows; 0 otherwise."""
     vector: np.ndarray | None = None
     """The chunk's vector when asked for and computed (None while phase 2 is pending)."""
+    row_id: int = -1
+    """Where the row was when read (for ``chunk_contents``; -1 when unknown)."""
 
 
 def literal_regex(text: str) -> str:
@@ -70,6 +73,7 @@ def _to_rows(table: pa.Table) -> list[ContentRow]:
         scores = [1.0 - float(d) for d in table["_distance"].to_pylist()]
     else:
         scores = [0.0] * n
+    row_ids = table["_rowid"].to_pylist() if "_rowid" in table.column_names else [-1] * n
     vectors: list[np.ndarray | None] = [None] * n
     if "embedding" in table.column_names and n:
         flat = table["embedding"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
@@ -83,7 +87,6 @@ def _to_rows(table: pa.Table) -> list[ContentRow]:
             project_id=cols["project_id"][i],
             file_path=cols["file_path"][i],
             chunk_index=int(cols["chunk_index"][i]),
-            content=cols["content"][i] or "",
             start_line=int(cols["start_line"][i]),
             end_line=int(cols["end_line"][i]),
             language=cols["language"][i] or "",
@@ -91,6 +94,7 @@ def _to_rows(table: pa.Table) -> list[ContentRow]:
             node_name=cols["node_name"][i] or "",
             score=scores[i],
             vector=vectors[i],
+            row_id=int(row_ids[i]),
         )
         for i in range(n)
     ]
@@ -126,6 +130,7 @@ class ContentMixin(VocabularyMixin, StoreBase):
             .nprobes(self.nprobes)
             .where(chunk_where(flt, embedded_only=True), prefilter=True)
             .select(columns)
+            .with_row_id(True)
             .limit(k)
         )
         return _to_rows(query.to_arrow())
@@ -151,7 +156,7 @@ class ContentMixin(VocabularyMixin, StoreBase):
         where = and_all([chunk_where(flt), _substring(term, case_sensitive)])
         search = self._t(CHUNKS).search(_words_query(words), query_type="fts").where(where, prefilter=False)
         every = max(1, int(self._t(CHUNKS).count_rows()))  # no cut: the filter runs after the limit
-        return _to_rows(search.select(columns).limit(every).to_arrow())
+        return _to_rows(search.select(columns).with_row_id(True).limit(every).to_arrow())
 
     def scan_rows(
         self, term: str, case_sensitive: bool, flt: ChunkFilter, *, with_vectors: bool = False
@@ -160,7 +165,24 @@ class ContentMixin(VocabularyMixin, StoreBase):
         match = _substring(term, case_sensitive)
         columns = [*_ROW_COLUMNS, "embedded", *(["embedding"] if with_vectors else [])]
         where = and_all([chunk_where(flt), match]) or match
-        return _to_rows(self._t(CHUNKS).search().where(where).select(columns).limit(None).to_arrow())
+        query = self._t(CHUNKS).search().where(where).select(columns).with_row_id(True)
+        return _to_rows(query.limit(None).to_arrow())
+
+    def chunk_contents(self, refs: Sequence[tuple[str, int]]) -> dict[str, str]:
+        """Chunk id → text for (id, row id) pairs as candidates carry them; a row id that no
+        longer holds its chunk (the table was compacted since) falls back to the id lookup."""
+        found: dict[str, str] = {}
+        known = [row_id for _, row_id in refs if row_id >= 0]
+        if known:
+            table = self._t(CHUNKS).take_row_ids(known).select(["id", "content"]).to_arrow()
+            found.update(zip(table["id"].to_pylist(), table["content"].to_pylist(), strict=True))
+        missing = [i for i, _ in refs if i not in found]
+        if missing:
+            table = (
+                self._t(CHUNKS).search().where(in_list("id", missing)).select(["id", "content"]).limit(None)
+            ).to_arrow()
+            found.update(zip(table["id"].to_pylist(), table["content"].to_pylist(), strict=True))
+        return {i: found[i] or "" for i, _ in refs if i in found}
 
 
 def _words_query(words: Sequence[Sequence[str]]) -> Any:

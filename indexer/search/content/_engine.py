@@ -169,13 +169,14 @@ class ContentSearcher:
 
     def _results(self, items: tuple[Ranked, ...], names: dict[str, str], version: int) -> list[ContentResult]:
         keywords = self._keywords(version)
+        texts = self.store.chunk_contents([(item.row.id, item.row.row_id) for item in items])
         return [
             ContentResult(
                 chunk_id=row.id,
                 document_id=row.file_path,
                 project=names.get(row.project_id, ""),
                 project_id=row.project_id,
-                content=row.content,
+                content=texts.get(row.id, ""),
                 relevance_score=round(item.relevance, 4),
                 chunk_index=row.chunk_index,
                 start_line=row.start_line,

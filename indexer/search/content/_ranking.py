@@ -19,7 +19,7 @@ from indexer.search.content._scoring import (
     combine_concepts,
     to_relevance,
 )
-from indexer.search.content._terms import contains_term, fts_runs, is_case_sensitive, needs_scan
+from indexer.search.content._terms import fts_runs, is_case_sensitive, needs_scan
 from indexer.store import ContentRow, Store
 
 __all__ = ["CONCEPT_CANDIDATES", "ContentQuery", "Ranked", "Ranking", "rank_content", "term_rows"]
@@ -75,9 +75,9 @@ Gather = Callable[[dict[str, Callable[[], Any]]], dict[str, Any]]
 
 
 def term_rows(store: Store, term: str, flt: ChunkFilter, with_vectors: bool) -> tuple[list[ContentRow], bool]:
-    """Every chunk holding ``term``: full-text candidates checked for it as a substring (with
-    the case rule); a scan of every chunk's text when the index cannot answer. Also whether
-    a scan was needed."""
+    """Every chunk holding ``term`` as a substring (with the case rule, tested by the store's
+    query): through the full-text index, or by a scan of every chunk's text when the index
+    cannot answer. Also whether a scan was needed."""
     sensitive = is_case_sensitive(term)
     rows = None
     if not needs_scan(term):
@@ -85,7 +85,7 @@ def term_rows(store: Store, term: str, flt: ChunkFilter, with_vectors: bool) -> 
     scanned = rows is None
     if rows is None:
         rows = store.scan_rows(term, sensitive, flt, with_vectors=with_vectors)
-    return [r for r in rows if contains_term(r.content, term)], scanned
+    return rows, scanned
 
 
 def rank_content(
