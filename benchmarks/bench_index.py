@@ -7,7 +7,8 @@
 2. No-op re-index (issue 3): a second run over 1,000 unchanged files (target ≤ 2 s).
 3. Progressive indexing (issue 12): on Django 5.1.4 (PyPI sdist, sha256-pinned; its
    Python sources, docs, templates and scripts: ~3,800 files) the time until a lexical
-   search answers (target ≤ 20 s); the full profile also times full semantic coverage.
+   search, asked every 0.25 s while the index runs, first answers (target ≤ 20 s); the
+   full profile also times full semantic coverage.
 4. Peak RSS of the process (target ≤ 1.5 GB).
 
 Writes ``benchmarks/results/index.json``.
@@ -26,6 +27,7 @@ import shutil
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,7 @@ from indexer.api import Lode
 from indexer.chunker import chunk_file, embedding_text
 from indexer.config import load_config
 from indexer.embed import Embedder, load_embedder
+from indexer.errors import LodeError
 from indexer.search import SearchOptions
 
 RESULTS = Path(__file__).parent / "results"
@@ -124,20 +127,46 @@ def noop_reindex(embedder: Embedder, django: Path, work: Path, files: int = 1000
 
 
 def progressive(embedder: Embedder, django: Path, work: Path, full: bool) -> dict[str, Any]:
-    """Time until a lexical search answers on Django; with ``full``, until every vector is in."""
+    """Time until a lexical search answers on Django, asked every 0.25 s by another thread
+    while the index runs (as a client of the server would); with ``full``, until every
+    vector is in."""
     lode = Lode(load_config(overrides={"db": work / "django-db"}), embedder=embedder)
+    options = SearchOptions(query="QuerySet", mode="lexical", granularity="chunk", limit=5)
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["report"] = lode.index(django, name="django", embed=False)
+        except BaseException as exc:  # reported below
+            outcome["error"] = exc
+        outcome["index_seconds"] = time.perf_counter() - started
+
     try:
         started = time.perf_counter()
-        report = lode.index(django, name="django", embed=False)
-        hits = lode.search(SearchOptions(query="QuerySet", mode="lexical", granularity="chunk", limit=5))
-        first_result = time.perf_counter() - started
+        lode.store  # noqa: B018 (opened once, on this thread, inside the timed span)
+        indexer = threading.Thread(target=run, name="bench-index")
+        indexer.start()
+        first_result = None
+        while first_result is None:
+            try:
+                if lode.search(options).groups:
+                    first_result = time.perf_counter() - started
+                    break
+            except LodeError:
+                pass  # no project or no full-text index yet
+            if not indexer.is_alive() and "report" not in outcome:
+                raise RuntimeError(f"indexing failed: {outcome.get('error')!r}")
+            time.sleep(0.25)
+        indexer.join()
+        report = outcome["report"]
         result: dict[str, Any] = {
             "corpus": "Django 5.1.4 (PyPI sdist): py, txt docs, html, js",
             "files": report.files_indexed,
             "chunks": report.chunks_written,
             "phase1_seconds": report.lexical_seconds,
             "first_lexical_result_seconds": round(first_result, 2),
-            "first_result_found": bool(hits.groups),
+            "index_call_seconds": round(outcome["index_seconds"], 2),
+            "first_result_found": True,
         }
         if full:
             more = lode.index(django, name="django")

@@ -93,6 +93,9 @@ def index_project(
         progress=progress,
         cancel=cancel,
     )
+    # lexical search works once the full-text indexes exist; compacting the new rows can
+    # wait until after phase 2 (searches never need it)
+    store.ensure_indexes()
     report.lexical_seconds = round(time.perf_counter() - started, 3)
     if embed and not _is_cancelled(cancel):
         stats = embed_backlog(store, embedder, project.id, state=state, progress=progress, cancel=cancel)

@@ -234,9 +234,11 @@ class IndexWorker:
             if cancel.is_set():
                 self._finish(task, "cancelled")
                 return
-            self.store.maybe_optimize()
+            # lexical search works once the full-text indexes exist: say so, then compact
+            self.store.ensure_indexes()
             self._publish(dataclasses.replace(task, phase="embed"), force=True)
             self._notify(task.project_id)
+            self.store.maybe_optimize()
         except NotFoundError as exc:
             self._finish(dataclasses.replace(task, message=str(exc)), "failed")
         except Exception as exc:

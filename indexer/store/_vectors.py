@@ -31,6 +31,8 @@ class VectorsMixin(StoreBase):
     def cache_get(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """Cached vectors for these chunk hashes (of this store's model)."""
         found: dict[str, np.ndarray] = {}
+        if not hashes or not self._t(EMBEDDING_CACHE).count_rows():  # a first index: nothing to find
+            return found
         unique = sorted(set(hashes))
         for part in _parts(unique):
             keys = [self._cache_key(h) for h in part]
