@@ -131,7 +131,8 @@ def progressive(embedder: Embedder, django: Path, work: Path, full: bool) -> dic
     while the index runs (as a client of the server would); with ``full``, until every
     vector is in."""
     lode = Lode(load_config(overrides={"db": work / "django-db"}), embedder=embedder)
-    options = SearchOptions(query="QuerySet", mode="lexical", granularity="chunk", limit=5)
+    # plain words, not an identifier: answered by the full-text index, not by a name lookup
+    options = SearchOptions(query="queryset filter", mode="lexical", granularity="chunk", limit=5)
     outcome: dict[str, Any] = {}
 
     def run() -> None:

@@ -23,7 +23,7 @@ from indexer.embed import Embedder
 from indexer.errors import PathError
 from indexer.models import IndexReport, Project, SkippedFile
 from indexer.prepare import FileJob, Prepared, prepare_all
-from indexer.store import ChunkWrite, DocState, FileWrite, Store
+from indexer.store import DocState, FileWrite, Store
 from indexer.vectorizer import embed_backlog
 from indexer.walker import IgnoreRules, WalkEntry, walk_project
 
@@ -93,10 +93,9 @@ def index_project(
         progress=progress,
         cancel=cancel,
     )
-    # lexical search works once the full-text indexes exist; compacting the new rows can
-    # wait until after phase 2 (searches never need it)
-    store.ensure_indexes()
     report.lexical_seconds = round(time.perf_counter() - started, 3)
+    # fold the new rows into the indexes (and compact) before phase 2 reads and rewrites them
+    store.maybe_optimize()
     if embed and not _is_cancelled(cancel):
         stats = embed_backlog(store, embedder, project.id, state=state, progress=progress, cancel=cancel)
         report.model_seconds = round(stats.model_seconds, 3)
@@ -211,6 +210,8 @@ class _FileWriter:
         #: True while every queued file is one the store has no document of
         self.all_new = True
         self.stat_updates: list[tuple[str, int, float]] = []
+        #: True once this run made sure the full-text indexes exist
+        self.indexed = False
         self.drop: list[str] = []
         self.failed_ok: list[str] = []
 
@@ -250,6 +251,11 @@ class _FileWriter:
             cached = self.store.cache_get(hashes)
             writes = [_with_vectors(w, cached) for w, _ in self.pending]
             self.store.replace_files(writes, maybe_new=self.all_new)
+            if not self.indexed:
+                # a new store gets its full-text indexes from the first batch, so words are
+                # searchable seconds into a first index (later rows are scanned until folded in)
+                self.store.ensure_text_indexes()
+                self.indexed = True
             hits = sum(1 for h in hashes if h in cached)
             self.report.embedding_cache_hits += hits
             self.report.files_indexed += len(writes)
@@ -280,5 +286,7 @@ def _job(
 
 
 def _with_vectors(write: FileWrite, cached: dict[str, np.ndarray]) -> FileWrite:
-    chunks = [ChunkWrite(id=c.id, chunk=c.chunk, vector=cached.get(c.chunk.chunk_hash)) for c in write.chunks]
+    if not cached:
+        return write
+    chunks = [replace(c, vector=cached.get(c.chunk.chunk_hash)) for c in write.chunks]
     return replace(write, chunks=chunks)

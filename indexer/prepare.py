@@ -26,7 +26,7 @@ from indexer.config import ChunkerConfig
 from indexer.ids import document_id, uuid7
 from indexer.keywords import TEXT_SUFFIXES, document_keywords, document_summary
 from indexer.models import ChunkedFile, Document
-from indexer.store import ChunkWrite, FileWrite
+from indexer.store import ChunkWrite, FileWrite, chunk_search_text, words_of
 
 __all__ = ["PARALLEL_MIN_FILES", "FileJob", "Prepared", "prepare_all", "prepare_file", "worker_count"]
 
@@ -122,9 +122,15 @@ def _file_write(job: FileJob, data: bytes, digest: str, chunked: ChunkedFile) ->
     return FileWrite(
         document=doc,
         content=content,
-        chunks=[ChunkWrite(id=uuid7(), chunk=c) for c in chunked.chunks],
+        # the full-text column and the vocabulary words are made here, on the worker, so
+        # the single writer thread only assembles rows
+        chunks=[
+            ChunkWrite(id=uuid7(), chunk=c, search_text=chunk_search_text(job.rel_path, c))
+            for c in chunked.chunks
+        ],
         file_hash=digest,
         priority=_priority(job.run_started_ms, job.rel_path),
+        words="\n".join(words_of(c.content for c in chunked.chunks)),
     )
 
 

@@ -234,8 +234,8 @@ class IndexWorker:
             if cancel.is_set():
                 self._finish(task, "cancelled")
                 return
-            # lexical search works once the full-text indexes exist: say so, then compact
-            self.store.ensure_indexes()
+            # every file is written and lexically searchable (phase 1 made the full-text
+            # indexes): say so, then fold the new rows into the indexes and compact
             self._publish(dataclasses.replace(task, phase="embed"), force=True)
             self._notify(task.project_id)
             self.store.maybe_optimize()

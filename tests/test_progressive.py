@@ -176,3 +176,32 @@ def test_task_progress_reports_both_phases(tmp_path: Path, repo: Path) -> None:
         worker.stop()
         lode.close()
     assert ChunkFilter  # the filter type used by the store API stays importable
+
+
+def test_words_are_searchable_while_the_first_index_is_still_writing(tmp_path: Path) -> None:
+    """The full-text index is made from the first batch of a first index; rows written after
+    it are found too (scanned until folded in), so word queries answer long before phase 1
+    ends."""
+    root = tmp_path / "big"
+    for n in range(450):  # three write batches of at most 200 files
+        (root / f"pkg{n // 100}").mkdir(parents=True, exist_ok=True)
+        (root / f"pkg{n // 100}" / f"mod{n}.py").write_text(
+            f"def handler_{n}(request):\n    return 'ticket{n} processed by the zebrafish{n} queue'\n"
+        )
+    lode = Lode(load_config(env={}, overrides={"db": tmp_path / "db"}), embedder=FakeEmbedder())
+    seen: list[tuple[int, bool, bool]] = []
+
+    def during(state: object) -> None:
+        done = getattr(state, "files_done", 0)
+        if getattr(state, "phase", "") != "chunk" or not done or done >= 450:
+            return
+        first = bool(_hits(lode, "zebrafish0 queue", mode="lexical"))
+        latest = bool(_hits(lode, f"zebrafish{done - 1}", mode="lexical"))
+        seen.append((done, first, latest))
+
+    try:
+        lode.index(root, name="big", embed=False, progress=during)
+    finally:
+        lode.close()
+    assert len(seen) >= 2, seen
+    assert all(first and latest for _, first, latest in seen), seen

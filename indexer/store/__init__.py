@@ -5,12 +5,12 @@ Tables: ``projects``, ``code_documents``, ``code_chunks``, ``embedding_cache``, 
 """
 
 from indexer.store._content import ContentRow
-from indexer.store._rows import ChunkWrite, DocState, FileWrite, path_words
+from indexer.store._rows import ChunkWrite, DocState, FileWrite, chunk_search_text, path_words
 from indexer.store._schema import SCHEMA_VERSION
 from indexer.store._search import Candidate
 from indexer.store._sql import glob_to_regex
 from indexer.store._store import Store, open_store, read_store_info
-from indexer.store._vocabulary import TermRun
+from indexer.store._vocabulary import TermRun, words_of
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -21,8 +21,10 @@ __all__ = [
     "FileWrite",
     "Store",
     "TermRun",
+    "chunk_search_text",
     "glob_to_regex",
     "open_store",
     "path_words",
     "read_store_info",
+    "words_of",
 ]

@@ -23,7 +23,7 @@ from indexer.store._rows import (
 )
 from indexer.store._schema import CHUNKS, DOCUMENTS, FILE_ERRORS, chunks_schema, documents_schema
 from indexer.store._sql import and_all, in_list, quote
-from indexer.store._vocabulary import VocabularyMixin
+from indexer.store._vocabulary import VocabularyMixin, words_of
 
 __all__ = ["FilesMixin"]
 
@@ -36,6 +36,15 @@ _DOC_META = [
 def _chunked(items: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
+
+
+def _words(writes: Sequence[FileWrite]) -> set[str]:
+    """The vocabulary words of the chunks of ``writes`` (computed ahead where they were)."""
+    out = words_of(item.chunk.content for write in writes if write.words is None for item in write.chunks)
+    for write in writes:
+        if write.words:
+            out.update(write.words.split("\n"))
+    return out
 
 
 class FilesMixin(VocabularyMixin, StoreBase):
@@ -86,7 +95,7 @@ class FilesMixin(VocabularyMixin, StoreBase):
         return any(self._t(table).count_rows(in_list(column, part)) for part in _chunked(list(values)))
 
     def _merge_chunks(self, writes: Sequence[FileWrite], stamp: Any, append: bool = False) -> None:
-        self._record_words(item.chunk.content for write in writes for item in write.chunks)
+        self._record_words(_words(writes))
         cols: dict[str, list[Any]] = defaultdict(list)
         for write in writes:
             for name, values in chunk_columns(write, stamp, self.placeholder).items():

@@ -64,7 +64,16 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
         return {col for idx in table.list_indices() for col in idx.columns}
 
     def ensure_indexes(self) -> None:
-        """Create every scalar and full-text index whose table has rows but no index yet."""
+        """Create every scalar, full-text and vector index whose table has rows but no index yet."""
+        with self._write_lock:
+            self.ensure_text_indexes()
+            self._ensure_vector_index(CHUNKS, "embedding")
+            self._ensure_vector_index(DOCUMENTS, "content_embedding")
+
+    def ensure_text_indexes(self) -> None:
+        """Create every scalar and full-text index whose table has rows but no index yet (and
+        the vocabulary). Rows written later are still found: full-text queries scan the rows
+        an index does not cover yet, until ``optimize`` folds them in."""
         from lancedb.index import FTS
 
         with self._write_lock:
@@ -92,8 +101,6 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
                 ]
                 for future in futures:
                     future.result()
-            self._ensure_vector_index(CHUNKS, "embedding")
-            self._ensure_vector_index(DOCUMENTS, "content_embedding")
 
     def _ensure_vector_index(self, name: str, column: str) -> None:
         from lancedb.index import IvfFlat

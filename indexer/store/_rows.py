@@ -42,6 +42,8 @@ class ChunkWrite:
     id: str
     chunk: Chunk
     vector: np.ndarray | None = None
+    search_text: str = ""
+    """The chunk's full-text column when computed ahead (by a preparing worker); '' → at write."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +55,8 @@ class FileWrite:
     chunks: Sequence[ChunkWrite]
     file_hash: str
     priority: int = 0
+    words: str | None = None
+    """The vocabulary words of its chunks, one per line, when computed ahead; None → at write."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +103,8 @@ def chunk_columns(write: FileWrite, stamp: datetime, placeholder: np.ndarray) ->
         c = item.chunk
         values = (
             item.id, doc.id, doc.project_id, doc.file_path, write.file_hash, c.chunk_index, c.content,
-            chunk_search_text(doc.file_path, c), identifier_words(c.node_name), c.chunk_hash,
+            item.search_text or chunk_search_text(doc.file_path, c), identifier_words(c.node_name),
+            c.chunk_hash,
             item.vector is not None, write.priority,
             c.start_byte, c.end_byte, c.start_line, c.end_line, c.node_type, c.node_name, c.language,
             c.parent_context, list(c.scope_path), len(c.scope_path), list(c.definitions),

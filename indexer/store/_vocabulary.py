@@ -144,12 +144,12 @@ class VocabularyMixin(StoreBase):
         batches = chunks.search().select(["content"]).limit(None).to_batches()
         return words_of(text or "" for batch in batches for text in batch.column("content").to_pylist())
 
-    def _record_words(self, texts: Iterable[str]) -> None:
-        """Add the words of chunk texts about to be written (call before writing them)."""
+    def _record_words(self, words: set[str]) -> None:
+        """Add the words of chunks about to be written (call before writing them)."""
         self.ensure_vocabulary()
         index = self._word_index()
         with self._vocab_lock:
-            new = sorted(words_of(texts) - index.words)
+            new = sorted(words - index.words)
         if not new:
             return
         table = self._t(VOCABULARY)
