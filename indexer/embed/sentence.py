@@ -11,6 +11,7 @@ import numpy as np
 
 from indexer.config import DEFAULT_MODEL, EmbedConfig
 from indexer.embed._protocol import Vectors
+from indexer.embed.onnx_queries import QueryEncoder, onnx_query_encoder
 from indexer.errors import EmbedError
 
 __all__ = ["SentenceTransformerEmbedder", "load_embedder"]
@@ -28,7 +29,12 @@ class SentenceTransformerEmbedder:
     """A sentence-transformers model on the CPU, fed length-sorted batches."""
 
     def __init__(
-        self, model: Any, model_id: str, batch_size: int = 32, load_copy: Callable[[], Any] | None = None
+        self,
+        model: Any,
+        model_id: str,
+        batch_size: int = 32,
+        load_copy: Callable[[], Any] | None = None,
+        fast_queries: Callable[[Any], QueryEncoder | None] | None = None,
     ) -> None:
         self._model = model
         self._model_id = model_id
@@ -42,6 +48,9 @@ class SentenceTransformerEmbedder:
         self._load_copy = load_copy
         self._query_model: Any = None
         self._query_lock = threading.Lock()
+        #: Builds the ONNX Runtime query encoder from the query copy (None: torch only).
+        self._fast_queries = fast_queries
+        self._query_encode: QueryEncoder | None = None
 
     @property
     def model_id(self) -> str:
@@ -83,6 +92,10 @@ class SentenceTransformerEmbedder:
         with self._query_lock:
             if self._query_model is None:
                 self._query_model = self._load_copy()
+                if self._fast_queries is not None:
+                    self._query_encode = self._fast_queries(self._query_model)
+            if self._query_encode is not None:
+                return self._query_encode(list(queries))
             vectors = self._query_model.encode(
                 list(queries),
                 batch_size=self._batch_size,
@@ -131,4 +144,9 @@ def load_embedder(config: EmbedConfig | None = None) -> SentenceTransformerEmbed
     def load_copy() -> Any:
         return SentenceTransformer(path, device="cpu", local_files_only=True)
 
-    return SentenceTransformerEmbedder(model, config.model, config.batch_size, load_copy)
+    def fast_queries(copy: Any) -> QueryEncoder | None:
+        return onnx_query_encoder(copy, path, config.threads)
+
+    return SentenceTransformerEmbedder(
+        model, config.model, config.batch_size, load_copy, fast_queries if config.onnx_queries else None
+    )

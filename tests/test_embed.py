@@ -1,0 +1,73 @@
+"""The real embedder's query path: ONNX Runtime gives torch's vectors, exported once and
+cached; any model it cannot take stays on torch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexer.config import EmbedConfig
+from indexer.embed import load_embedder
+from indexer.embed.onnx_queries import onnx_cache_dir, onnx_query_encoder
+from indexer.embed.sentence import SentenceTransformerEmbedder, _default_model_path
+
+QUERIES = [
+    "parse document headers",
+    "QuerySet filter exclude annotate",
+    "how are database migrations applied when two apps depend on each other?",
+    "x",
+    "retry " * 400,  # longer than the model reads: truncated the same way
+]
+
+
+@pytest.fixture(scope="module")
+def torch_copy() -> object:
+    embedder = load_embedder(EmbedConfig(onnx_queries=False))
+    assert embedder._load_copy is not None
+    return embedder._load_copy()
+
+
+def test_onnx_queries_equal_torch_vectors(
+    torch_copy: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LODE_CACHE_DIR", str(tmp_path))
+    encode = onnx_query_encoder(torch_copy, _default_model_path())
+    assert encode is not None
+    expected = torch_copy.encode(QUERIES, normalize_embeddings=True, convert_to_numpy=True)  # type: ignore[attr-defined]
+    one_by_one = np.vstack([encode([q]) for q in QUERIES])
+    batched = encode(QUERIES)  # padded to the longest: the mask keeps padding out of the mean
+    for got in (one_by_one, batched):
+        assert got.shape == expected.shape and got.dtype == np.float32
+        assert np.abs(got - expected).max() < 1e-4
+        assert (got * expected).sum(axis=1).min() > 0.99999
+    exported = list(onnx_cache_dir().glob("query-*.onnx"))
+    assert len(exported) == 1
+    stamp = exported[0].stat().st_mtime_ns
+    assert onnx_query_encoder(torch_copy, _default_model_path()) is not None
+    assert exported[0].stat().st_mtime_ns == stamp  # reused, not exported again
+
+
+def test_the_embedder_uses_onnx_for_queries_and_torch_when_told(
+    torch_copy: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LODE_CACHE_DIR", str(tmp_path))
+    fast = load_embedder()
+    plain = load_embedder(EmbedConfig(onnx_queries=False))
+    assert isinstance(fast, SentenceTransformerEmbedder) and isinstance(plain, SentenceTransformerEmbedder)
+    a, b = fast.embed_queries(QUERIES[:3]), plain.embed_queries(QUERIES[:3])
+    assert fast._query_encode is not None and plain._query_encode is None
+    assert np.abs(a - b).max() < 1e-4
+    documents = fast.embed(QUERIES[:3])  # documents stay on torch, in the same space
+    assert (a * documents).sum(axis=1).min() > 0.99999
+
+
+def test_a_model_it_cannot_export_stays_on_torch() -> None:
+    class Other:
+        """A stand-in with another module layout (CLS pooling, no normalisation)."""
+
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            return iter([object(), object()])
+
+    assert onnx_query_encoder(Other(), "/nonexistent") is None
