@@ -39,7 +39,8 @@ def test_onnx_queries_equal_torch_vectors(
     one_by_one = np.vstack([encode([q]) for q in QUERIES])
     batched = encode(QUERIES)  # padded to the longest: the mask keeps padding out of the mean
     for got in (one_by_one, batched):
-        assert got.shape == expected.shape and got.dtype == np.float32
+        assert got.shape == expected.shape
+        assert got.dtype == np.float32
         assert np.abs(got - expected).max() < 1e-4
         assert (got * expected).sum(axis=1).min() > 0.99999
     exported = list(onnx_cache_dir().glob("query-*.onnx"))
@@ -55,9 +56,11 @@ def test_the_embedder_uses_onnx_for_queries_and_torch_when_told(
     monkeypatch.setenv("LODE_CACHE_DIR", str(tmp_path))
     fast = load_embedder()
     plain = load_embedder(EmbedConfig(onnx_queries=False))
-    assert isinstance(fast, SentenceTransformerEmbedder) and isinstance(plain, SentenceTransformerEmbedder)
+    assert isinstance(fast, SentenceTransformerEmbedder)
+    assert isinstance(plain, SentenceTransformerEmbedder)
     a, b = fast.embed_queries(QUERIES[:3]), plain.embed_queries(QUERIES[:3])
-    assert fast._query_encode is not None and plain._query_encode is None
+    assert fast._query_encode is not None
+    assert plain._query_encode is None
     assert np.abs(a - b).max() < 1e-4
     documents = fast.embed(QUERIES[:3])  # documents stay on torch, in the same space
     assert (a * documents).sum(axis=1).min() > 0.99999
