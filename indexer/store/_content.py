@@ -123,17 +123,22 @@ class ContentMixin(VocabularyMixin, StoreBase):
     ) -> list[ContentRow]:
         """The ``k`` nearest embedded chunks (score: cosine similarity), optionally with vectors."""
         columns = [*_ROW_COLUMNS, "embedding"] if with_vectors else _ROW_COLUMNS
-        query = (
-            self._t(CHUNKS)
-            .search(np.asarray(vector, dtype=np.float32), vector_column_name="embedding")
-            .distance_type("cosine")
-            .nprobes(self.nprobes)
-            .where(chunk_where(flt, embedded_only=True), prefilter=True)
-            .select(columns)
-            .with_row_id(True)
-            .limit(k)
-        )
-        return _to_rows(query.to_arrow())
+        where = chunk_where(flt, embedded_only=True)
+
+        def build(table: Any) -> Any:
+            query = (
+                table.query()
+                .nearest_to(np.asarray(vector, dtype=np.float32))
+                .column("embedding")
+                .distance_type("cosine")
+                .nprobes(self.nprobes)
+                .select(list(columns))
+                .with_row_id()
+                .limit(k)
+            )
+            return (query.where(where) if where else query).to_arrow()  # filters before the search
+
+        return _to_rows(self._arrow(CHUNKS, build))
 
     def term_rows(
         self,
@@ -152,11 +157,15 @@ class ContentMixin(VocabularyMixin, StoreBase):
             return None
         if not words:
             return []
-        columns = [*_ROW_COLUMNS, "embedded", *(["embedding"] if with_vectors else []), "_score"]
+        columns = [*_ROW_COLUMNS, "embedded", *(["embedding"] if with_vectors else [])]
         where = and_all([chunk_where(flt), _substring(term, case_sensitive)])
-        search = self._t(CHUNKS).search(_words_query(words), query_type="fts").where(where, prefilter=False)
-        every = max(1, int(self._t(CHUNKS).count_rows()))  # no cut: the filter runs after the limit
-        return _to_rows(search.select(columns).with_row_id(True).limit(every).to_arrow())
+
+        async def build(table: Any) -> Any:
+            every = max(1, int(await table.count_rows()))  # no cut: the filter runs after the limit
+            query = table.query().nearest_to_text(_words_query(words)).select(columns).with_row_id()
+            return await query.where(where).postfilter().limit(every).to_arrow()
+
+        return _to_rows(self._arrow(CHUNKS, build))
 
     def scan_rows(
         self, term: str, case_sensitive: bool, flt: ChunkFilter, *, with_vectors: bool = False
@@ -165,8 +174,9 @@ class ContentMixin(VocabularyMixin, StoreBase):
         match = _substring(term, case_sensitive)
         columns = [*_ROW_COLUMNS, "embedded", *(["embedding"] if with_vectors else [])]
         where = and_all([chunk_where(flt), match]) or match
-        query = self._t(CHUNKS).search().where(where).select(columns).with_row_id(True)
-        return _to_rows(query.limit(None).to_arrow())
+        return _to_rows(
+            self._arrow(CHUNKS, lambda t: t.query().where(where).select(columns).with_row_id().to_arrow())
+        )
 
     def chunk_contents(self, refs: Sequence[tuple[str, int]]) -> dict[str, str]:
         """Chunk id → text for (id, row id) pairs as candidates carry them; a row id that no
@@ -174,7 +184,7 @@ class ContentMixin(VocabularyMixin, StoreBase):
         found: dict[str, str] = {}
         known = [row_id for _, row_id in refs if row_id >= 0]
         if known:
-            table = self._t(CHUNKS).take_row_ids(known).select(["id", "content"]).to_arrow()
+            table = self._arrow(CHUNKS, lambda t: t.take_row_ids(known).select(["id", "content"]).to_arrow())
             found.update(zip(table["id"].to_pylist(), table["content"].to_pylist(), strict=True))
         missing = [i for i, _ in refs if i not in found]
         if missing:

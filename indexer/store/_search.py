@@ -68,17 +68,22 @@ class SearchMixin(StoreBase):
         self, kind: TableKind, vector: np.ndarray, flt: ChunkFilter, k: int
     ) -> list[Candidate]:
         """The ``k`` nearest embedded rows admitted by ``flt`` (score: cosine similarity)."""
-        query = (
-            self._t(_NAMES[kind])
-            .search(np.asarray(vector, dtype=np.float32), vector_column_name=_VECTOR_COLUMN[kind])
-            .distance_type("cosine")
-            .nprobes(self.nprobes)
-            .where(_where(kind, flt, embedded_only=True), prefilter=True)
-            .select([*_CANDIDATE_COLUMNS[kind], "_distance"])
-            .with_row_id(True)
-            .limit(k)
-        )
-        return _to_candidates(kind, query.to_arrow(), "_distance")
+        where = _where(kind, flt, embedded_only=True)
+
+        def build(table: Any) -> Any:
+            query = (
+                table.query()
+                .nearest_to(np.asarray(vector, dtype=np.float32))
+                .column(_VECTOR_COLUMN[kind])
+                .distance_type("cosine")
+                .nprobes(self.nprobes)
+                .select(list(_CANDIDATE_COLUMNS[kind]))
+                .with_row_id()
+                .limit(k)
+            )
+            return (query.where(where) if where else query).to_arrow()  # filters before the search
+
+        return _to_candidates(kind, self._arrow(_NAMES[kind], build), "_distance")
 
     def text_candidates(
         self, kind: TableKind, text: str, flt: ChunkFilter, k: int, field: TextField = "search_text"
@@ -92,12 +97,19 @@ class SearchMixin(StoreBase):
 
         if not text.strip():
             return []
-        query: Any = self._t(_NAMES[kind]).search(MatchQuery(text, field), query_type="fts")
         where = _where(kind, flt)
-        if where:
-            query = query.where(where, prefilter=True)
-        table = query.select([*_CANDIDATE_COLUMNS[kind], "_score"]).with_row_id(True).limit(k).to_arrow()
-        return _to_candidates(kind, table, "_score")
+
+        def build(table: Any) -> Any:
+            query = (
+                table.query()
+                .nearest_to_text(MatchQuery(text, field))
+                .select(list(_CANDIDATE_COLUMNS[kind]))
+                .with_row_id()
+                .limit(k)
+            )
+            return (query.where(where) if where else query).to_arrow()  # filters before ranking
+
+        return _to_candidates(kind, self._arrow(_NAMES[kind], build), "_score")
 
     def chunks_with_vectors(self, flt: ChunkFilter) -> list[tuple[StoredChunk, np.ndarray | None]]:
         """Every chunk admitted by ``flt`` (meant for a few files) with its vector if it has one."""
