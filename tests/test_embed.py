@@ -66,6 +66,26 @@ def test_the_embedder_uses_onnx_for_queries_and_torch_when_told(
     assert (a * documents).sum(axis=1).min() > 0.99999
 
 
+def test_token_counting_first_still_sets_up_onnx_and_a_failing_runtime_falls_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LODE_CACHE_DIR", str(tmp_path))
+    embedder = load_embedder()
+    assert isinstance(embedder, SentenceTransformerEmbedder)
+    assert embedder.count_tokens("parse document headers") >= 3
+    assert embedder._query_encode is not None  # counting tokens loaded the query copy and its encoder
+    good = embedder.embed_queries(QUERIES[:2])
+
+    def broken(texts: object) -> np.ndarray:
+        raise RuntimeError("session died")
+
+    embedder._query_encode = broken
+    again = embedder.embed_queries(QUERIES[:2])  # torch now, same vectors
+    assert embedder._query_encode is None
+    assert np.abs(again - good).max() < 1e-4
+    assert embedder.embed_queries([]).shape == (0, embedder.dimension)
+
+
 def test_a_model_it_cannot_export_stays_on_torch() -> None:
     class Other:
         """A stand-in with another module layout (CLS pooling, no normalisation)."""

@@ -113,8 +113,14 @@ def test_word_index_lookups() -> None:
     assert sorted(index.candidates(both) or []) == ["attr", "attribute", "getattr", "setattr"]
     assert index.candidates(TermRun("nothing", open_left=True, open_right=True)) == []
     assert index.candidates(both, cap=3) is None  # too many: the caller scans instead
-    index.add(["reattract"])
+    index.add(["reattract", "attrition"])  # merged into the sorted list built above
     assert "reattract" in (index.candidates(both) or [])
+    assert sorted(index.candidates(TermRun("attr", open_right=True)) or []) == [
+        "attr",
+        "attribute",
+        "attrition",
+    ]
+    assert index.candidates(TermRun("zzz", open_right=True)) == []
 
 
 # The words of a text as the full-text tokenizer cuts them (before stemming), lower case.

@@ -51,6 +51,11 @@ def onnx_query_encoder(model: Any, model_dir: str, threads: int | None = None) -
         import onnxruntime as ort
 
         path = _exported(model, model_dir)
+        try:
+            ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        except Exception:  # a damaged cached file: export it again, once
+            path.unlink(missing_ok=True)
+            path = _exported(model, model_dir)
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or min(4, os.cpu_count() or 1)
         options.inter_op_num_threads = 1
@@ -79,6 +84,9 @@ def _is_mean_pooled(model: Any) -> bool:
     names = [type(module).__name__ for module in model]
     if names != ["Transformer", "Pooling", "Normalize"]:
         return False
+    prompts = getattr(model, "prompts", None) or {}
+    if getattr(model, "default_prompt_name", None) or any(prompts.values()):
+        return False  # torch's encode would add a prompt this graph does not
     pooling = model[1].get_config_dict()
     mode = pooling.get("pooling_mode") or ("mean" if pooling.get("pooling_mode_mean_tokens") else None)
     return mode == "mean"
@@ -88,8 +96,8 @@ def _key(model_dir: str) -> str:
     import onnx
     import torch
 
-    digest = hashlib.sha256(f"{_FORMAT}|{torch.__version__}|{onnx.__version__}".encode())
-    root = Path(model_dir)
+    root = Path(model_dir).resolve()
+    digest = hashlib.sha256(f"{_FORMAT}|{torch.__version__}|{onnx.__version__}|{root}".encode())
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         stat = path.stat()
         digest.update(f"|{path.relative_to(root)}:{stat.st_size}:{stat.st_mtime_ns}".encode())

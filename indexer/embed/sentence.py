@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -15,6 +16,8 @@ from indexer.embed.onnx_queries import QueryEncoder, onnx_query_encoder
 from indexer.errors import EmbedError
 
 __all__ = ["SentenceTransformerEmbedder", "load_embedder"]
+
+log = logging.getLogger(__name__)
 
 
 def _default_model_path() -> str:
@@ -86,17 +89,21 @@ class SentenceTransformerEmbedder:
         return out
 
     def embed_queries(self, queries: Sequence[str]) -> Vectors:
-        """Embed queries (this model uses no query prefix) on the query copy of the model."""
+        """Embed queries (this model uses no query prefix) on the query copy of the model:
+        through ONNX Runtime when it is available, else torch."""
         if self._load_copy is None:
             return self.embed(queries)
+        if not queries:
+            return np.zeros((0, self._dimension), dtype=np.float32)
         with self._query_lock:
-            if self._query_model is None:
-                self._query_model = self._load_copy()
-                if self._fast_queries is not None:
-                    self._query_encode = self._fast_queries(self._query_model)
+            model = self._ensure_query_model()
             if self._query_encode is not None:
-                return self._query_encode(list(queries))
-            vectors = self._query_model.encode(
+                try:
+                    return self._query_encode(list(queries))
+                except Exception as exc:  # a broken runtime must not break search: torch from now on
+                    log.warning("ONNX query embedding failed (%s); using torch from now on", exc)
+                    self._query_encode = None
+            vectors = model.encode(
                 list(queries),
                 batch_size=self._batch_size,
                 normalize_embeddings=True,
@@ -105,15 +112,22 @@ class SentenceTransformerEmbedder:
             )
         return np.asarray(vectors, dtype=np.float32)
 
+    def _ensure_query_model(self) -> Any:
+        """The query copy of the model and its ONNX encoder, made once (call under the lock)."""
+        if self._query_model is None and self._load_copy is not None:
+            self._query_model = self._load_copy()
+            if self._fast_queries is not None:
+                self._query_encode = self._fast_queries(self._query_model)
+        return self._query_model
+
     def count_tokens(self, text: str) -> int:
         """Word-pieces of ``text`` with the model's own tokenizer (no special tokens).
 
         Uses the query copy's tokenizer: a fast tokenizer shared with a batch encoding on
         another thread can fail with "Already borrowed"."""
         with self._query_lock:
-            if self._load_copy is not None and self._query_model is None:
-                self._query_model = self._load_copy()
-            tokenizer = self._query_model.tokenizer if self._query_model is not None else self._tokenizer
+            model = self._ensure_query_model()
+            tokenizer = model.tokenizer if model is not None else self._tokenizer
             return len(tokenizer(text, add_special_tokens=False, truncation=False)["input_ids"])
 
 

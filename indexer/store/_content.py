@@ -132,7 +132,7 @@ class ContentMixin(VocabularyMixin, StoreBase):
                 .column("embedding")
                 .distance_type("cosine")
                 .nprobes(self.nprobes)
-                .select(list(columns))
+                .select([*columns, "_distance"])
                 .with_row_id()
                 .limit(k)
             )
@@ -184,7 +184,12 @@ class ContentMixin(VocabularyMixin, StoreBase):
         found: dict[str, str] = {}
         known = [row_id for _, row_id in refs if row_id >= 0]
         if known:
-            table = self._arrow(CHUNKS, lambda t: t.take_row_ids(known).select(["id", "content"]).to_arrow())
+            try:
+                table = self._arrow(
+                    CHUNKS, lambda t: t.take_row_ids(known).select(["id", "content"]).to_arrow()
+                )
+            except (OSError, RuntimeError, ValueError):  # rows moved by a compaction: by id below
+                table = pa.table({"id": pa.array([], pa.string()), "content": pa.array([], pa.string())})
             found.update(zip(table["id"].to_pylist(), table["content"].to_pylist(), strict=True))
         missing = [i for i, _ in refs if i not in found]
         if missing:

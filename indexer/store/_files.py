@@ -256,8 +256,11 @@ class FilesMixin(VocabularyMixin, StoreBase):
         found: dict[str, StoredChunk] = {}
         known = [row_id for _, row_id in refs if row_id >= 0]
         if known:
-            table = self._arrow(CHUNKS, lambda t: t.take_row_ids(known).select(CHUNK_COLUMNS).to_arrow())
-            found.update((r["id"], to_stored_chunk(r)) for r in rows(table))
+            try:
+                table = self._arrow(CHUNKS, lambda t: t.take_row_ids(known).select(CHUNK_COLUMNS).to_arrow())
+                found.update((r["id"], to_stored_chunk(r)) for r in rows(table))
+            except (OSError, RuntimeError, ValueError):  # rows moved by a compaction: by id below
+                pass
         missing = [i for i, _ in refs if i not in found]
         if missing:
             found.update((c.id, c) for c in self.get_chunks(missing))

@@ -77,7 +77,7 @@ class SearchMixin(StoreBase):
                 .column(_VECTOR_COLUMN[kind])
                 .distance_type("cosine")
                 .nprobes(self.nprobes)
-                .select(list(_CANDIDATE_COLUMNS[kind]))
+                .select([*_CANDIDATE_COLUMNS[kind], "_distance"])
                 .with_row_id()
                 .limit(k)
             )
@@ -103,7 +103,7 @@ class SearchMixin(StoreBase):
             query = (
                 table.query()
                 .nearest_to_text(MatchQuery(text, field))
-                .select(list(_CANDIDATE_COLUMNS[kind]))
+                .select([*_CANDIDATE_COLUMNS[kind], "_score"])
                 .with_row_id()
                 .limit(k)
             )

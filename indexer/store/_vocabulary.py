@@ -64,11 +64,14 @@ class WordIndex:
         self._joined: str | None = None
 
     def add(self, words: Iterable[str]) -> None:
-        """Add words (the lookup structures are rebuilt when next needed)."""
-        before = len(self.words)
-        self.words.update(words)
-        if len(self.words) != before:
-            self._sorted = self._joined = None
+        """Add words (the sorted list is merged; the joined form is rebuilt when next needed)."""
+        new = sorted(set(words) - self.words)
+        if not new:
+            return
+        self.words.update(new)
+        if self._sorted is not None:
+            self._sorted = sorted(self._sorted + new)  # two sorted runs: a linear merge
+        self._joined = None
 
     def candidates(self, run: TermRun, cap: int = MAX_QUERY_WORDS) -> list[str] | None:
         """The words a chunk holding ``run`` must contain one of; None when over ``cap``."""
@@ -78,12 +81,12 @@ class WordIndex:
         if not run.open_left:
             ordered = self._ordered()
             found: list[str] = []
-            for candidate in ordered[bisect.bisect_left(ordered, word) :]:
-                if not candidate.startswith(word):
-                    break
-                found.append(candidate)
+            at = bisect.bisect_left(ordered, word)
+            while at < len(ordered) and ordered[at].startswith(word):
+                found.append(ordered[at])
                 if len(found) > cap:
                     return None
+                at += 1
             return found
         return self._containing(word + "\n" if not run.open_right else word, cap)
 
@@ -153,10 +156,15 @@ class VocabularyMixin(StoreBase):
         if not new:
             return
         table = self._t(VOCABULARY)
-        table.add(pa.table({"word": new}, schema=vocabulary_schema()))
+        before = self._vocab_key
+        result = table.add(pa.table({"word": new}, schema=vocabulary_schema()))
+        version = getattr(result, "version", None)
         with self._vocab_lock:
-            index.add(new)
-            self._vocab_key = table.version
+            if isinstance(before, int) and version == before + 1:
+                index.add(new)
+                self._vocab_key = version
+            else:  # another writer appended meanwhile (or an unknown version): reload next time
+                self._vocab = None
 
     def _word_index(self) -> WordIndex:
         """The current vocabulary (reloaded when another process added to it)."""
