@@ -10,10 +10,11 @@ from indexer.store._schema import SCHEMA_VERSION
 from indexer.store._search import Candidate
 from indexer.store._sql import glob_to_regex
 from indexer.store._store import Store, open_store, read_store_info
-from indexer.store._vocabulary import TermRun, words_of
+from indexer.store._vocabulary import WORD, TermRun, words_of
 
 __all__ = [
     "SCHEMA_VERSION",
+    "WORD",
     "Candidate",
     "ChunkWrite",
     "ContentRow",

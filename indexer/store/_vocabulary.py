@@ -27,9 +27,10 @@ import pyarrow as pa
 from indexer.store._base import StoreBase
 from indexer.store._schema import CHUNKS, VOCABULARY, vocabulary_schema
 
-__all__ = ["TermRun", "VocabularyMixin", "WordIndex", "words_of"]
+__all__ = ["WORD", "TermRun", "VocabularyMixin", "WordIndex", "words_of"]
 
-_WORD = re.compile(r"[^\W_]+")
+#: A word: a run of letters and digits (``_`` separates), as the full-text tokenizer cuts text.
+WORD = re.compile(r"[^\W_]+")
 #: Beyond this many candidate words for one run, a scan of the chunk text is cheaper than
 #: the full-text query (each query word costs about a millisecond on 100k chunks).
 MAX_QUERY_WORDS = 128
@@ -51,7 +52,7 @@ def words_of(texts: Iterable[str]) -> set[str]:
     """The distinct lower-case alphanumeric runs of ``texts`` (``_`` separates runs)."""
     out: set[str] = set()
     for text in texts:
-        out.update(_WORD.findall(text.lower()))
+        out.update(WORD.findall(text.lower()))
     return out
 
 

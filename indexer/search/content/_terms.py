@@ -24,12 +24,12 @@ import re
 from functools import lru_cache
 
 from indexer.lexicon import is_identifier_like
-from indexer.store import TermRun
+from indexer.store import WORD, TermRun
 
 __all__ = ["contains_term", "count_terms", "fts_runs", "is_case_sensitive", "needs_scan"]
 
 _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")  # as ``indexer.lexicon``; a test pins it
-_ALNUM_RUN = re.compile(r"[^\W_]+")  # as the full-text tokenizer cuts words
+_ALNUM_RUN = WORD  # runs of a term are cut exactly as the vocabulary cuts chunk text
 
 
 def is_case_sensitive(term: str) -> bool:
