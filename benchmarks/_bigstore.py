@@ -93,14 +93,14 @@ def open_big_store(profile: str, embedder: Embedder | None = None, log: bool = T
     return BigStore(base / "db", base / "src", PROJECT, chunks, report.files_indexed, seconds)
 
 
-def _refresh_indexes(db: Path, embedder: Embedder | None, compact: bool = False) -> None:
+def _refresh_indexes(db: Path, embedder: Embedder | None) -> None:
     """Bring a cached store's indexes to what this lode builds (a changed vector index)."""
     lode = Lode(load_config(overrides={"db": db}), embedder=embedder)
     try:
         lode.store.ensure_indexes()
-        if compact or lode.store.unindexed_rows():
-            # a benchmark that wrote into the shared store (bench_http's background project)
-            # left rows outside the indexes: fold them in so every benchmark sees the same store
+        if lode.store.unindexed_rows():
+            # something wrote into the shared store (an interrupted older bench_http, which
+            # used to index into it) and left rows outside the indexes: fold them in
             lode.store.optimize()
     finally:
         lode.close()
