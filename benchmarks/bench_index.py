@@ -61,6 +61,13 @@ DJANGO = CorpusSpec(
 _RAW_SAMPLE = 3000
 
 
+_SECTIONS = ("throughput", "noop_reindex", "progressive")
+
+
+def _peak_rss_mb() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
 def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
@@ -170,6 +177,7 @@ def progressive(embedder: Embedder, django: Path, work: Path, full: bool) -> dic
             time.sleep(0.25)
         indexer.join()
         report = outcome["report"]
+        rss_phase1 = _peak_rss_mb()
         result: dict[str, Any] = {
             "corpus": "Django 5.1.4 (PyPI sdist): py, txt docs, html, js",
             "files": report.files_indexed,
@@ -178,6 +186,7 @@ def progressive(embedder: Embedder, django: Path, work: Path, full: bool) -> dic
             "first_lexical_result_seconds": round(first_result, 2),
             "index_call_seconds": round(outcome["index_seconds"], 2),
             "first_result_found": True,
+            "peak_rss_mb_after_phase1": rss_phase1,
         }
         if full:
             more = lode.index(django, name="django")
@@ -185,6 +194,7 @@ def progressive(embedder: Embedder, django: Path, work: Path, full: bool) -> dic
             result["chunks_embedded"] = more.chunks_embedded
             rate = more.chunks_embedded / max(more.seconds, 1e-9)
             result["embed_chunks_per_second"] = round(rate, 1)
+            result["peak_rss_mb_after_phase2"] = _peak_rss_mb()
             _log("index: raw encode rate on a sample of Django's chunk texts…")
             raw_seconds, texts = raw_encode_seconds(embedder, django, sample=_RAW_SAMPLE)
             result["raw_encode_sample"] = texts
@@ -203,26 +213,41 @@ def main() -> int:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--quick", action="store_true", help="click's sources; Django phase 1 only (default)")
     group.add_argument("--full", action="store_true", help="litestar's sources; Django to full coverage")
+    parser.add_argument(
+        "--only",
+        choices=_SECTIONS,
+        action="append",
+        help="run only these parts; the others are kept from the profile's last results",
+    )
     args = parser.parse_args()
+    wanted = set(args.only or _SECTIONS)
+    # the full profile's figures are kept beside the quick ones (scripts/bench quick rewrites those)
+    path = RESULTS / ("index_full.json" if args.full else "index.json")
+    previous = json.loads(path.read_text()) if args.only and path.exists() else {}
     embedder = load_embedder()
     django = fetch_corpus(DJANGO)
+    sections: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="lode-bench-index-") as tmp:
         work = Path(tmp)
-        _log("index: throughput…")
-        speed = throughput(embedder, "litestar" if args.full else "click", work)
-        _log("index: no-op re-index…")
-        noop = noop_reindex(embedder, django, work)
-        _log("index: time to first lexical result on Django…")
-        prog = progressive(embedder, django, work, args.full)
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        if "throughput" in wanted:
+            _log("index: throughput…")
+            speed = throughput(embedder, "litestar" if args.full else "click", work)
+            sections["throughput"] = {**speed, "peak_rss_mb_after": _peak_rss_mb()}
+        if "noop_reindex" in wanted:
+            _log("index: no-op re-index…")
+            sections["noop_reindex"] = noop_reindex(embedder, django, work)
+        if "progressive" in wanted:
+            _log("index: time to first lexical result on Django…")
+            sections["progressive"] = progressive(embedder, django, work, args.full)
+    stamp = time.strftime("%Y-%m-%d %H:%M")
     result = {
         "benchmark": "index",
         "profile": "full" if args.full else "quick",
         "machine": {"cpus": os.cpu_count()},
-        "throughput": speed,
-        "noop_reindex": noop,
-        "progressive": prog,
-        "peak_rss_mb": round(rss_mb, 1),
+        **{name: previous.get(name) for name in _SECTIONS if name not in sections and name in previous},
+        **sections,
+        "measured_at": {**previous.get("measured_at", {}), **dict.fromkeys(sections, stamp)},
+        "peak_rss_mb": _peak_rss_mb(),  # of this run
         "targets": {
             "throughput_vs_raw": 0.85,
             "noop_1000_files_s": 2.0,
@@ -232,9 +257,7 @@ def main() -> int:
         },
     }
     RESULTS.mkdir(exist_ok=True)
-    # the full profile's figures are kept beside the quick ones (scripts/bench quick rewrites those)
-    name = "index_full.json" if args.full else "index.json"
-    (RESULTS / name).write_text(json.dumps(result, indent=2) + "\n")
+    path.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
     return 0
 

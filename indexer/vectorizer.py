@@ -28,8 +28,12 @@ if TYPE_CHECKING:
 __all__ = ["EmbedStats", "StopSignal", "embed_backlog"]
 
 _BATCH = 64
-#: Backlog chunks read per window (cache hits among them are written in one go).
-_WINDOW = 512
+#: Backlog chunks read per window; sorted by length inside it, so a model batch holds texts
+#: of similar length (less padding: 2,048 encodes ~9 % faster than 512 on Django's chunks).
+_WINDOW = 2048
+#: Vectors written together: a write costs about the same for 64 rows as for 256 (~0.4–0.8 s
+#: of CPU on a 60k–110k-row table), CPU the model would otherwise have.
+_WRITE_ROWS = 256
 
 
 class StopSignal(Protocol):
@@ -70,6 +74,7 @@ def embed_backlog(
     cancel: StopSignal | None = None,
     batch_size: int = _BATCH,
     failed: set[str] | None = None,
+    write_rows: int = _WRITE_ROWS,
 ) -> EmbedStats:
     """Embed every chunk still without a vector (of one project, or all), until done or cancelled.
 
@@ -77,7 +82,8 @@ def embed_backlog(
     written at once, the remaining distinct texts go to the model ``batch_size`` at a time,
     and each batch is written by a second thread while the model encodes the next.
     ``failed`` collects ids of chunks the model refused; they are skipped (and stay
-    lexically searchable) until a later run retries them with a fresh set.
+    lexically searchable) until a later run retries them with a fresh set. Vectors are
+    written ``write_rows`` or more at a time (and whatever is left when the pass stops).
     """
     from indexer.pipeline import IndexProgress
 
@@ -86,6 +92,7 @@ def embed_backlog(
     run = _Run(
         store, embedder, state, stats, progress, cancel, batch_size, set() if failed is None else failed
     )
+    run.write_rows = write_rows
     state.phase = "embed"
     state.chunks_total = store.count_chunks(project_id)
     state.chunks_embedded = store.count_chunks(project_id, embedded=True)
@@ -124,6 +131,9 @@ class _Run:
         self.pool: ThreadPoolExecutor | None = None
         self.pending: Future[None] | None = None
         self.started = time.perf_counter()
+        self.write_rows = _WRITE_ROWS
+        self.buffer: list[_Batch] = []
+        self.written = 0
 
     def stopped(self) -> bool:
         """True once the caller asked phase 2 to stop."""
@@ -131,6 +141,7 @@ class _Run:
 
     def window(self, ids: Sequence[str]) -> None:
         """Embed one window of the backlog: cached vectors first, then the model's batches."""
+        self.drain()  # the cache must hold every vector made so far, or a text is embedded twice
         chunks = self.store.chunks_for_embedding(ids)
         if not chunks:
             return
@@ -156,18 +167,52 @@ class _Run:
         return {f.path for f in self.stats.failed}
 
     def _write(self, batch: _Batch | None) -> None:
+        """Buffer a batch; hand the buffer to the writer thread once it holds ``write_rows``.
+
+        The first ``write_rows`` rows of a pass are written batch by batch: they are the
+        backlog's front (a file just saved), whose vectors should not wait for others.
+        """
+        if batch is not None:
+            self.buffer.append(batch)
+        buffered = sum(len(b.ids) for b in self.buffer)
+        if buffered and (buffered >= self.write_rows or self.written < self.write_rows):
+            self._flush()
+        else:
+            _advance(self.state, self.stats, None, self.started, self.progress)
+
+    def _flush(self) -> None:
         if self.pending is not None:
             self.pending.result()
             self.pending = None
-        if batch is not None and self.pool is not None:
-            self.pending = self.pool.submit(_write, self.store, batch)
-        _advance(self.state, self.stats, batch, self.started, self.progress)
+        merged = _merge(self.buffer)
+        self.buffer = []
+        if merged is not None and self.pool is not None:
+            self.pending = self.pool.submit(_write, self.store, merged)
+            self.written += len(merged.ids)
+        _advance(self.state, self.stats, merged, self.started, self.progress)
 
     def drain(self) -> None:
-        """Wait for the last write."""
+        """Write what is buffered and wait for the last write."""
+        if self.buffer:
+            self._flush()
         if self.pending is not None:
             self.pending.result()
             self.pending = None
+
+
+def _merge(batches: list[_Batch]) -> _Batch | None:
+    """One write for several batches."""
+    if not batches:
+        return None
+    if len(batches) == 1:
+        return batches[0]
+    return _Batch(
+        [i for b in batches for i in b.ids],
+        np.concatenate([b.vectors for b in batches]),
+        {k: v for b in batches for k, v in b.new.items()},
+        sorted({f for b in batches for f in b.file_ids}),
+        sorted({d for b in batches for d in b.done_files}),
+    )
 
 
 def _batch_of(

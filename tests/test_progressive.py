@@ -7,6 +7,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from indexer.api import Lode
 from indexer.config import load_config
 from indexer.embed import FakeEmbedder
@@ -47,7 +49,7 @@ def test_hybrid_fills_in_as_embedding_proceeds(lode: Lode, repo: Path) -> None:
         def is_set(self) -> bool:
             return store.count_chunks(project.id, embedded=True) >= 5
 
-    embed_backlog(store, lode.lazy_embedder, project.id, cancel=StopAfter(), batch_size=5)
+    embed_backlog(store, lode.lazy_embedder, project.id, cancel=StopAfter(), batch_size=5, write_rows=5)
     partial = store.semantic_coverage(project.id)
     assert 0.0 < partial < 1.0
     before = lode.search(
@@ -205,3 +207,32 @@ def test_words_are_searchable_while_the_first_index_is_still_writing(tmp_path: P
         lode.close()
     assert len(seen) >= 2, seen
     assert all(first and latest for _, first, latest in seen), seen
+
+
+def test_vectors_are_written_in_groups_after_the_backlog_front(
+    lode: Lode, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The front of the backlog is written batch by batch; the rest in writes of at least
+    ``write_rows`` vectors (but the last), and every chunk ends up embedded once."""
+    lode.index(repo, embed=False)
+    store = lode.store
+    project = store.get_project("repo")
+    writes: list[int] = []
+    real = store.set_chunk_vectors
+
+    def counting(ids, vectors):  # type: ignore[no-untyped-def]
+        writes.append(len(ids))
+        return real(ids, vectors)
+
+    monkeypatch.setattr(store, "set_chunk_vectors", counting)
+    total = store.count_chunks(project.id)
+    assert total > 30
+    stats = embed_backlog(store, lode.lazy_embedder, project.id, batch_size=2, write_rows=10)
+    assert store.semantic_coverage(project.id) == 1.0
+    assert sum(writes) == total == stats.embedded + stats.cache_hits
+    front = 0
+    while front < len(writes) and sum(writes[:front]) < 10:
+        assert writes[front] <= 2
+        front += 1
+    assert all(n >= 10 for n in writes[front:-1])
+    assert len(writes) < total // 2

@@ -227,3 +227,30 @@ def test_empty_index_returns_nothing(lode: Lode, repo: Path) -> None:
     resp = lode.search(SearchOptions(query="cart"))
     assert resp.documents == ()
     assert resp.total == 0
+
+
+@pytest.mark.parametrize("granularity", ["chunk", "document"])
+def test_project_scope_with_two_projects(tmp_path: Path, granularity: str) -> None:
+    """One project named: only its files; every project (named or by default): both,
+    although then the filter drops the project condition."""
+    api = Lode(load_config(env={}, overrides={"db": tmp_path / "db"}), embedder=FakeEmbedder())
+    try:
+        api.index(make_repo(tmp_path / "a"), name="alpha")
+        api.index(make_repo(tmp_path / "b"), name="beta")
+        alpha, beta = api.store.get_project("alpha"), api.store.get_project("beta")
+        searcher = api.searcher
+        assert searcher.project_scope([alpha]) == (alpha.id,)
+        assert searcher.project_scope([alpha, beta]) == ()
+
+        def projects(**kw: object) -> set[str]:
+            resp = _search(api, "cart total", granularity=granularity, **kw)
+            found = {g.project for g in resp.groups} | {d.project for d in resp.documents}
+            assert resp.semantic_coverage.keys() <= {alpha.id, beta.id}
+            return found
+
+        assert projects(projects=("alpha",)) == {"alpha"}
+        assert projects(projects=(beta.id,)) == {"beta"}
+        assert projects() == {"alpha", "beta"}
+        assert projects(projects=("alpha", "beta")) == {"alpha", "beta"}
+    finally:
+        api.close()

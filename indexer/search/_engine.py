@@ -94,9 +94,10 @@ class Searcher:
         return list({by_ref[r].id: by_ref[r] for r in refs}.values())
 
     def candidate_calls(
-        self, kind: str, mode: str, query: str, flt: ChunkFilter, k: int
+        self, kind: str, mode: str, query: str, flt: ChunkFilter, k: int, *, details: bool = True
     ) -> dict[str, Callable[[], list[Candidate]]]:
-        """The store queries ``mode`` needs: ``semantic`` (vectors) and/or ``lexical`` (BM25)."""
+        """The store queries ``mode`` needs: ``semantic`` (vectors) and/or ``lexical`` (BM25);
+        without ``details`` chunk candidates carry ids only (see ``Store.vector_candidates``)."""
         calls: dict[str, Callable[[], list[Candidate]]] = {}
         if mode in ("hybrid", "semantic"):
             # the query is embedded inside the pool thread, while the full-text queries run
@@ -105,13 +106,29 @@ class Searcher:
                 self.query_vector(query),
                 flt,
                 k,
+                details=details,
             )
         if mode in ("hybrid", "lexical"):
             text = fts_query(query)
-            calls["lexical"] = lambda: self.store.text_candidates(kind, text, flt, k)  # type: ignore[arg-type]
+            calls["lexical"] = lambda: self.store.text_candidates(
+                kind,  # type: ignore[arg-type]
+                text,
+                flt,
+                k,
+                details=details,
+            )
             if kind == "chunks":
-                calls["name"] = lambda: self.store.text_candidates("chunks", text, flt, k, "name_text")
+                calls["name"] = lambda: self.store.text_candidates(
+                    "chunks", text, flt, k, "name_text", details=details
+                )
         return calls
+
+    def project_scope(self, projects: Sequence[Project]) -> tuple[str, ...]:
+        """The project ids a filter names: none when ``projects`` are all the store has
+        (a condition that admits every row still costs every query its evaluation)."""
+        ids = tuple(p.id for p in projects)
+        every = {p.id for p in self.store.list_projects()}
+        return () if every and every <= set(ids) else ids
 
     def gather(self, calls: dict[str, Callable[[], Any]]) -> dict[str, Any]:
         """Run independent store queries at once (LanceDB releases the GIL); never nested."""
@@ -125,7 +142,7 @@ class Searcher:
         validate_options(opts, self.known_languages)
         projects = self.resolve_projects(opts.projects)
         names = {p.id: p.name for p in projects}
-        flt = to_filter(opts, tuple(names))
+        flt = to_filter(opts, self.project_scope(projects))
         if opts.mode != "lexical":
             # embed first, alone: on a small machine the model competes for the same cores as
             # the full-text queries, and the vector query (the longest chain) waits for it
@@ -143,8 +160,11 @@ class Searcher:
 
     # ---- chunk granularity -----------------------------------------------------------
     def rank_chunks(self, opts: SearchOptions, flt: ChunkFilter, k: int) -> list[tuple[Candidate, float]]:
-        """The fused ranking of the whole chunk candidate pool: (candidate, score in [0, 1])."""
-        found = self.gather(self.candidate_calls("chunks", opts.mode, opts.query, flt, k))
+        """The fused ranking of the whole chunk candidate pool: (candidate, score in [0, 1]);
+        candidates carry ids only unless the query names an identifier."""
+        # a chunk's name and definitions only matter to the exact-identifier list
+        details = bool(exact_identifiers(opts.query))
+        found = self.gather(self.candidate_calls("chunks", opts.mode, opts.query, flt, k, details=details))
         return fuse_chunks(opts.query, found)
 
     def _chunk_search(self, opts: SearchOptions, flt: ChunkFilter, names: dict[str, str]) -> SearchResponse:

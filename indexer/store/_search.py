@@ -30,6 +30,7 @@ class Candidate:
 
     id: str
     file_id: str
+    """The chunk's file (empty for a chunk found without ``details``)."""
     score: float
     """Cosine similarity for vector lists, BM25 for full-text lists."""
     node_name: str = ""
@@ -44,6 +45,10 @@ def _where(kind: TableKind, flt: ChunkFilter, embedded_only: bool = False) -> st
     return document_where(flt, embedded_only=embedded_only)
 
 
+def _columns(kind: TableKind, details: bool) -> list[str]:
+    return _CANDIDATE_COLUMNS[kind] if details else ["id"]
+
+
 def _to_candidates(kind: TableKind, table: Any, score_column: str) -> list[Candidate]:
     out: list[Candidate] = []
     for row in rows(table):
@@ -51,8 +56,9 @@ def _to_candidates(kind: TableKind, table: Any, score_column: str) -> list[Candi
         score = 1.0 - raw if score_column == "_distance" else raw
         row_id = int(row.get("_rowid", -1))
         if kind == "chunks":
-            definitions = tuple(row["definitions"] or ())
-            out.append(Candidate(row["id"], row["file_id"], score, row["node_name"], definitions, row_id))
+            definitions = tuple(row.get("definitions") or ())
+            file_id, name = row.get("file_id") or "", row.get("node_name") or ""
+            out.append(Candidate(row["id"], file_id, score, name, definitions, row_id))
         else:
             out.append(Candidate(row["id"], row["id"], score, row_id=row_id))
     return out
@@ -65,9 +71,13 @@ class SearchMixin(StoreBase):
     """IVF partitions probed per query once a vector index exists."""
 
     def vector_candidates(
-        self, kind: TableKind, vector: np.ndarray, flt: ChunkFilter, k: int
+        self, kind: TableKind, vector: np.ndarray, flt: ChunkFilter, k: int, *, details: bool = True
     ) -> list[Candidate]:
-        """The ``k`` nearest embedded rows admitted by ``flt`` (score: cosine similarity)."""
+        """The ``k`` nearest embedded rows admitted by ``flt`` (score: cosine similarity).
+
+        Without ``details`` a chunk candidate carries its id and row id only (reading a
+        chunk's file id, name and definitions costs a third of the query).
+        """
         where = _where(kind, flt, embedded_only=True)
 
         def build(table: Any) -> Any:
@@ -77,7 +87,7 @@ class SearchMixin(StoreBase):
                 .column(_VECTOR_COLUMN[kind])
                 .distance_type("cosine")
                 .nprobes(self.nprobes)
-                .select([*_CANDIDATE_COLUMNS[kind], "_distance"])
+                .select([*_columns(kind, details), "_distance"])
                 .with_row_id()
                 .limit(k)
             )
@@ -86,12 +96,20 @@ class SearchMixin(StoreBase):
         return _to_candidates(kind, self._arrow(_NAMES[kind], build), "_distance")
 
     def text_candidates(
-        self, kind: TableKind, text: str, flt: ChunkFilter, k: int, field: TextField = "search_text"
+        self,
+        kind: TableKind,
+        text: str,
+        flt: ChunkFilter,
+        k: int,
+        field: TextField = "search_text",
+        *,
+        details: bool = True,
     ) -> list[Candidate]:
         """The ``k`` best BM25 matches of ``text`` admitted by ``flt`` (score: BM25).
 
         ``field`` is ``search_text`` (path, name and content words) or, for chunks,
-        ``name_text`` (the words of the unit's own name).
+        ``name_text`` (the words of the unit's own name); ``details`` as for
+        ``vector_candidates``.
         """
         from lancedb.query import MatchQuery
 
@@ -103,7 +121,7 @@ class SearchMixin(StoreBase):
             query = (
                 table.query()
                 .nearest_to_text(MatchQuery(text, field))
-                .select([*_CANDIDATE_COLUMNS[kind], "_score"])
+                .select([*_columns(kind, details), "_score"])
                 .with_row_id()
                 .limit(k)
             )
