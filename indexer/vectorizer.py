@@ -90,9 +90,16 @@ def embed_backlog(
     state = state or IndexProgress()
     stats = EmbedStats()
     run = _Run(
-        store, embedder, state, stats, progress, cancel, batch_size, set() if failed is None else failed
+        store,
+        embedder,
+        state,
+        stats,
+        progress,
+        cancel,
+        batch_size,
+        set() if failed is None else failed,
+        write_rows,
     )
-    run.write_rows = write_rows
     state.phase = "embed"
     state.chunks_total = store.count_chunks(project_id)
     state.chunks_embedded = store.count_chunks(project_id, embedded=True)
@@ -125,13 +132,14 @@ class _Run:
         cancel: StopSignal | None,
         batch_size: int,
         failed: set[str],
+        write_rows: int,
     ) -> None:
         self.store, self.embedder, self.state, self.stats = store, embedder, state, stats
         self.progress, self.cancel, self.batch_size, self.failed = progress, cancel, batch_size, failed
         self.pool: ThreadPoolExecutor | None = None
         self.pending: Future[None] | None = None
         self.started = time.perf_counter()
-        self.write_rows = _WRITE_ROWS
+        self.write_rows = write_rows
         self.buffer: list[_Batch] = []
         self.written = 0
 
@@ -181,9 +189,7 @@ class _Run:
             _advance(self.state, self.stats, None, self.started, self.progress)
 
     def _flush(self) -> None:
-        if self.pending is not None:
-            self.pending.result()
-            self.pending = None
+        self._wait()
         merged = _merge(self.buffer)
         self.buffer = []
         if merged is not None and self.pool is not None:
@@ -195,6 +201,9 @@ class _Run:
         """Write what is buffered and wait for the last write."""
         if self.buffer:
             self._flush()
+        self._wait()
+
+    def _wait(self) -> None:
         if self.pending is not None:
             self.pending.result()
             self.pending = None
