@@ -297,3 +297,6 @@ def _write(store: Store, batch: _Batch) -> None:
         by_project.setdefault(project_id, []).append(path)
     for project_id, paths in by_project.items():
         store.clear_file_errors(project_id, paths, stage="embed")
+    # every vector write rewrites its rows outside the full-text indexes; a long pass folds
+    # them in as it goes (lexical queries asked meanwhile stay fast)
+    store.maybe_optimize()
