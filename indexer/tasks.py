@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -23,7 +24,7 @@ from indexer.errors import ConflictError, NotFoundError
 from indexer.ids import uuid7
 from indexer.models import Task
 from indexer.pipeline import IndexProgress, run_lexical_phase
-from indexer.store import Store
+from indexer.store import OPTIMIZE_AFTER_ROWS, Store
 from indexer.vectorizer import embed_backlog
 
 __all__ = ["IndexWorker", "task_eta", "task_percent"]
@@ -35,6 +36,10 @@ _MAX_ERRORS = 50
 #: nothing else changed, and bounded in memory).
 _MAX_TASK_PATHS = 2000
 _SAVE_EVERY = 1.0
+#: The worker folds new rows into the indexes (``maybe_optimize``) once it has had no work
+#: for this long: an optimize holds the write lock for ~1-4 s, which a file saved during a
+#: burst of edits should not wait behind.
+_QUIET_SECONDS = 2.0
 
 
 def _now() -> datetime:
@@ -86,6 +91,7 @@ class IndexWorker:
         self._failed_chunks: set[str] = set()
         self._thread: threading.Thread | None = None
         self._last_save = 0.0
+        self._last_work = time.monotonic()
         self.last_error: str | None = None
 
     # ---- lifecycle ----------------------------------------------------------------
@@ -198,12 +204,19 @@ class IndexWorker:
         while not self._stop.is_set():
             try:
                 if self._step():
+                    self._last_work = time.monotonic()
                     continue
+                self._maintain()
             except Exception as exc:  # keep the writer alive; the task records the failure
                 self.last_error = repr(exc)
                 log.exception("index worker step failed")
-            self._wake.wait(timeout=1.0)
+            self._wake.wait(timeout=min(1.0, _QUIET_SECONDS))
             self._wake.clear()
+
+    def _maintain(self) -> None:
+        """Fold written rows into the indexes once the worker has been idle a moment."""
+        if time.monotonic() - self._last_work >= _QUIET_SECONDS:
+            self.store.maybe_optimize()
 
     def _step(self) -> bool:
         """Do one piece of work; False when there was nothing to do."""
@@ -235,10 +248,11 @@ class IndexWorker:
                 self._finish(task, "cancelled")
                 return
             # every file is written and lexically searchable (phase 1 made the full-text
-            # indexes): say so, then fold the new rows into the indexes and compact
+            # indexes): say so; a big run folds its rows into the indexes before phase 2
+            # rewrites them (small ones wait for a quiet moment: ``_maintain``)
             self._publish(dataclasses.replace(task, phase="embed"), force=True)
             self._notify(task.project_id)
-            self.store.maybe_optimize()
+            self.store.maybe_optimize(rows=OPTIMIZE_AFTER_ROWS, seconds=math.inf)
         except NotFoundError as exc:
             self._finish(dataclasses.replace(task, message=str(exc)), "failed")
         except Exception as exc:
@@ -268,7 +282,6 @@ class IndexWorker:
         if cancel.is_set():
             self._finish(live, "cancelled")
         elif not stop.is_set():
-            self.store.maybe_optimize()
             for other in [
                 t for t in self._live.values() if t.project_id == task.project_id and t.phase == "embed"
             ]:

@@ -193,7 +193,9 @@ class _Run:
         merged = _merge(self.buffer)
         self.buffer = []
         if merged is not None and self.pool is not None:
-            self.pending = self.pool.submit(_write, self.store, merged)
+            # past the backlog's front this is a long pass: it folds its rows in as it goes
+            fold = self.written >= self.write_rows
+            self.pending = self.pool.submit(_write, self.store, merged, fold)
             self.written += len(merged.ids)
         _advance(self.state, self.stats, merged, self.started, self.progress)
 
@@ -288,7 +290,7 @@ def _embed_one_by_one(
     return good
 
 
-def _write(store: Store, batch: _Batch) -> None:
+def _write(store: Store, batch: _Batch, fold: bool) -> None:
     store.cache_put(batch.new)
     store.set_chunk_vectors(batch.ids, batch.vectors)
     store.complete_documents(batch.file_ids)
@@ -297,6 +299,7 @@ def _write(store: Store, batch: _Batch) -> None:
         by_project.setdefault(project_id, []).append(path)
     for project_id, paths in by_project.items():
         store.clear_file_errors(project_id, paths, stage="embed")
-    # every vector write rewrites its rows outside the full-text indexes; a long pass folds
-    # them in as it goes (lexical queries asked meanwhile stay fast)
-    store.maybe_optimize()
+    if fold:
+        # every vector write rewrites its rows outside the full-text indexes; a long pass
+        # folds them in as it goes (lexical queries asked meanwhile stay fast)
+        store.maybe_optimize()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from indexer import tasks as tasks_module
 from indexer.api import Lode
 from indexer.config import load_config
 from indexer.embed import FakeEmbedder
@@ -277,3 +278,41 @@ def test_a_long_phase_two_folds_its_rows_in_as_it_goes(
     total = store.count_chunks(project.id)
     assert store.semantic_coverage(project.id) == 1.0
     assert len([n for n in calls if n < total]) >= 2, calls
+
+
+def test_the_worker_optimizes_when_quiet_not_between_edits(
+    tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An optimize holds the write lock for ~1-4 s: the worker runs it once no task has
+    been busy for a moment, so a file saved right after another is not queued behind it."""
+    monkeypatch.setattr(maintenance, "OPTIMIZE_MIN_ROWS", 8)
+    monkeypatch.setattr(tasks_module, "_QUIET_SECONDS", 0.3)
+    embedder = FakeEmbedder()
+    config = load_config(env={}, overrides={"db": tmp_path / "db"})
+    lode = Lode(config, embedder=embedder)
+    project = lode.register(repo)
+    worker = IndexWorker(lode.store, embedder, config)
+    busy: list[bool] = []
+    real = lode.store.optimize
+
+    def watching(**kw):  # type: ignore[no-untyped-def]
+        busy.append(any(t.live for t in worker.list(project.id)))
+        return real(**kw)
+
+    monkeypatch.setattr(lode.store, "optimize", watching)
+    worker.start()
+    try:
+        worker.wait(worker.submit(project.id).id, timeout=30)
+        for n in range(3):
+            (repo / "src" / f"saved_{n}.py").write_text(f"def saved_{n}(x):\n    return x + {n}\n")
+            task = worker.submit(project.id, paths=[f"src/saved_{n}.py"])
+            worker.wait(task.id, timeout=30)
+        deadline = time.monotonic() + 10
+        while lode.store.unindexed_rows() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert lode.store.unindexed_rows() == 0
+        assert busy, "the quiet worker optimized"
+        assert not any(busy), busy
+    finally:
+        worker.stop()
+        lode.close()

@@ -5,6 +5,7 @@ Tables: ``projects``, ``code_documents``, ``code_chunks``, ``embedding_cache``, 
 """
 
 from indexer.store._content import ContentRow
+from indexer.store._maintenance import OPTIMIZE_AFTER_ROWS
 from indexer.store._rows import ChunkWrite, DocState, FileWrite, chunk_search_text, path_words
 from indexer.store._schema import SCHEMA_VERSION
 from indexer.store._search import Candidate
@@ -13,6 +14,7 @@ from indexer.store._store import Store, open_store, read_store_info
 from indexer.store._vocabulary import WORD, TermRun, words_of
 
 __all__ = [
+    "OPTIMIZE_AFTER_ROWS",
     "SCHEMA_VERSION",
     "WORD",
     "Candidate",
