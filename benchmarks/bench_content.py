@@ -156,7 +156,7 @@ def _store(args: argparse.Namespace, tmp: Path) -> tuple[Path, str, str]:
         return db, project, f"fixture x{args.copies}"
     from benchmarks._bigstore import open_big_store
 
-    big = open_big_store("quick", embedder=load_embedder())
+    big = open_big_store("quick")  # the model loads only if the store must be built
     return big.db, big.project, "bigstore"
 
 

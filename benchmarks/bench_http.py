@@ -29,7 +29,6 @@ import httpx
 
 from benchmarks._bigstore import open_big_store, sample_queries
 from benchmarks.bench_search import percentile
-from indexer.embed import load_embedder
 
 RESULTS = Path(__file__).parent / "results"
 CLIENTS = 4
@@ -117,7 +116,7 @@ def main() -> int:
     group.add_argument("--full", action="store_true", help="200 requests per client")
     args = parser.parse_args()
     per_client = 200 if args.full else 50
-    big = open_big_store("quick", load_embedder())
+    big = open_big_store("quick")  # the server loads the model; this process never needs it
     queries = sample_queries(big, 400)
     port = _free_port()
     base = f"http://127.0.0.1:{port}"

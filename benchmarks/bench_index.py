@@ -1,7 +1,7 @@
 """Indexing throughput, no-op re-index time, time to first lexical result, peak RSS.
 
 1. Throughput (issue 3): index a real corpus with the real model — quick: the installed
-   ``click`` package's sources; full: ``litestar``'s — and compare chunks/s with the
+   ``httpx`` package's sources; full: ``litestar``'s — and compare chunks/s with the
    model's raw encode throughput on the same texts, measured in the same run
    (target: ≥ 85 %). Reports files/s, chunks/s and the share of time inside the model.
 2. No-op re-index (issue 3): a second run over 1,000 unchanged files (target ≤ 2 s).
@@ -211,7 +211,7 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--quick", action="store_true", help="click's sources; Django phase 1 only (default)")
+    group.add_argument("--quick", action="store_true", help="httpx's sources; Django phase 1 only (default)")
     group.add_argument("--full", action="store_true", help="litestar's sources; Django to full coverage")
     parser.add_argument(
         "--only",
@@ -231,7 +231,7 @@ def main() -> int:
         work = Path(tmp)
         if "throughput" in wanted:
             _log("index: throughput…")
-            speed = throughput(embedder, "litestar" if args.full else "click", work)
+            speed = throughput(embedder, "litestar" if args.full else "httpx", work)
             sections["throughput"] = {**speed, "peak_rss_mb_after": _peak_rss_mb()}
         if "noop_reindex" in wanted:
             _log("index: no-op re-index…")

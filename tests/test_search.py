@@ -254,3 +254,34 @@ def test_project_scope_with_two_projects(tmp_path: Path, granularity: str) -> No
         assert projects(projects=("alpha", "beta")) == {"alpha", "beta"}
     finally:
         api.close()
+
+
+@pytest.mark.parametrize("cached_coverage", [True, False])
+def test_chunks_without_a_vector_never_come_from_the_vector_list(
+    tmp_path: Path, cached_coverage: bool
+) -> None:
+    """Rows written since the last embedding hold a placeholder vector; they must never
+    come back from the vector list, whether this process's coverage read (cached for up
+    to a second) saw them or not (dropping the ``embedded`` prefilter on a fully embedded
+    store was measured: no faster once warm)."""
+    repo = make_repo(tmp_path / "repo")
+    config = load_config(env={}, overrides={"db": tmp_path / "db"})
+    reader = Lode(config, embedder=FakeEmbedder())
+    writer = Lode(config, embedder=FakeEmbedder())
+    try:
+        reader.index(repo, name="shop")
+        assert reader.store.semantic_coverage() == 1.0  # cached for up to a second
+        (repo / "src" / "fresh.py").write_text(
+            "def fresh_one(x):\n    return x\n\n\ndef fresh_two(y):\n    return y * 2\n"
+        )
+        writer.index(repo, name="shop", embed=False)
+        assert writer.store.semantic_coverage() < 1.0
+        if not cached_coverage:
+            reader.store._cache.clear()
+        resp = _search(reader, "fresh", granularity="chunk", mode="semantic", limit=100)
+        paths = {h.file_path for h in _chunks(resp)}
+        assert paths
+        assert "src/fresh.py" not in paths
+    finally:
+        writer.close()
+        reader.close()
