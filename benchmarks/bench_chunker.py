@@ -27,9 +27,11 @@ PYTHON_PACKAGES = ("rich", "click", "litestar", "httpx", "pygments", "jinja2")
 OTHER_GLOBS = ("**/*.js", "**/*.ts", "**/*.c", "**/*.h", "**/*.cpp", "**/*.hpp", "**/*.md", "**/*.sh")
 MAX_FILE_BYTES = 1024 * 1024
 MAX_PER_LANGUAGE = 8 * 1024 * 1024
+#: The quick profile (``scripts/bench quick``) chunks half as much of each language.
+QUICK_PER_LANGUAGE = 4 * 1024 * 1024
 
 
-def collect(site: Path) -> list[tuple[str, bytes]]:
+def collect(site: Path, per_language: int = MAX_PER_LANGUAGE) -> list[tuple[str, bytes]]:
     """Source files to chunk: whole Python packages plus whatever else site-packages holds."""
     paths: list[Path] = []
     for package in PYTHON_PACKAGES:
@@ -43,7 +45,7 @@ def collect(site: Path) -> list[tuple[str, bytes]]:
             continue
         data = path.read_bytes()
         language = detect_language(path.name, data[:8192])
-        if language not in supported_languages() or budget[language] > MAX_PER_LANGUAGE:
+        if language not in supported_languages() or budget[language] > per_language:
             continue
         budget[language] += len(data)
         files.append((str(path.relative_to(site)), data))
@@ -109,7 +111,7 @@ def main() -> int:
     profile.add_argument("--full", action="store_true", help="best of --repeat passes (the default)")
     parser.add_argument("--output", type=Path, default=Path(__file__).parent / "results" / "chunker.json")
     args = parser.parse_args()
-    files = collect(args.site_packages)
+    files = collect(args.site_packages, QUICK_PER_LANGUAGE if args.quick else MAX_PER_LANGUAGE)
     repeat = 1 if args.quick else args.repeat
     stats = run(files, repeat)
     total = {k: sum(s[k] for s in stats.values()) for k in ("files", "bytes", "chunks", "seconds")}
