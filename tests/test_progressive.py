@@ -287,6 +287,7 @@ def test_the_worker_optimizes_when_quiet_not_between_edits(
     """An optimize holds the write lock for ~1-4 s: the worker runs it once no task has
     been busy for a moment, so a file saved right after another is not queued behind it."""
     monkeypatch.setattr(maintenance, "OPTIMIZE_MIN_ROWS", 8)
+    monkeypatch.setattr(maintenance, "OPTIMIZE_QUIET_MIN_ROWS", 4)
     monkeypatch.setattr(tasks_module, "_QUIET_SECONDS", 0.3)
     embedder = FakeEmbedder()
     config = load_config(env={}, overrides={"db": tmp_path / "db"})
@@ -374,3 +375,20 @@ def test_background_embedder_survives_close_and_passes_errors_on() -> None:
     with pytest.raises(RuntimeError, match="model refused"):
         BackgroundEmbedder(Broken()).embed(["x"])
     background.close()
+
+
+def test_an_idle_writer_folds_in_smaller_changes(lode: Lode, repo: Path) -> None:
+    """A change too small to hold up a busy writer is folded in once it is idle."""
+    lode.index(repo)
+    store = lode.store
+    store.optimize()
+    assert store.unindexed_rows() == 0
+    (repo / "src" / "shop" / "pricing.py").write_text(
+        "".join(f"def fresh_{n}(x):\n    return x + {n}\n\n\n" for n in range(70))
+    )
+    lode.index(repo)
+    assert store.optimize_threshold(quiet=True) < store.optimize_threshold()
+    assert store.unindexed_rows() > 0
+    assert not store.maybe_optimize()
+    assert store.maybe_optimize(quiet=True)
+    assert store.unindexed_rows() == 0

@@ -16,6 +16,7 @@ __all__ = [
     "OPTIMIZE_AFTER_ROWS",
     "OPTIMIZE_AFTER_SECONDS",
     "OPTIMIZE_MIN_ROWS",
+    "OPTIMIZE_QUIET_MIN_ROWS",
     "OPTIMIZE_SHARE",
     "VECTOR_INDEX_MIN_ROWS",
     "MaintenanceMixin",
@@ -38,6 +39,8 @@ OPTIMIZE_MIN_ROWS = 512
 OPTIMIZE_AFTER_ROWS = 5_000
 #: …or this long after the last optimize when anything changed.
 OPTIMIZE_AFTER_SECONDS = 300.0
+#: When the writer is idle (``quiet=True``) the share is 1 %, at least this many rows.
+OPTIMIZE_QUIET_MIN_ROWS = 64
 
 # (table, column, kind) of every scalar and full-text index lode keeps.
 _SCALAR = [
@@ -159,23 +162,28 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
             self._rows_written = 0
             self._last_optimize = time.monotonic()
 
-    def optimize_threshold(self) -> int:
+    def optimize_threshold(self, *, quiet: bool = False) -> int:
         """Rows that may change before ``maybe_optimize`` folds them in: a share of the chunk
-        table, at least ``OPTIMIZE_MIN_ROWS`` and at most ``OPTIMIZE_AFTER_ROWS``."""
-        share = int(OPTIMIZE_SHARE * self._t(CHUNKS).count_rows())
-        return min(OPTIMIZE_AFTER_ROWS, max(OPTIMIZE_MIN_ROWS, share))
+        table (5 %, or 1 % when ``quiet``: nothing else is waiting for the writer), at least
+        ``OPTIMIZE_MIN_ROWS`` (``OPTIMIZE_QUIET_MIN_ROWS``) and at most ``OPTIMIZE_AFTER_ROWS``."""
+        rows = self._t(CHUNKS).count_rows()
+        if quiet:
+            return min(OPTIMIZE_AFTER_ROWS, max(OPTIMIZE_QUIET_MIN_ROWS, int(rows * OPTIMIZE_SHARE / 5)))
+        return min(OPTIMIZE_AFTER_ROWS, max(OPTIMIZE_MIN_ROWS, int(rows * OPTIMIZE_SHARE)))
 
-    def maybe_optimize(self, *, rows: int | None = None, seconds: float = OPTIMIZE_AFTER_SECONDS) -> bool:
+    def maybe_optimize(
+        self, *, rows: int | None = None, seconds: float = OPTIMIZE_AFTER_SECONDS, quiet: bool = False
+    ) -> bool:
         """Optimize once enough rows changed since the last time (or long ago when any did).
 
         Rows not yet in an index are still found (queries scan them), so small writes such as
         a saved file skip this ~1 s step; a first index, a long phase 2 or a long trickle of
-        edits triggers it (``rows`` overrides ``optimize_threshold``). Missing indexes (a new,
-        small store) are always created.
+        edits triggers it (``rows`` overrides ``optimize_threshold``; ``quiet`` lowers it for
+        an idle writer). Missing indexes (a new, small store) are always created.
         """
         if not self._rows_written:
             return False
-        limit = self.optimize_threshold() if rows is None else rows
+        limit = self.optimize_threshold(quiet=quiet) if rows is None else rows
         if self._rows_written >= limit or time.monotonic() - self._last_optimize >= seconds:
             self.optimize()
             return True
