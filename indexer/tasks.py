@@ -202,6 +202,7 @@ class IndexWorker:
     def _run(self) -> None:
         try:  # indexes an older lode left missing or built differently (e.g. the vector index)
             self.store.ensure_indexes()
+            self.store.adopt_unindexed_rows()  # rows a stopped server left unfolded
         except Exception as exc:
             self.last_error = repr(exc)
             log.exception("index maintenance at start failed")

@@ -392,3 +392,28 @@ def test_an_idle_writer_folds_in_smaller_changes(lode: Lode, repo: Path) -> None
     assert not store.maybe_optimize()
     assert store.maybe_optimize(quiet=True)
     assert store.unindexed_rows() == 0
+
+
+def test_rows_a_stopped_server_left_unfolded_are_folded_by_the_next(
+    tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The changed-rows counter lives in the process: a new worker starts from what the
+    indexes miss, so rows a stopped server left outside them are folded once it is idle."""
+    monkeypatch.setattr(tasks_module, "_QUIET_SECONDS", 0.3)
+    monkeypatch.setattr(maintenance, "OPTIMIZE_QUIET_MIN_ROWS", 4)
+    config = load_config(env={}, overrides={"db": tmp_path / "db"})
+    lode = Lode(config, embedder=FakeEmbedder())
+    lode.index(repo)
+    assert lode.store.unindexed_rows() >= 4
+    lode.close()
+    lode = Lode(config, embedder=FakeEmbedder())
+    worker = IndexWorker(lode.store, lode.lazy_embedder, config)
+    worker.start()
+    try:
+        deadline = time.monotonic() + 10
+        while lode.store.unindexed_rows() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert lode.store.unindexed_rows() == 0
+    finally:
+        worker.stop()
+        lode.close()

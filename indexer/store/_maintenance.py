@@ -162,6 +162,11 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
             self._rows_written = 0
             self._last_optimize = time.monotonic()
 
+    def adopt_unindexed_rows(self) -> None:
+        """Count rows an earlier process left outside the indexes as changed (so the next
+        ``maybe_optimize`` folds them in; the counter starts at 0 in every process)."""
+        self._rows_written = max(self._rows_written, self.unindexed_rows())
+
     def optimize_threshold(self, *, quiet: bool = False) -> int:
         """Rows that may change before ``maybe_optimize`` folds them in: a share of the chunk
         table (5 %, or 1 % when ``quiet``: nothing else is waiting for the writer), at least
