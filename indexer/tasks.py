@@ -20,7 +20,6 @@ from datetime import UTC, datetime
 
 from indexer.config import LodeConfig
 from indexer.embed import Embedder
-from indexer.embed.background import BackgroundEmbedder
 from indexer.errors import ConflictError, NotFoundError
 from indexer.ids import uuid7
 from indexer.models import Task
@@ -79,8 +78,6 @@ class IndexWorker:
     ) -> None:
         self.store = store
         self.embedder = embedder
-        #: phase 2's model calls: on a low-priority thread, so searches get the cores first
-        self.background = BackgroundEmbedder(embedder)
         self.config = config
         self._on_change = on_change
         self._lock = threading.Lock()
@@ -117,7 +114,6 @@ class IndexWorker:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
-        self.background.close()
 
     @property
     def alive(self) -> bool:
@@ -277,7 +273,7 @@ class IndexWorker:
             files_total=task.files_total, files_done=task.files_done, chunks_done=task.chunks_done
         )
         stats = embed_backlog(
-            self.store, self.background, task.project_id, state=state,
+            self.store, self.embedder, task.project_id, state=state,
             progress=lambda s: self._progress(task.id, s), cancel=stop, failed=self._failed_chunks,
         )  # fmt: skip
         live = self._live.get(task.id, task)
@@ -308,7 +304,7 @@ class IndexWorker:
                 self._preempt.clear()
                 stop = _AnyEvent(self._preempt, self._stop)
                 stats = embed_backlog(
-                    self.store, self.background, project.id, cancel=stop, failed=self._failed_chunks
+                    self.store, self.embedder, project.id, cancel=stop, failed=self._failed_chunks
                 )
                 if stats.embedded or stats.cache_hits:
                     self._notify(project.id)

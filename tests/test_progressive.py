@@ -13,7 +13,6 @@ from indexer import tasks as tasks_module
 from indexer.api import Lode
 from indexer.config import load_config
 from indexer.embed import FakeEmbedder
-from indexer.embed.background import BackgroundEmbedder, thread_nice
 from indexer.models import ChunkFilter
 from indexer.search import SearchOptions
 from indexer.store import _maintenance as maintenance
@@ -319,62 +318,6 @@ def test_the_worker_optimizes_when_quiet_not_between_edits(
     finally:
         worker.stop()
         lode.close()
-
-
-class _NiceRecorder(FakeEmbedder):
-    """A fake model that notes the nice value of the thread each ``embed`` runs on."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.nice: list[int | None] = []
-
-    def embed(self, texts):  # type: ignore[no-untyped-def]
-        self.nice.append(thread_nice())
-        return super().embed(texts)
-
-
-def test_the_servers_phase_two_embeds_at_a_lower_priority_than_searches(tmp_path: Path, repo: Path) -> None:
-    """Phase 2 runs for up to an hour on the cores that answer searches: the worker's model
-    calls run on a thread with a raised nice value; queries keep the caller's priority."""
-    own = thread_nice()
-    if own is None:
-        pytest.skip("no per-thread nice value on this platform")
-    embedder = _NiceRecorder()
-    config = load_config(env={}, overrides={"db": tmp_path / "db"})
-    lode = Lode(config, embedder=embedder)
-    project = lode.register(repo)
-    worker = IndexWorker(lode.store, embedder, config)
-    worker.start()
-    try:
-        done = worker.wait(worker.submit(project.id).id, timeout=30)
-        assert done.status == "done"
-        assert embedder.nice
-        assert all(n is not None and n > own for n in embedder.nice), (own, embedder.nice)
-        hits = lode.search(SearchOptions(query="apply discount", granularity="chunk", mode="semantic"))
-        assert hits.groups
-        assert thread_nice() == own
-    finally:
-        worker.stop()
-        lode.close()
-
-
-def test_background_embedder_survives_close_and_passes_errors_on() -> None:
-    """The low-priority thread comes back after ``close``; a model error reaches the caller."""
-    inner = FakeEmbedder()
-    background = BackgroundEmbedder(inner)
-    first = background.embed(["alpha beta"])
-    background.close()
-    again = background.embed(["alpha beta"])
-    assert (first == again).all()
-    assert background.embed_queries(["q"]).shape == (1, inner.dimension)
-
-    class Broken(FakeEmbedder):
-        def embed(self, texts):  # type: ignore[no-untyped-def]
-            raise RuntimeError("model refused")
-
-    with pytest.raises(RuntimeError, match="model refused"):
-        BackgroundEmbedder(Broken()).embed(["x"])
-    background.close()
 
 
 def test_an_idle_writer_folds_in_smaller_changes(lode: Lode, repo: Path) -> None:
