@@ -33,6 +33,7 @@ from typing import Any
 
 import httpx
 
+from benchmarks._bigstore import _refresh_indexes
 from benchmarks.bench_http import _free_port, _wait
 from benchmarks.bench_search import percentile
 from benchmarks.quality.corpora import cache_dir
@@ -120,23 +121,12 @@ def _kept_index(base: Path, corpus: Path) -> Path:
         _idle(url)
     finally:
         _stop(server)
-    _fold(db)
+    # the server stopped right after its last task, before its idle-time optimize: fold
+    # every row into the indexes, as a long-running server would have
+    _refresh_indexes(db, None)
     seconds = round(time.perf_counter() - started, 1)
     marker.write_text(json.dumps({"fingerprint": wanted, "seconds": seconds}))
     return db
-
-
-def _fold(db: Path) -> None:
-    """Fold every row of the kept index into its indexes (the server stopped right after
-    its last task, before its idle-time optimize), as a long-running server would have."""
-    from indexer.api import Lode
-    from indexer.config import load_config
-
-    lode = Lode(load_config(overrides={"db": db}))
-    try:
-        lode.store.optimize()
-    finally:
-        lode.close()
 
 
 def _found(base: str, marker: str) -> bool:

@@ -17,6 +17,7 @@ __all__ = [
     "OPTIMIZE_AFTER_SECONDS",
     "OPTIMIZE_MIN_ROWS",
     "OPTIMIZE_QUIET_MIN_ROWS",
+    "OPTIMIZE_QUIET_SHARE",
     "OPTIMIZE_SHARE",
     "VECTOR_INDEX_MIN_ROWS",
     "MaintenanceMixin",
@@ -39,7 +40,9 @@ OPTIMIZE_MIN_ROWS = 512
 OPTIMIZE_AFTER_ROWS = 5_000
 #: …or this long after the last optimize when anything changed.
 OPTIMIZE_AFTER_SECONDS = 300.0
-#: When the writer is idle (``quiet=True``) the share is 1 %, at least this many rows.
+#: When the writer is idle (``quiet=True``): this share of the table…
+OPTIMIZE_QUIET_SHARE = 0.01
+#: …at least this many rows (still at most ``OPTIMIZE_AFTER_ROWS``).
 OPTIMIZE_QUIET_MIN_ROWS = 64
 
 # (table, column, kind) of every scalar and full-text index lode keeps.
@@ -169,12 +172,13 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
 
     def optimize_threshold(self, *, quiet: bool = False) -> int:
         """Rows that may change before ``maybe_optimize`` folds them in: a share of the chunk
-        table (5 %, or 1 % when ``quiet``: nothing else is waiting for the writer), at least
-        ``OPTIMIZE_MIN_ROWS`` (``OPTIMIZE_QUIET_MIN_ROWS``) and at most ``OPTIMIZE_AFTER_ROWS``."""
-        rows = self._t(CHUNKS).count_rows()
+        table (``OPTIMIZE_SHARE``, or ``OPTIMIZE_QUIET_SHARE`` when ``quiet``: nothing else is
+        waiting for the writer), at least ``OPTIMIZE_MIN_ROWS`` (``OPTIMIZE_QUIET_MIN_ROWS``)
+        and at most ``OPTIMIZE_AFTER_ROWS``."""
+        share, floor = OPTIMIZE_SHARE, OPTIMIZE_MIN_ROWS
         if quiet:
-            return min(OPTIMIZE_AFTER_ROWS, max(OPTIMIZE_QUIET_MIN_ROWS, int(rows * OPTIMIZE_SHARE / 5)))
-        return min(OPTIMIZE_AFTER_ROWS, max(OPTIMIZE_MIN_ROWS, int(rows * OPTIMIZE_SHARE)))
+            share, floor = OPTIMIZE_QUIET_SHARE, OPTIMIZE_QUIET_MIN_ROWS
+        return min(OPTIMIZE_AFTER_ROWS, max(floor, int(share * self._t(CHUNKS).count_rows())))
 
     def maybe_optimize(
         self, *, rows: int | None = None, seconds: float = OPTIMIZE_AFTER_SECONDS, quiet: bool = False
