@@ -56,16 +56,17 @@ def _spawn(repo: Path, db: Path) -> subprocess.Popen[bytes]:
 def _kill_when(proc: subprocess.Popen[bytes], db: Path, ready: object, timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     store: Store | None = None
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, (db.parent / "kill.log").read_text()
-        store = store or _store(db)
-        if store is not None and ready(store):  # type: ignore[operator]
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
-            return
-        time.sleep(0.02)
-    proc.kill()
-    pytest.fail("the run never reached the kill point")
+    try:
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, (db.parent / "kill.log").read_text()
+            store = store or _store(db)
+            if store is not None and ready(store):  # type: ignore[operator]
+                return
+            time.sleep(0.02)
+        pytest.fail("the run never reached the kill point")
+    finally:  # SIGKILL whatever happened, so a failed test leaves no indexer running
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
 
 
 def _assert_consistent(store: Store, files: int) -> None:

@@ -91,7 +91,10 @@ def _table_names(conn: Any) -> set[str]:
 def _read_meta(conn: Any) -> dict[str, str]:
     if META not in _table_names(conn):
         return {}
-    table = conn.open_table(META).to_arrow()
+    try:
+        table = conn.open_table(META).to_arrow()
+    except ValueError:  # listed but not committed yet: another process is creating the store
+        return {}
     return dict(zip(table["key"].to_pylist(), table["value"].to_pylist(), strict=True))
 
 
