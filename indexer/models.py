@@ -128,6 +128,34 @@ class StoredChunk:
 
 
 @dataclass(frozen=True, slots=True)
+class ChunkView:
+    """What a search hit shows of a stored chunk (a page reads only these columns)."""
+
+    id: str
+    file_id: str
+    project_id: str
+    file_path: str
+    chunk_index: int
+    content: str
+    start_line: int
+    end_line: int
+    language: str
+    node_type: str
+    node_name: str
+    parent_context: str
+    scope_path: tuple[str, ...]
+
+    @classmethod
+    def of(cls, stored: StoredChunk) -> ChunkView:
+        """The view of a whole stored chunk."""
+        c = stored.chunk
+        return cls(
+            stored.id, stored.file_id, stored.project_id, stored.file_path, c.chunk_index, c.content,
+            c.start_line, c.end_line, c.language, c.node_type, c.node_name, c.parent_context, c.scope_path,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
 class SkippedFile:
     """A file the walker or chunker left out, and why."""
 

@@ -29,7 +29,7 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lode]:
 def _chunks(resp: SearchResponse) -> list[ChunkHit]:
     if resp.granularity == "chunk":
         hits = [h for g in resp.groups for h in g.chunks]
-        return sorted(hits, key=lambda h: (-h.relevance_score, h.id))  # the rank order (ties by id)
+        return sorted(hits, key=lambda h: (-h.relevance_score, h.id))  # rank order (ties by id here)
     return [h for d in resp.documents for h in d.chunks]
 
 
@@ -205,7 +205,10 @@ def test_pagination_never_repeats_or_skips(indexed: Lode) -> None:
     paged: list[ChunkHit] = []
     for offset in range(0, 32, 4):
         paged.extend(_chunks(_search(indexed, "cart item", granularity="chunk", limit=4, offset=offset)))
-    assert [h.id for h in paged] == [h.id for h in full]
+    assert len(full) > 24  # the fixture's whole pool (31 chunks), so every page is full but the last
+    assert len({h.id for h in paged}) == len(paged) == len(full)  # nothing repeated…
+    assert {h.id for h in paged} == {h.id for h in full}  # …nothing skipped
+    assert [h.relevance_score for h in paged] == [h.relevance_score for h in full]  # page order
 
 
 def test_scores_are_deterministic(indexed: Lode) -> None:
@@ -285,3 +288,61 @@ def test_chunks_without_a_vector_never_come_from_the_vector_list(
     finally:
         writer.close()
         reader.close()
+
+
+def _by_id(resp: SearchResponse) -> dict[str, float]:
+    return {h.id: h.relevance_score for h in _chunks(resp)}
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "semantic", "lexical"])
+def test_chunk_search_by_row_ids_equals_the_search_by_ids(
+    indexed: Lode, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queries = ["cart item", "session token refresh", "parse the request", "render widget"]
+    by_rows = {q: _search(indexed, q, granularity="chunk", mode=mode, limit=20) for q in queries}
+    # a table that changes between every two reads: the pinned path gives up, ids are used
+    versions = iter(range(10**6))
+    monkeypatch.setattr(indexed.store, "chunk_table_version", lambda: next(versions))
+    read_rows = []
+    monkeypatch.setattr(indexed.store, "chunks_at_rows", lambda ids: read_rows.append(ids) or {})
+    for q in queries:
+        a, b = _by_id(_search(indexed, q, granularity="chunk", mode=mode, limit=20)), _by_id(by_rows[q])
+        assert a, q
+        assert sorted(a.values()) == sorted(b.values()), q
+        # the same chunks, except where ties at the page's last score fall (id or table order)
+        last = min(a.values())
+        assert {i: v for i, v in a.items() if v > last} == {i: v for i, v in b.items() if v > last}, q
+    assert read_rows, "the pinned path was tried first"
+
+
+def test_a_write_between_finding_and_reading_rows_never_shows_another_chunk(
+    tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api = Lode(load_config(env={}, overrides={"db": tmp_path / "db"}), embedder=FakeEmbedder())
+    try:
+        project_id = api.index(repo, name="shop").project_id
+        store = api.store
+        before = _search(api, "cart item", granularity="chunk", limit=10)
+        readme = store.document_states(project_id)["README.md"].id
+        real_read = store.chunks_at_rows
+        reads: list[int] = []
+
+        def read_after_a_rewrite(row_ids: list[int]) -> object:
+            if not reads:  # the first time: delete a file and compact between finding and reading
+                store.delete_files([readme])
+                store.optimize()
+            reads.append(len(row_ids))
+            return real_read(row_ids)
+
+        monkeypatch.setattr(store, "chunks_at_rows", read_after_a_rewrite)
+        after = _search(api, "cart item", granularity="chunk", limit=10)
+        assert len(reads) == 2, "the rows read after the rewrite were thrown away and found again"
+        hits = _chunks(after)
+        assert hits
+        assert all(h.file_path != "README.md" for h in hits)
+        stored = {c.id: c for c in store.get_chunks([h.id for h in hits])}
+        assert all(stored[h.id].chunk.content == h.content for h in hits)  # each hit is its own chunk
+        kept = {h.id for h in _chunks(before) if h.file_path != "README.md"}
+        assert kept <= {h.id for h in hits}
+    finally:
+        api.close()

@@ -25,12 +25,12 @@ import numpy as np
 
 from indexer.embed import Embedder
 from indexer.errors import ValidationError
-from indexer.models import ChunkFilter, Document, Project, StoredChunk
+from indexer.models import ChunkFilter, ChunkView, Document, Project, StoredChunk
 from indexer.search._fusion import Ranked, Scored, fuse, fuse_scores
 from indexer.search._lexical import exact_identifiers, fts_query, is_identifier_query
 from indexer.search._options import SearchOptions, to_filter, validate_options
 from indexer.search._results import ChunkHit, DocumentHit, FileGroup, SearchResponse
-from indexer.store import Candidate, Store
+from indexer.store import Candidate, Detail, Store
 
 __all__ = ["Searcher", "fuse_chunks", "to_hit"]
 
@@ -94,10 +94,10 @@ class Searcher:
         return list({by_ref[r].id: by_ref[r] for r in refs}.values())
 
     def candidate_calls(
-        self, kind: str, mode: str, query: str, flt: ChunkFilter, k: int, *, details: bool = True
+        self, kind: str, mode: str, query: str, flt: ChunkFilter, k: int, *, detail: Detail = "full"
     ) -> dict[str, Callable[[], list[Candidate]]]:
         """The store queries ``mode`` needs: ``semantic`` (vectors) and/or ``lexical`` (BM25);
-        without ``details`` chunk candidates carry ids only (see ``Store.vector_candidates``)."""
+        ``detail`` says what candidates carry (see ``Store.vector_candidates``)."""
         calls: dict[str, Callable[[], list[Candidate]]] = {}
         if mode in ("hybrid", "semantic"):
             # the query is embedded inside the pool thread, while the full-text queries run
@@ -106,7 +106,7 @@ class Searcher:
                 self.query_vector(query),
                 flt,
                 k,
-                details=details,
+                detail=detail,
             )
         if mode in ("hybrid", "lexical"):
             text = fts_query(query)
@@ -115,11 +115,11 @@ class Searcher:
                 text,
                 flt,
                 k,
-                details=details,
+                detail=detail,
             )
             if kind == "chunks":
                 calls["name"] = lambda: self.store.text_candidates(
-                    "chunks", text, flt, k, "name_text", details=details
+                    "chunks", text, flt, k, "name_text", detail=detail
                 )
         return calls
 
@@ -159,19 +159,28 @@ class Searcher:
         return replace(response, semantic_coverage=coverage, warnings=tuple(warnings), took_ms=took)
 
     # ---- chunk granularity -----------------------------------------------------------
-    def rank_chunks(self, opts: SearchOptions, flt: ChunkFilter, k: int) -> list[tuple[Candidate, float]]:
-        """The fused ranking of the whole chunk candidate pool: (candidate, score in [0, 1]);
-        candidates carry ids only unless the query names an identifier."""
-        # a chunk's name and definitions only matter to the exact-identifier list
-        details = bool(exact_identifiers(opts.query))
-        found = self.gather(self.candidate_calls("chunks", opts.mode, opts.query, flt, k, details=details))
+    def rank_chunks(
+        self, opts: SearchOptions, flt: ChunkFilter, k: int, detail: Detail | None = None
+    ) -> list[tuple[Candidate, float]]:
+        """The fused ranking of the whole chunk candidate pool: (candidate, score in [0, 1]).
+
+        Candidates carry ids only (``detail`` unset) unless the query names an identifier,
+        whose list needs each chunk's name and definitions.
+        """
+        if detail is None:
+            detail = "full" if exact_identifiers(opts.query) else "id"
+        found = self.gather(self.candidate_calls("chunks", opts.mode, opts.query, flt, k, detail=detail))
         return fuse_chunks(opts.query, found)
 
     def _chunk_search(self, opts: SearchOptions, flt: ChunkFilter, names: dict[str, str]) -> SearchResponse:
         k = min(1000, max(CANDIDATES, (opts.offset + opts.limit) * 3))
-        ranked = self.rank_chunks(opts, flt, k)
-        page = ranked[opts.offset : opts.offset + opts.limit]
-        hits = self.fetch_hits([(c, s) for c, s in page], names)
+        pinned = None if exact_identifiers(opts.query) else self._rank_page_by_rows(opts, flt, k, names)
+        if pinned is not None:
+            total, hits = pinned
+        else:
+            ranked = self.rank_chunks(opts, flt, k)
+            total = len(ranked)
+            hits = self.fetch_hits(ranked[opts.offset : opts.offset + opts.limit], names)
         groups: OrderedDict[str, list[ChunkHit]] = OrderedDict()
         for hit in hits:
             groups.setdefault(hit.file_id, []).append(hit)
@@ -193,28 +202,70 @@ class Searcher:
             granularity="chunk",
             offset=opts.offset,
             limit=opts.limit,
-            total=len(ranked),
-            has_more=len(ranked) > opts.offset + opts.limit,
+            total=total,
+            has_more=total > opts.offset + opts.limit,
             groups=tuple(file_groups),
         )
 
+    def _rank_page_by_rows(
+        self, opts: SearchOptions, flt: ChunkFilter, k: int, names: dict[str, str], attempts: int = 2
+    ) -> tuple[int, list[ChunkHit]] | None:
+        """Rank by row id and read only the page's rows, all within one version of the chunk
+        table: (pool size, hits), or None when every attempt saw the table change (a
+        commit can move rows, so row ids from two versions cannot be fused or read)."""
+        for _ in range(attempts):
+            version = self.store.chunk_table_version()
+            ranked = self.rank_chunks(opts, flt, k, detail="row")
+            hits = self.fetch_hits(ranked[opts.offset : opts.offset + opts.limit], names)
+            if self.store.chunk_table_version() == version:
+                return len(ranked), hits
+        return None
+
     def fetch_hits(self, ranked: Sequence[tuple[Candidate, float]], names: dict[str, str]) -> list[ChunkHit]:
-        """Hits for ranked candidates, in rank order (chunks gone meanwhile are left out)."""
-        found = {c.id: c for c in self.store.get_chunks_at([(c.id, c.row_id) for c, _ in ranked])}
-        return [to_hit(found[c.id], score, names) for c, score in ranked if c.id in found]
+        """Hits for ranked candidates, in rank order (chunks gone meanwhile are left out).
+
+        Candidates without an id are read by row id: the caller checks the chunk table's
+        version did not change since they were found.
+        """
+        by_row = [c.row_id for c, _ in ranked if not c.id]
+        at_rows = self.store.chunks_at_rows(by_row) if by_row else {}
+        with_ids = [(c.id, c.row_id) for c, _ in ranked if c.id]
+        by_id = {v.id: v for v in self.store.get_chunks_at(with_ids)} if with_ids else {}
+        hits: list[ChunkHit] = []
+        for c, score in ranked:
+            view = by_id.get(c.id) if c.id else at_rows.get(c.row_id)
+            if view is not None:
+                hits.append(to_hit(view, score, names))
+        return hits
 
     # ---- document granularity ----------------------------------------------------------
     def _document_search(
-        self, opts: SearchOptions, flt: ChunkFilter, names: dict[str, str]
+        self, opts: SearchOptions, flt: ChunkFilter, names: dict[str, str], attempts: int = 2
+    ) -> SearchResponse:
+        """Files ranked by their chunks and their document; without an identifier in the
+        query, chunks are keyed by row id within one version of the chunk table (as in
+        ``_rank_page_by_rows``), else by id."""
+        if not exact_identifiers(opts.query):
+            for _ in range(attempts):
+                version = self.store.chunk_table_version()
+                response = self._rank_documents(opts, flt, names, "file")
+                if self.store.chunk_table_version() == version:
+                    return response
+        return self._rank_documents(opts, flt, names, "full")
+
+    def _rank_documents(
+        self, opts: SearchOptions, flt: ChunkFilter, names: dict[str, str], detail: Detail
     ) -> SearchResponse:
         need = opts.offset + opts.file_limit
         k = min(600, max(60, need * 6))
         calls = {
             f"chunk_{n}": c
-            for n, c in self.candidate_calls("chunks", opts.mode, opts.query, flt, k * 4).items()
+            for n, c in self.candidate_calls(
+                "chunks", opts.mode, opts.query, flt, k * 4, detail=detail
+            ).items()
         }
         if not flt.has_chunk_conditions:
-            doc_calls = self.candidate_calls("documents", opts.mode, opts.query, flt, k)
+            doc_calls = self.candidate_calls("documents", opts.mode, opts.query, flt, k, detail="file")
             calls.update({f"document_{n}": c for n, c in doc_calls.items()})
         found = self.gather(calls)
         chunk_ranked = fuse_chunks(opts.query, {n[6:]: v for n, v in found.items() if n.startswith("chunk_")})
@@ -275,8 +326,10 @@ class Searcher:
             }
         )
         docs = {d.id: d for d in found["docs"]}
-        hits = {h.id: h for h in found["hits"]}
-        per_file = {fid: [hits[c.id] for c, _ in items if c.id in hits] for fid, items in pooled.items()}
+        per_file: dict[str, list[ChunkHit]] = {fid: [] for fid in pooled}
+        for hit in found["hits"]:  # in pooled order
+            if hit.file_id in per_file:
+                per_file[hit.file_id].append(hit)
         short = [fid for fid in docs if len(pooled[fid]) < min(want, docs[fid].chunk_count)]
         if short:
             per_file.update(self._rank_files(opts, flt, short, names))
@@ -292,12 +345,11 @@ class Searcher:
         by_file: dict[str, list[tuple[StoredChunk, np.ndarray | None]]] = {}
         for chunk, vec in rows:
             by_file.setdefault(chunk.file_id, []).append((chunk, vec))
-        return {
-            fid: [to_hit(c, s, names) for c, s in _rank_within_file(items, qvec, terms, opts.mode)][
-                : opts.chunks_per_file
-            ]
-            for fid, items in by_file.items()
-        }
+        out: dict[str, list[ChunkHit]] = {}
+        for fid, items in by_file.items():
+            ranked = _rank_within_file(items, qvec, terms, opts.mode)[: opts.chunks_per_file]
+            out[fid] = [to_hit(ChunkView.of(c), s, names) for c, s in ranked]
+        return out
 
 
 def _aggregate(chunks: list[ChunkHit]) -> float:
@@ -319,9 +371,9 @@ def fuse_chunks(query: str, found: dict[str, list[Candidate]]) -> list[tuple[Can
     lists: dict[str, Scored] = {}
     pool: dict[str, Candidate] = {}
     for name, candidates in found.items():
-        lists[name] = Scored([(c.id, c.score) for c in candidates], WEIGHTS.get(name, 0.5))
+        lists[name] = Scored([(c.key, c.score) for c in candidates], WEIGHTS.get(name, 0.5))
         for c in candidates:
-            pool.setdefault(c.id, c)
+            pool.setdefault(c.key, c)
     idents, only_identifiers = exact_identifiers(query), is_identifier_query(query)
     ident = _identifier_list(idents, list(pool.values()), include_definitions=only_identifiers)
     if ident:
@@ -365,29 +417,28 @@ def _identifier_list(
     out: list[tuple[str, float]] = []
     for c in pool:
         if c.node_name in wanted:
-            out.append((c.id, 1.0))
+            out.append((c.key, 1.0))
         elif include_definitions and wanted & set(c.definitions):
-            out.append((c.id, 0.5))
+            out.append((c.key, 0.5))
     return out
 
 
-def to_hit(stored: StoredChunk, score: float, names: dict[str, str]) -> ChunkHit:
-    """A search hit from a stored chunk and its score."""
-    c = stored.chunk
+def to_hit(view: ChunkView, score: float, names: dict[str, str]) -> ChunkHit:
+    """A search hit from a chunk's view and its score."""
     return ChunkHit(
-        id=stored.id,
-        file_id=stored.file_id,
-        file_path=stored.file_path,
-        project_id=stored.project_id,
-        project=names.get(stored.project_id, ""),
-        chunk_index=c.chunk_index,
-        content=c.content,
-        start_line=c.start_line,
-        end_line=c.end_line,
-        language=c.language,
-        node_type=c.node_type,
-        node_name=c.node_name,
-        parent_context=c.parent_context,
-        scope_path=c.scope_path,
+        id=view.id,
+        file_id=view.file_id,
+        file_path=view.file_path,
+        project_id=view.project_id,
+        project=names.get(view.project_id, ""),
+        chunk_index=view.chunk_index,
+        content=view.content,
+        start_line=view.start_line,
+        end_line=view.end_line,
+        language=view.language,
+        node_type=view.node_type,
+        node_name=view.node_name,
+        parent_context=view.parent_context,
+        scope_path=view.scope_path,
         relevance_score=round(score, 6),
     )

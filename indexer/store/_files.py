@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from indexer.models import Document, StoredChunk
+from indexer.models import ChunkView, Document, StoredChunk
 from indexer.store._base import StoreBase, now, rows, unit_mean
 from indexer.store._rows import (
     CHUNK_COLUMNS,
+    VIEW_COLUMNS,
     DocState,
     FileWrite,
     chunk_columns,
     document_search_text,
     table_from_columns,
+    to_chunk_view,
     to_document,
     to_stored_chunk,
 )
@@ -31,6 +33,11 @@ _DOC_META = [
     "id", "project_id", "file_path", "content_hash", "file_size", "last_modified", "indexed_at",
     "languages", "primary_language", "chunk_count", "keywords", "summary", "embedded",
 ]  # fmt: skip
+
+
+def _select_where(where: str, columns: list[str]) -> Callable[[Any], Any]:
+    """An async query (for ``_arrow``): the ``columns`` of every row matching ``where``."""
+    return lambda table: table.query().where(where).select(columns).to_arrow()
 
 
 def _chunked(items: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
@@ -192,14 +199,7 @@ class FilesMixin(VocabularyMixin, StoreBase):
         """Documents by id (unknown ids are left out)."""
         out: list[Document] = []
         for part in _chunked(list(ids)):
-            table = (
-                self._t(DOCUMENTS)
-                .search()
-                .where(in_list("id", part))
-                .select(_DOC_META)
-                .limit(None)
-                .to_arrow()
-            )
+            table = self._arrow(DOCUMENTS, _select_where(in_list("id", part), _DOC_META))
             out.extend(to_document(r) for r in rows(table))
         return out
 
@@ -247,24 +247,34 @@ class FilesMixin(VocabularyMixin, StoreBase):
             found.update((r["id"], to_stored_chunk(r)) for r in rows(table))
         return [found[i] for i in ids if i in found]
 
-    def get_chunks_at(self, refs: Sequence[tuple[str, int]]) -> list[StoredChunk]:
-        """Chunks by (id, row id) as search candidates carry them, in the order asked.
+    def get_chunks_at(self, refs: Sequence[tuple[str, int]]) -> list[ChunkView]:
+        """Views of chunks by (id, row id) as search candidates carry them, in the order asked.
 
         Reading by row id skips the id lookup; a row id that no longer holds its chunk
         (the table was compacted or rewritten since) falls back to the lookup by id.
         """
-        found: dict[str, StoredChunk] = {}
+        found: dict[str, ChunkView] = {}
         known = [row_id for _, row_id in refs if row_id >= 0]
         if known:
             try:
-                table = self._arrow(CHUNKS, lambda t: t.take_row_ids(known).select(CHUNK_COLUMNS).to_arrow())
-                found.update((r["id"], to_stored_chunk(r)) for r in rows(table))
+                table = self._arrow(CHUNKS, lambda t: t.take_row_ids(known).select(VIEW_COLUMNS).to_arrow())
+                found.update((r["id"], to_chunk_view(r)) for r in rows(table))
             except (OSError, RuntimeError, ValueError):  # rows moved by a compaction: by id below
                 pass
         missing = [i for i, _ in refs if i not in found]
         if missing:
-            found.update((c.id, c) for c in self.get_chunks(missing))
+            found.update((c.id, ChunkView.of(c)) for c in self.get_chunks(missing))
         return [found[i] for i, _ in refs if i in found]
+
+    def chunks_at_rows(self, row_ids: Sequence[int]) -> dict[int, ChunkView]:
+        """Views of chunks by row id, as found in the current version of the chunk table
+        (the caller checks the version did not change since it found the row ids)."""
+        if not row_ids:
+            return {}
+        table = self._arrow(
+            CHUNKS, lambda t: t.take_row_ids(list(row_ids)).select(VIEW_COLUMNS).with_row_id().to_arrow()
+        )
+        return {int(r["_rowid"]): to_chunk_view(r) for r in rows(table)}
 
     def chunks_of_files(self, file_ids: Sequence[str]) -> list[StoredChunk]:
         """Every chunk of these files, by file then position."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -11,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from indexer.lexicon import expand_identifiers, identifier_words
-from indexer.models import Chunk, Document, StoredChunk
+from indexer.models import Chunk, ChunkView, Document, StoredChunk
 
 __all__ = [
     "CHUNK_COLUMNS",
@@ -146,6 +147,17 @@ def to_stored_chunk(row: dict[str, Any]) -> StoredChunk:
         embedded=bool(row["embedded"]),
         indexed_at=row["indexed_at"],
     )
+
+
+#: The columns of a ``ChunkView`` (reading a column of a few scattered rows costs ~0.5 ms).
+VIEW_COLUMNS = [f.name for f in dataclasses.fields(ChunkView)]
+
+
+def to_chunk_view(row: dict[str, Any]) -> ChunkView:
+    """A chunk view from a ``code_chunks`` row holding at least ``VIEW_COLUMNS``."""
+    values = {name: row[name] for name in VIEW_COLUMNS}
+    values["scope_path"] = tuple(values["scope_path"] or ())
+    return ChunkView(**values)
 
 
 def to_document(row: dict[str, Any]) -> Document:

@@ -15,10 +15,16 @@ from indexer.store._rows import CHUNK_COLUMNS, to_stored_chunk
 from indexer.store._schema import CHUNKS, DOCUMENTS
 from indexer.store._sql import and_all
 
-__all__ = ["Candidate", "SearchMixin", "TableKind", "TextField"]
+__all__ = ["Candidate", "Detail", "SearchMixin", "TableKind", "TextField"]
 
 TableKind = Literal["chunks", "documents"]
 TextField = Literal["search_text", "name_text"]
+#: What a candidate carries besides its row id: ``full`` (ids, and for chunks file id, name
+#: and definitions), ``id`` (the id only), ``file`` (a chunk's file id, a document's id) or
+#: ``row`` (nothing). Reading any column of 100 hits costs a full-text query as much as its
+#: search, so a caller that pins the table version keys chunks by row id and reads only
+#: the page it shows.
+Detail = Literal["full", "id", "file", "row"]
 _NAMES: dict[str, str] = {"chunks": CHUNKS, "documents": DOCUMENTS}
 _VECTOR_COLUMN = {"chunks": "embedding", "documents": "content_embedding"}
 _CANDIDATE_COLUMNS = {"chunks": ["id", "file_id", "node_name", "definitions"], "documents": ["id"]}
@@ -29,14 +35,21 @@ class Candidate:
     """One entry of a candidate list: ids, the names it defines, and its raw score."""
 
     id: str
+    """The row's id (empty for a candidate found with ``detail="row"``)."""
     file_id: str
-    """The chunk's file (empty for a chunk found without ``details``)."""
+    """The chunk's file (empty unless found with ``detail="full"``)."""
     score: float
     """Cosine similarity for vector lists, BM25 for full-text lists."""
     node_name: str = ""
     definitions: tuple[str, ...] = ()
     row_id: int = -1
     """Where the row was when found (``get_chunks_at`` reads it without an id lookup)."""
+
+    @property
+    def key(self) -> str:
+        """What identifies the candidate within one search: its id, else its row id (padded,
+        so ties in a fused ranking fall in table order)."""
+        return self.id or f"@{self.row_id:020d}"
 
 
 def _where(kind: TableKind, flt: ChunkFilter, embedded_only: bool = False) -> str | None:
@@ -45,8 +58,10 @@ def _where(kind: TableKind, flt: ChunkFilter, embedded_only: bool = False) -> st
     return document_where(flt, embedded_only=embedded_only)
 
 
-def _columns(kind: TableKind, details: bool) -> list[str]:
-    return _CANDIDATE_COLUMNS[kind] if details else ["id"]
+def _columns(kind: TableKind, detail: Detail) -> list[str]:
+    if detail == "file":
+        return ["file_id"] if kind == "chunks" else ["id"]
+    return {"full": _CANDIDATE_COLUMNS[kind], "id": ["id"], "row": []}[detail]
 
 
 def _to_candidates(kind: TableKind, table: Any, score_column: str) -> list[Candidate]:
@@ -58,9 +73,9 @@ def _to_candidates(kind: TableKind, table: Any, score_column: str) -> list[Candi
         if kind == "chunks":
             definitions = tuple(row.get("definitions") or ())
             file_id, name = row.get("file_id") or "", row.get("node_name") or ""
-            out.append(Candidate(row["id"], file_id, score, name, definitions, row_id))
+            out.append(Candidate(row.get("id") or "", file_id, score, name, definitions, row_id))
         else:
-            out.append(Candidate(row["id"], row["id"], score, row_id=row_id))
+            out.append(Candidate(row.get("id") or "", row.get("id") or "", score, row_id=row_id))
     return out
 
 
@@ -71,12 +86,11 @@ class SearchMixin(StoreBase):
     """IVF partitions probed per query once a vector index exists."""
 
     def vector_candidates(
-        self, kind: TableKind, vector: np.ndarray, flt: ChunkFilter, k: int, *, details: bool = True
+        self, kind: TableKind, vector: np.ndarray, flt: ChunkFilter, k: int, *, detail: Detail = "full"
     ) -> list[Candidate]:
         """The ``k`` nearest embedded rows admitted by ``flt`` (score: cosine similarity).
 
-        Without ``details`` a chunk candidate carries its id and row id only (reading a
-        chunk's file id, name and definitions costs a third of the query).
+        ``detail`` says what a candidate carries besides its row id (see ``Detail``).
         """
         where = _where(kind, flt, embedded_only=True)
 
@@ -87,7 +101,7 @@ class SearchMixin(StoreBase):
                 .column(_VECTOR_COLUMN[kind])
                 .distance_type("cosine")
                 .nprobes(self.nprobes)
-                .select([*_columns(kind, details), "_distance"])
+                .select([*_columns(kind, detail), "_distance"])
                 .with_row_id()
                 .limit(k)
             )
@@ -103,12 +117,12 @@ class SearchMixin(StoreBase):
         k: int,
         field: TextField = "search_text",
         *,
-        details: bool = True,
+        detail: Detail = "full",
     ) -> list[Candidate]:
         """The ``k`` best BM25 matches of ``text`` admitted by ``flt`` (score: BM25).
 
         ``field`` is ``search_text`` (path, name and content words) or, for chunks,
-        ``name_text`` (the words of the unit's own name); ``details`` as for
+        ``name_text`` (the words of the unit's own name); ``detail`` as for
         ``vector_candidates``.
         """
         from lancedb.query import MatchQuery
@@ -121,7 +135,7 @@ class SearchMixin(StoreBase):
             query = (
                 table.query()
                 .nearest_to_text(MatchQuery(text, field))
-                .select([*_columns(kind, details), "_score"])
+                .select([*_columns(kind, detail), "_score"])
                 .with_row_id()
                 .limit(k)
             )
@@ -131,14 +145,9 @@ class SearchMixin(StoreBase):
 
     def chunks_with_vectors(self, flt: ChunkFilter) -> list[tuple[StoredChunk, np.ndarray | None]]:
         """Every chunk admitted by ``flt`` (meant for a few files) with its vector if it has one."""
-        where = chunk_where(flt)
-        table = (
-            self._t(CHUNKS)
-            .search()
-            .where(where or "true")
-            .select([*CHUNK_COLUMNS, "embedding"])
-            .limit(None)
-            .to_arrow()
+        where = chunk_where(flt) or "true"
+        table = self._arrow(
+            CHUNKS, lambda t: t.query().where(where).select([*CHUNK_COLUMNS, "embedding"]).to_arrow()
         )
         out: list[tuple[StoredChunk, np.ndarray | None]] = []
         for row in rows(table):
@@ -151,6 +160,13 @@ class SearchMixin(StoreBase):
         where = and_all([chunk_where(replace(flt, file_ids=tuple(file_ids)))])
         table = self._t(CHUNKS).search().where(where or "true").select(["file_id"]).limit(None).to_arrow()
         return set(table["file_id"].to_pylist())
+
+    def chunk_table_version(self) -> int:
+        """The chunk table's current version: row ids found while it stays the same still
+        point at the same rows (a write, a compaction or an index build changes it)."""
+        from lancedb.background_loop import LOOP
+
+        return int(LOOP.run(self._t(CHUNKS)._table.version()))
 
     def index_version(self) -> int:
         """A number that changes whenever chunks or documents change (for continuation tokens)."""
