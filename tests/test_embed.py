@@ -3,6 +3,7 @@ cached; any model it cannot take stays on torch."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 
 from indexer.config import EmbedConfig
 from indexer.embed import load_embedder
-from indexer.embed.onnx_queries import onnx_cache_dir, onnx_query_encoder
+from indexer.embed.onnx_queries import KEEP_GRAPHS, onnx_cache_dir, onnx_query_encoder, prune_onnx_cache
 from indexer.embed.sentence import SentenceTransformerEmbedder, _default_model_path
 
 QUERIES = [
@@ -45,9 +46,9 @@ def test_onnx_queries_equal_torch_vectors(
         assert (got * expected).sum(axis=1).min() > 0.99999
     exported = list(onnx_cache_dir().glob("query-*.onnx"))
     assert len(exported) == 1
-    stamp = exported[0].stat().st_mtime_ns
+    inode = exported[0].stat().st_ino
     assert onnx_query_encoder(torch_copy, _default_model_path()) is not None
-    assert exported[0].stat().st_mtime_ns == stamp  # reused, not exported again
+    assert exported[0].stat().st_ino == inode  # reused, not exported again (a new one is renamed in)
 
 
 def test_the_embedder_uses_onnx_for_queries_and_torch_when_told(
@@ -94,3 +95,17 @@ def test_a_model_it_cannot_export_stays_on_torch() -> None:
             return iter([object(), object()])
 
     assert onnx_query_encoder(Other(), "/nonexistent") is None
+
+
+def test_the_graph_cache_keeps_only_the_most_recently_used_graphs(tmp_path: Path) -> None:
+
+    graphs = [tmp_path / f"query-{i}.onnx" for i in range(6)]
+    for age, path in enumerate(graphs):  # graphs[0] is the most recently used
+        path.write_bytes(b"graph")
+        os.utime(path, (1_000_000 - age * 100, 1_000_000 - age * 100))
+    current = graphs[4]  # just exported or loaded, though its file is old
+    (tmp_path / "other.txt").write_text("not a graph")
+    removed = prune_onnx_cache(tmp_path, keep=current)
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted([current.name, "other.txt", *(g.name for g in graphs[: KEEP_GRAPHS - 1])])
+    assert sorted(removed) == sorted(set(graphs) - {current, *graphs[: KEEP_GRAPHS - 1]})

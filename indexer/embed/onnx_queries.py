@@ -11,6 +11,7 @@ torch embedded stay in one space. Any other model layout, or any failure, keeps 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -108,6 +109,8 @@ def _exported(model: Any, model_dir: str) -> Path:
     """The cached ONNX file for this model, exported now if missing (atomic rename)."""
     target = onnx_cache_dir() / f"query-{_key(model_dir)}.onnx"
     if target.is_file():
+        with contextlib.suppress(OSError):
+            os.utime(target)  # marks it as used: pruning keeps the most recently used graphs
         return target
     import torch
 
@@ -138,7 +141,34 @@ def _exported(model: Any, model_dir: str) -> Path:
         os.replace(scratch, target)
     finally:
         scratch.unlink(missing_ok=True)
+    prune_onnx_cache(target.parent, keep=target)
     return target
+
+
+#: Exported graphs kept in the cache (~90 MB each for the default model): a new key comes
+#: with every new model, library upgrade or installation folder.
+KEEP_GRAPHS = 3
+
+
+def prune_onnx_cache(folder: Path, keep: Path, count: int = KEEP_GRAPHS) -> list[Path]:
+    """Remove all but the ``count`` most recently used exported graphs (``keep`` always
+    stays); return what was removed. A graph another process still has open keeps working."""
+    graphs = sorted(folder.glob("query-*.onnx"), key=_used_at, reverse=True)
+    removed: list[Path] = []
+    for path in [g for g in graphs if g != keep][max(0, count - 1) :]:
+        try:
+            path.unlink()
+        except OSError:  # in use (Windows) or gone meanwhile: next time
+            continue
+        removed.append(path)
+    return removed
+
+
+def _used_at(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def _graph(transformer: Any) -> Any:
