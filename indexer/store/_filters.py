@@ -3,20 +3,39 @@
 from __future__ import annotations
 
 from indexer.models import ChunkFilter
-from indexer.store._sql import and_all, glob_to_regex, in_list, list_literal, quote
+from indexer.store._sql import and_all, glob_prefix, glob_to_regex, in_list, list_literal, quote, starts_with
 
 __all__ = ["chunk_where", "document_where"]
+
+
+#: What may follow a literal ``dir/`` in a glob that then admits every path under it.
+_ANYTHING = ("**", "**/*", "**/**")
+
+
+def _glob_clause(pattern: str) -> str:
+    """``file_path`` matches the glob ``pattern``.
+
+    A regular expression costs every admitted row its evaluation (~50 ms per query on 60k
+    rows), so the glob's literal start becomes a range the file_path index answers: alone
+    when it says everything (``src/**``, or a literal path and what is under it), else
+    narrowing the rows the expression runs on (``copy_0*/**``).
+    """
+    regex = f"regexp_like(file_path, {quote(glob_to_regex(pattern, path=True))})"
+    prefix, rest = glob_prefix(pattern)
+    if not prefix:
+        return regex
+    if not rest:  # a literal path: that file, or everything in that folder
+        return f"file_path = {quote(prefix)} OR ({starts_with('file_path', prefix + '/')})"
+    if prefix.endswith("/") and rest in _ANYTHING:
+        return starts_with("file_path", prefix)
+    return f"{starts_with('file_path', prefix)} AND {regex}"
 
 
 def _path_clauses(flt: ChunkFilter) -> list[str]:
     clauses: list[str] = []
     if flt.path_include:
-        ors = [f"regexp_like(file_path, {quote(glob_to_regex(g, path=True))})" for g in flt.path_include]
-        clauses.append(" OR ".join(ors))
-    clauses.extend(
-        f"NOT regexp_like(file_path, {quote(glob_to_regex(pattern, path=True))})"
-        for pattern in flt.path_exclude
-    )
+        clauses.append(" OR ".join(f"({_glob_clause(g)})" for g in flt.path_include))
+    clauses.extend(f"NOT ({_glob_clause(pattern)})" for pattern in flt.path_exclude)
     return clauses
 
 

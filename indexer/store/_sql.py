@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-__all__ = ["and_all", "glob_to_regex", "in_list", "list_literal", "quote"]
+__all__ = ["and_all", "glob_prefix", "glob_to_regex", "in_list", "list_literal", "quote", "starts_with"]
 
 
 def quote(value: str) -> str:
@@ -31,6 +31,28 @@ def and_all(clauses: Iterable[str | None]) -> str | None:
     """Join the non-empty clauses with AND (None when there are none)."""
     parts = [f"({c})" for c in clauses if c]
     return " AND ".join(parts) if parts else None
+
+
+def glob_prefix(pattern: str) -> tuple[str, str]:
+    """A path glob split into its literal start and the rest (from the first ``*``, ``?``
+    or ``[``), as ``glob_to_regex(path=True)`` reads it; ("", pattern) for a glob without
+    ``/``, which matches a name in any folder."""
+    pattern = pattern.rstrip("/") or pattern
+    if "/" not in pattern:
+        return "", pattern
+    pattern = pattern.lstrip("/")
+    cut = min((i for i in (pattern.find(c) for c in "*?[") if i >= 0), default=len(pattern))
+    return pattern[:cut], pattern[cut:]
+
+
+def starts_with(column: str, prefix: str) -> str:
+    """``column`` begins with ``prefix``, as a range a sorted (BTREE) index answers."""
+    last = ord(prefix[-1]) + 1
+    if 0xD800 <= last <= 0xDFFF:  # no string holds a surrogate: the next character is U+E000
+        last = 0xE000
+    if last > 0x10FFFF:
+        return f"{column} >= {quote(prefix)}"  # nothing sorts after it but longer strings
+    return f"{column} >= {quote(prefix)} AND {column} < {quote(prefix[:-1] + chr(last))}"
 
 
 def _escape_char(ch: str) -> str:
