@@ -94,7 +94,9 @@ def test_a_glob_with_a_literal_start_becomes_an_index_range() -> None:
     assert _glob_clause("**/*.py").startswith("regexp_like(")
     assert starts_with("p", "it's") == "p >= 'it''s' AND p < 'it''t'"  # quoted like any value
     assert starts_with("p", "a\ud7ff"[:1] + "\ud7ff") == "p >= 'a\ud7ff' AND p < 'a\ue000'"
-    assert starts_with("p", "a\U0010ffff") == "p >= 'a\U0010ffff'"
+    assert starts_with("p", "a\U0010ffff") == "p >= 'a\U0010ffff' AND p < 'b'"
+    assert starts_with("p", "\U0010ffff\U0010ffff") == "p >= '\U0010ffff\U0010ffff'"
+    assert _glob_clause("a\x00/**").startswith("regexp_like(")
 
 
 def test_the_fixture_paths_are_all_indexed(indexed: Lode) -> None:

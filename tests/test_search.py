@@ -13,6 +13,7 @@ from indexer.api import Lode
 from indexer.config import load_config
 from indexer.embed import FakeEmbedder
 from indexer.errors import ValidationError
+from indexer.models import ChunkView
 from indexer.search import ChunkHit, SearchOptions, SearchResponse
 
 
@@ -299,12 +300,26 @@ def test_chunk_search_by_row_ids_equals_the_search_by_ids(
     indexed: Lode, mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     queries = ["cart item", "session token refresh", "parse the request", "render widget"]
+    real_read = indexed.store.chunks_at_rows
+    pinned_reads: list[int] = []
+
+    def spy(row_ids: list[int]) -> dict[int, ChunkView]:
+        pinned_reads.append(len(row_ids))
+        return real_read(row_ids)
+
+    monkeypatch.setattr(indexed.store, "chunks_at_rows", spy)
     by_rows = {q: _search(indexed, q, granularity="chunk", mode=mode, limit=20) for q in queries}
+    assert len(pinned_reads) == len(queries), "each search read its page by row id, once"
     # a table that changes between every two reads: the pinned path gives up, ids are used
     versions = iter(range(10**6))
     monkeypatch.setattr(indexed.store, "chunk_table_version", lambda: next(versions))
-    read_rows = []
-    monkeypatch.setattr(indexed.store, "chunks_at_rows", lambda ids: read_rows.append(ids) or {})
+    read_rows: list[int] = []
+
+    def thrown_away(row_ids: list[int]) -> dict[int, ChunkView]:
+        read_rows.append(len(row_ids))
+        return {}
+
+    monkeypatch.setattr(indexed.store, "chunks_at_rows", thrown_away)
     for q in queries:
         a, b = _by_id(_search(indexed, q, granularity="chunk", mode=mode, limit=20)), _by_id(by_rows[q])
         assert a, q
@@ -315,14 +330,18 @@ def test_chunk_search_by_row_ids_equals_the_search_by_ids(
     assert read_rows, "the pinned path was tried first"
 
 
+@pytest.mark.parametrize(("granularity", "limit"), [("chunk", 10), ("chunk", 1), ("document", 5)])
 def test_a_write_between_finding_and_reading_rows_never_shows_another_chunk(
-    tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch, granularity: str, limit: int
 ) -> None:
+    """A delete and a compaction between the candidate lists and the page read: the search
+    notices (a changed version, or a row id in a fragment that is gone) and searches again."""
     api = Lode(load_config(env={}, overrides={"db": tmp_path / "db"}), embedder=FakeEmbedder())
+    sizes = {"limit": limit} if granularity == "chunk" else {"file_limit": limit}
     try:
         project_id = api.index(repo, name="shop").project_id
         store = api.store
-        before = _search(api, "cart item", granularity="chunk", limit=10)
+        before = _search(api, "cart item", granularity=granularity, **sizes)
         readme = store.document_states(project_id)["README.md"].id
         real_read = store.chunks_at_rows
         reads: list[int] = []
@@ -335,14 +354,34 @@ def test_a_write_between_finding_and_reading_rows_never_shows_another_chunk(
             return real_read(row_ids)
 
         monkeypatch.setattr(store, "chunks_at_rows", read_after_a_rewrite)
-        after = _search(api, "cart item", granularity="chunk", limit=10)
+        after = _search(api, "cart item", granularity=granularity, **sizes)
         assert len(reads) == 2, "the rows read after the rewrite were thrown away and found again"
         hits = _chunks(after)
         assert hits
         assert all(h.file_path != "README.md" for h in hits)
         stored = {c.id: c for c in store.get_chunks([h.id for h in hits])}
         assert all(stored[h.id].chunk.content == h.content for h in hits)  # each hit is its own chunk
-        kept = {h.id for h in _chunks(before) if h.file_path != "README.md"}
-        assert kept <= {h.id for h in hits}
+        assert all(stored[h.id].file_path == h.file_path for h in hits)
+        best = [h.id for h in _chunks(before) if h.file_path != "README.md"][:1]
+        assert set(best) <= {h.id for h in hits}  # the best remaining hit is still found
     finally:
         api.close()
+
+
+@pytest.mark.parametrize("granularity", ["chunk", "document"])
+def test_a_row_id_lance_cannot_read_any_more_makes_the_search_try_again(
+    indexed: Lode, monkeypatch: pytest.MonkeyPatch, granularity: str
+) -> None:
+    expected = _by_id(_search(indexed, "cart item", granularity=granularity))
+    real_read = indexed.store.chunks_at_rows
+    calls: list[int] = []
+
+    def gone_once(row_ids: list[int]) -> dict[int, ChunkView]:
+        calls.append(len(row_ids))
+        if len(calls) == 1:  # what LanceDB raises for a row id in a fragment a compaction removed
+            raise RuntimeError("row id belongs to non-existent fragment")
+        return real_read(row_ids)
+
+    monkeypatch.setattr(indexed.store, "chunks_at_rows", gone_once)
+    assert _by_id(_search(indexed, "cart item", granularity=granularity)) == expected
+    assert len(calls) == 2

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from indexer.embed import FakeEmbedder
-from indexer.errors import ConflictError, ModelMismatchError, NotFoundError, StoreVersionError
+from indexer.errors import ConflictError, ModelMismatchError, NotFoundError, StoreError, StoreVersionError
 from indexer.ids import document_id, uuid7
 from indexer.models import Chunk, ChunkFilter, Document, Task
 from indexer.store import ChunkWrite, FileWrite, Store, TermRun, open_store, read_store_info
@@ -52,6 +52,13 @@ def test_store_records_model_and_refuses_another(tmp_path: Path) -> None:
         open_store(tmp_path / "db", "model-b", 8)
     with pytest.raises(ModelMismatchError, match="dimension 8"):
         open_store(tmp_path / "db", "model-a", 16)
+
+
+def test_a_store_another_process_is_still_creating(tmp_path: Path) -> None:
+    (tmp_path / "db" / "meta.lance").mkdir(parents=True)  # listed, nothing committed yet
+    assert read_store_info(tmp_path / "db") == {}  # "no store yet", not a crash
+    with pytest.raises(StoreError, match="cannot open the index"):  # never overwrites its facts
+        open_store(tmp_path / "db", "model-a", 8)
 
 
 def test_unknown_schema_version_is_refused(tmp_path: Path) -> None:

@@ -39,6 +39,9 @@ _WORD = re.compile(r"[a-z0-9]+")
 CANDIDATES = 100
 #: Weight of the whole-document signals next to the best-chunk signal (document granularity).
 _DOC_SIGNAL_WEIGHT = 0.5
+#: What reading a row id of an older version of the chunk table can raise (LanceDB reports
+#: a row id in a fragment a compaction removed as one of these).
+_MOVED_ROWS = (OSError, RuntimeError, ValueError)
 
 
 class Searcher:
@@ -215,8 +218,11 @@ class Searcher:
         commit can move rows, so row ids from two versions cannot be fused or read)."""
         for _ in range(attempts):
             version = self.store.chunk_table_version()
-            ranked = self.rank_chunks(opts, flt, k, detail="row")
-            hits = self.fetch_hits(ranked[opts.offset : opts.offset + opts.limit], names)
+            try:
+                ranked = self.rank_chunks(opts, flt, k, detail="row")
+                hits = self.fetch_hits(ranked[opts.offset : opts.offset + opts.limit], names)
+            except _MOVED_ROWS:  # a compaction removed the fragment a row id points into
+                continue
             if self.store.chunk_table_version() == version:
                 return len(ranked), hits
         return None
@@ -248,7 +254,10 @@ class Searcher:
         if not exact_identifiers(opts.query):
             for _ in range(attempts):
                 version = self.store.chunk_table_version()
-                response = self._rank_documents(opts, flt, names, "file")
+                try:
+                    response = self._rank_documents(opts, flt, names, "file")
+                except _MOVED_ROWS:  # as in ``_rank_page_by_rows``
+                    continue
                 if self.store.chunk_table_version() == version:
                     return response
         return self._rank_documents(opts, flt, names, "full")

@@ -22,7 +22,7 @@ def _glob_clause(pattern: str) -> str:
     """
     regex = f"regexp_like(file_path, {quote(glob_to_regex(pattern, path=True))})"
     prefix, rest = glob_prefix(pattern)
-    if not prefix:
+    if not prefix or "\x00" in prefix:  # (NUL cannot be quoted; search options refuse it anyway)
         return regex
     if not rest:  # a literal path: that file, or everything in that folder
         return f"file_path = {quote(prefix)} OR ({starts_with('file_path', prefix + '/')})"

@@ -16,6 +16,7 @@ from indexer.models import Chunk, ChunkView, Document, StoredChunk
 
 __all__ = [
     "CHUNK_COLUMNS",
+    "VIEW_COLUMNS",
     "ChunkWrite",
     "DocState",
     "FileWrite",
@@ -23,6 +24,7 @@ __all__ = [
     "chunk_search_text",
     "document_search_text",
     "path_words",
+    "to_chunk_view",
     "to_document",
     "to_stored_chunk",
 ]

@@ -47,12 +47,13 @@ def glob_prefix(pattern: str) -> tuple[str, str]:
 
 def starts_with(column: str, prefix: str) -> str:
     """``column`` begins with ``prefix``, as a range a sorted (BTREE) index answers."""
-    last = ord(prefix[-1]) + 1
+    head = prefix.rstrip("\U0010ffff")  # the last character that has a successor
+    if not head:
+        return f"{column} >= {quote(prefix)}"
+    last = ord(head[-1]) + 1
     if 0xD800 <= last <= 0xDFFF:  # no string holds a surrogate: the next character is U+E000
         last = 0xE000
-    if last > 0x10FFFF:
-        return f"{column} >= {quote(prefix)}"  # nothing sorts after it but longer strings
-    return f"{column} >= {quote(prefix)} AND {column} < {quote(prefix[:-1] + chr(last))}"
+    return f"{column} >= {quote(prefix)} AND {column} < {quote(head[:-1] + chr(last))}"
 
 
 def _escape_char(ch: str) -> str:

@@ -91,10 +91,7 @@ def _table_names(conn: Any) -> set[str]:
 def _read_meta(conn: Any) -> dict[str, str]:
     if META not in _table_names(conn):
         return {}
-    try:
-        table = conn.open_table(META).to_arrow()
-    except ValueError:  # listed but not committed yet: another process is creating the store
-        return {}
+    table = conn.open_table(META).to_arrow()
     return dict(zip(table["key"].to_pylist(), table["value"].to_pylist(), strict=True))
 
 
@@ -102,7 +99,10 @@ def read_store_info(path: Path) -> dict[str, str]:
     """The facts a store records about itself (schema version, model id, dimension)."""
     if not path.is_dir():
         return {}
-    return _read_meta(_connect(path))
+    try:
+        return _read_meta(_connect(path))
+    except ValueError:  # listed but not committed yet: another process is creating the store
+        return {}
 
 
 def _check_meta(meta: dict[str, str], path: Path, model_id: str, dimension: int) -> None:
