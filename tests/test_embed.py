@@ -10,8 +10,14 @@ import numpy as np
 import pytest
 
 from indexer.config import EmbedConfig
-from indexer.embed import load_embedder
-from indexer.embed.onnx_queries import KEEP_GRAPHS, onnx_cache_dir, onnx_query_encoder, prune_onnx_cache
+from indexer.embed import load_embedder, onnx_queries
+from indexer.embed.onnx_queries import (
+    KEEP_GRAPHS,
+    int8_path,
+    onnx_cache_dir,
+    onnx_query_encoder,
+    prune_onnx_cache,
+)
 from indexer.embed.sentence import SentenceTransformerEmbedder, _default_model_path
 
 QUERIES = [
@@ -55,7 +61,7 @@ def test_the_embedder_uses_onnx_for_queries_and_torch_when_told(
     torch_copy: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LODE_CACHE_DIR", str(tmp_path))
-    fast = load_embedder()
+    fast = load_embedder(EmbedConfig(int8_queries=False))
     plain = load_embedder(EmbedConfig(onnx_queries=False))
     assert isinstance(fast, SentenceTransformerEmbedder)
     assert isinstance(plain, SentenceTransformerEmbedder)
@@ -67,11 +73,62 @@ def test_the_embedder_uses_onnx_for_queries_and_torch_when_told(
     assert (a * documents).sum(axis=1).min() > 0.99999
 
 
+def test_int8_queries_stay_close_to_torch_and_are_quantized_once(
+    torch_copy: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LODE_CACHE_DIR", str(tmp_path))
+    encode = onnx_query_encoder(torch_copy, _default_model_path(), int8=True)
+    assert encode is not None
+    expected = torch_copy.encode(QUERIES, normalize_embeddings=True, convert_to_numpy=True)  # type: ignore[attr-defined]
+    got = np.vstack([encode([q]) for q in QUERIES])
+    assert got.dtype == np.float32
+    cosines = (got * expected).sum(axis=1)
+    assert cosines.min() > 0.97  # ~0.99 measured; the quality benchmark measures the ranking
+    assert np.abs(np.linalg.norm(got, axis=1) - 1).max() < 1e-4
+    assert np.abs(got - expected).max() > 1e-4  # it is really the quantized graph
+    graphs = sorted(p.name for p in onnx_cache_dir().glob("query-*.onnx"))
+    assert len(graphs) == 2
+    [twin] = [onnx_cache_dir() / g for g in graphs if g.endswith(".int8.onnx")]
+    inode = twin.stat().st_ino
+    assert onnx_query_encoder(torch_copy, _default_model_path(), int8=True) is not None
+    assert twin.stat().st_ino == inode  # reused, not quantized again
+
+
+def test_a_failed_quantization_keeps_the_float_graph(
+    torch_copy: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("LODE_CACHE_DIR", str(tmp_path))
+
+    def broken(graph: Path) -> Path:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(onnx_queries, "_quantized", broken)
+    encode = onnx_query_encoder(torch_copy, _default_model_path(), int8=True)
+    assert encode is not None
+    expected = torch_copy.encode(QUERIES[:3], normalize_embeddings=True, convert_to_numpy=True)  # type: ignore[attr-defined]
+    assert np.abs(encode(QUERIES[:3]) - expected).max() < 1e-4
+    assert "int8 quantization failed: disk full" in caplog.text
+
+
+def test_a_damaged_int8_graph_is_quantized_again(
+    torch_copy: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LODE_CACHE_DIR", str(tmp_path))
+    assert onnx_query_encoder(torch_copy, _default_model_path()) is not None  # the float graph
+    [graph] = onnx_cache_dir().glob("query-*.onnx")
+    int8_path(graph).write_bytes(b"not a graph")
+    encode = onnx_query_encoder(torch_copy, _default_model_path(), int8=True)
+    assert encode is not None
+    assert int8_path(graph).stat().st_size > 1_000_000
+    expected = torch_copy.encode(QUERIES[:1], normalize_embeddings=True, convert_to_numpy=True)  # type: ignore[attr-defined]
+    assert float((encode(QUERIES[:1]) * expected).sum()) > 0.97
+
+
 def test_token_counting_first_still_sets_up_onnx_and_a_failing_runtime_falls_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LODE_CACHE_DIR", str(tmp_path))
-    embedder = load_embedder()
+    embedder = load_embedder(EmbedConfig(int8_queries=False))  # torch's vectors, to compare exactly
     assert isinstance(embedder, SentenceTransformerEmbedder)
     assert embedder.count_tokens("parse document headers") >= 3
     assert embedder._query_encode is not None  # counting tokens loaded the query copy and its encoder
@@ -109,3 +166,17 @@ def test_the_graph_cache_keeps_only_the_most_recently_used_graphs(tmp_path: Path
     left = sorted(p.name for p in tmp_path.iterdir())
     assert left == sorted([current.name, "other.txt", *(g.name for g in graphs[: KEEP_GRAPHS - 1])])
     assert sorted(removed) == sorted(set(graphs) - {current, *graphs[: KEEP_GRAPHS - 1]})
+
+
+def test_int8_twins_go_with_their_graphs(tmp_path: Path) -> None:
+    graphs = [tmp_path / f"query-{i}.onnx" for i in range(KEEP_GRAPHS + 1)]
+    for age, path in enumerate(graphs):
+        for file in (path, int8_path(path)):
+            file.write_bytes(b"graph")
+            os.utime(file, (1_000_000 - age * 100, 1_000_000 - age * 100))
+    orphan = tmp_path / "query-gone.int8.onnx"
+    orphan.write_bytes(b"graph")
+    removed = prune_onnx_cache(tmp_path, keep=graphs[0])
+    assert sorted(removed) == sorted([graphs[-1], int8_path(graphs[-1]), orphan])
+    left = {p.name for p in tmp_path.iterdir()}
+    assert left == {name for g in graphs[:-1] for name in (g.name, int8_path(g).name)}

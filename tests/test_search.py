@@ -266,8 +266,8 @@ def test_chunks_without_a_vector_never_come_from_the_vector_list(
 ) -> None:
     """Rows written since the last embedding hold a placeholder vector; they must never
     come back from the vector list, whether this process's coverage read (cached for up
-    to a second) saw them or not (dropping the ``embedded`` prefilter on a fully embedded
-    store was measured: no faster once warm)."""
+    to a second) saw them or not (the ``embedded`` prefilter is dropped only at a table
+    version counted as fully embedded)."""
     repo = make_repo(tmp_path / "repo")
     config = load_config(env={}, overrides={"db": tmp_path / "db"})
     reader = Lode(config, embedder=FakeEmbedder())
@@ -289,6 +289,41 @@ def test_chunks_without_a_vector_never_come_from_the_vector_list(
     finally:
         writer.close()
         reader.close()
+
+
+def test_the_embedded_prefilter_is_dropped_only_at_a_fully_embedded_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    api = Lode(load_config(env={}, overrides={"db": tmp_path / "db"}), embedder=FakeEmbedder())
+    try:
+        api.index(repo, name="shop")
+        store = api.store
+        seen: list[tuple[str, bool]] = []
+        original = store.vector_candidates
+
+        def spy(kind: str, *args: object, **kwargs: object) -> object:
+            seen.append((kind, bool(kwargs.get("embedded_only", True))))
+            return original(kind, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(store, "vector_candidates", spy)
+        version = store.chunk_table_version()
+        assert store.all_embedded_at(version)
+        _search(api, "discount", granularity="chunk")
+        _search(api, "discount", granularity="document")
+        # chunk lists drop the prefilter; the document list (another table) keeps it
+        assert sorted(seen) == [("chunks", False), ("chunks", False), ("documents", True)]
+
+        (repo / "src" / "fresh.py").write_text("def fresh_one(x):\n    return x\n")
+        api.index(repo, name="shop", embed=False)
+        assert store.chunk_table_version() != version
+        assert not store.all_embedded_at(store.chunk_table_version())
+        seen.clear()
+        resp = _search(api, "fresh one", granularity="chunk", mode="semantic", limit=100)
+        assert seen == [("chunks", True)]
+        assert "src/fresh.py" not in {h.file_path for h in _chunks(resp)}
+    finally:
+        api.close()
 
 
 def _by_id(resp: SearchResponse) -> dict[str, float]:

@@ -159,7 +159,7 @@ def load_embedder(config: EmbedConfig | None = None) -> SentenceTransformerEmbed
         return SentenceTransformer(path, device="cpu", local_files_only=True)
 
     def fast_queries(copy: Any) -> QueryEncoder | None:
-        return onnx_query_encoder(copy, path, config.threads)
+        return onnx_query_encoder(copy, path, config.threads, int8=config.int8_queries)
 
     return SentenceTransformerEmbedder(
         model, config.model, config.batch_size, load_copy, fast_queries if config.onnx_queries else None

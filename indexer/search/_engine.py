@@ -47,6 +47,10 @@ _MOVED_ROWS = (OSError, RuntimeError, ValueError)
 class Searcher:
     """Runs searches against one store with one model; safe to share between threads."""
 
+    embed_first: bool = False
+    """Embed the query before any store query starts. Off: the full-text queries run while
+    the query is embedded (on one core) and only the vector query waits for it."""
+
     def __init__(
         self, store: Store, embedder: Embedder, known_languages: frozenset[str] | None = None
     ) -> None:
@@ -97,10 +101,18 @@ class Searcher:
         return list({by_ref[r].id: by_ref[r] for r in refs}.values())
 
     def candidate_calls(
-        self, kind: str, mode: str, query: str, flt: ChunkFilter, k: int, *, detail: Detail = "full"
+        self,
+        kind: str,
+        mode: str,
+        query: str,
+        flt: ChunkFilter,
+        k: int,
+        *,
+        detail: Detail = "full",
+        embedded_only: bool = True,
     ) -> dict[str, Callable[[], list[Candidate]]]:
         """The store queries ``mode`` needs: ``semantic`` (vectors) and/or ``lexical`` (BM25);
-        ``detail`` says what candidates carry (see ``Store.vector_candidates``)."""
+        ``detail`` and ``embedded_only`` as for ``Store.vector_candidates``."""
         calls: dict[str, Callable[[], list[Candidate]]] = {}
         if mode in ("hybrid", "semantic"):
             # the query is embedded inside the pool thread, while the full-text queries run
@@ -110,6 +122,7 @@ class Searcher:
                 flt,
                 k,
                 detail=detail,
+                embedded_only=embedded_only,
             )
         if mode in ("hybrid", "lexical"):
             text = fts_query(query)
@@ -146,9 +159,7 @@ class Searcher:
         projects = self.resolve_projects(opts.projects)
         names = {p.id: p.name for p in projects}
         flt = to_filter(opts, self.project_scope(projects))
-        if opts.mode != "lexical":
-            # embed first, alone: on a small machine the model competes for the same cores as
-            # the full-text queries, and the vector query (the longest chain) waits for it
+        if self.embed_first and opts.mode != "lexical":
             self.query_vector(opts.query)
         if opts.granularity == "chunk":
             response = self._chunk_search(opts, flt, names)
@@ -163,16 +174,26 @@ class Searcher:
 
     # ---- chunk granularity -----------------------------------------------------------
     def rank_chunks(
-        self, opts: SearchOptions, flt: ChunkFilter, k: int, detail: Detail | None = None
+        self,
+        opts: SearchOptions,
+        flt: ChunkFilter,
+        k: int,
+        detail: Detail | None = None,
+        *,
+        embedded_only: bool = True,
     ) -> list[tuple[Candidate, float]]:
         """The fused ranking of the whole chunk candidate pool: (candidate, score in [0, 1]).
 
         Candidates carry ids only (``detail`` unset) unless the query names an identifier,
-        whose list needs each chunk's name and definitions.
+        whose list needs each chunk's name and definitions; ``embedded_only`` as for
+        ``Store.vector_candidates``.
         """
         if detail is None:
             detail = "full" if exact_identifiers(opts.query) else "id"
-        found = self.gather(self.candidate_calls("chunks", opts.mode, opts.query, flt, k, detail=detail))
+        calls = self.candidate_calls(
+            "chunks", opts.mode, opts.query, flt, k, detail=detail, embedded_only=embedded_only
+        )
+        found = self.gather(calls)
         return fuse_chunks(opts.query, found)
 
     def _chunk_search(self, opts: SearchOptions, flt: ChunkFilter, names: dict[str, str]) -> SearchResponse:
@@ -218,8 +239,9 @@ class Searcher:
         commit can move rows, so row ids from two versions cannot be fused or read)."""
         for _ in range(attempts):
             version = self.store.chunk_table_version()
+            complete = opts.mode != "lexical" and self.store.all_embedded_at(version)
             try:
-                ranked = self.rank_chunks(opts, flt, k, detail="row")
+                ranked = self.rank_chunks(opts, flt, k, detail="row", embedded_only=not complete)
                 hits = self.fetch_hits(ranked[opts.offset : opts.offset + opts.limit], names)
             except _MOVED_ROWS:  # a compaction removed the fragment a row id points into
                 continue
@@ -254,8 +276,9 @@ class Searcher:
         if not exact_identifiers(opts.query):
             for _ in range(attempts):
                 version = self.store.chunk_table_version()
+                complete = opts.mode != "lexical" and self.store.all_embedded_at(version)
                 try:
-                    response = self._rank_documents(opts, flt, names, "file")
+                    response = self._rank_documents(opts, flt, names, "file", embedded_only=not complete)
                 except _MOVED_ROWS:  # as in ``_rank_page_by_rows``
                     continue
                 if self.store.chunk_table_version() == version:
@@ -263,16 +286,21 @@ class Searcher:
         return self._rank_documents(opts, flt, names, "full")
 
     def _rank_documents(
-        self, opts: SearchOptions, flt: ChunkFilter, names: dict[str, str], detail: Detail
+        self,
+        opts: SearchOptions,
+        flt: ChunkFilter,
+        names: dict[str, str],
+        detail: Detail,
+        *,
+        embedded_only: bool = True,
     ) -> SearchResponse:
+        """One page of files; ``embedded_only`` as for ``Store.vector_candidates`` (chunks)."""
         need = opts.offset + opts.file_limit
         k = min(600, max(60, need * 6))
-        calls = {
-            f"chunk_{n}": c
-            for n, c in self.candidate_calls(
-                "chunks", opts.mode, opts.query, flt, k * 4, detail=detail
-            ).items()
-        }
+        chunk_calls = self.candidate_calls(
+            "chunks", opts.mode, opts.query, flt, k * 4, detail=detail, embedded_only=embedded_only
+        )
+        calls = {f"chunk_{n}": c for n, c in chunk_calls.items()}
         if not flt.has_chunk_conditions:
             doc_calls = self.candidate_calls("documents", opts.mode, opts.query, flt, k, detail="file")
             calls.update({f"document_{n}": c for n, c in doc_calls.items()})
