@@ -326,6 +326,40 @@ def test_the_embedded_prefilter_is_dropped_only_at_a_fully_embedded_version(
         api.close()
 
 
+def test_a_write_during_a_search_without_the_prefilter_makes_it_search_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The prefilter is dropped at a fully embedded version; rows without a vector written
+    by another connection while the vector query runs make the search retry with it."""
+    repo = make_repo(tmp_path / "repo")
+    config = load_config(env={}, overrides={"db": tmp_path / "db"})
+    reader = Lode(config, embedder=FakeEmbedder())
+    writer = Lode(config, embedder=FakeEmbedder())
+    try:
+        reader.index(repo, name="shop")
+        fresh = "".join(f"def fresh_{i}(x):\n    return x + {i}\n\n\n" for i in range(40))
+        (repo / "src" / "fresh.py").write_text(fresh)
+        store = reader.store
+        seen: list[bool] = []
+        original = store.vector_candidates
+
+        def write_then_search(kind: str, *args: object, **kwargs: object) -> object:
+            seen.append(bool(kwargs.get("embedded_only", True)))
+            if len(seen) == 1:
+                writer.index(repo, name="shop", embed=False)  # placeholder vectors appear now
+            return original(kind, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(store, "vector_candidates", write_then_search)
+        resp = _search(reader, "fresh", granularity="chunk", mode="semantic", limit=100)
+        assert seen == [False, True]  # the version moved: searched again, with the prefilter
+        paths = {h.file_path for h in _chunks(resp)}
+        assert paths
+        assert "src/fresh.py" not in paths
+    finally:
+        writer.close()
+        reader.close()
+
+
 def _by_id(resp: SearchResponse) -> dict[str, float]:
     return {h.id: h.relevance_score for h in _chunks(resp)}
 

@@ -20,7 +20,10 @@ import contextlib
 import hashlib
 import logging
 import os
+import re
 import tempfile
+import threading
+import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -28,7 +31,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["QueryEncoder", "onnx_cache_dir", "onnx_query_encoder"]
+__all__ = [
+    "KEEP_GRAPHS",
+    "QueryEncoder",
+    "int8_path",
+    "onnx_cache_dir",
+    "onnx_query_encoder",
+    "prune_onnx_cache",
+]
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +78,10 @@ def onnx_query_encoder(
         except Exception:  # a damaged cached file: export it again, once
             path.unlink(missing_ok=True)
             path = _exported(model, model_dir)
+        float_path = path
         if int8:
             path = _quantized_or_float(path)
+        quantized = path != float_path
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or 1
         options.inter_op_num_threads = 1
@@ -83,13 +95,20 @@ def onnx_query_encoder(
 
     prepare = getattr(model, "preprocess", None) or model.tokenize  # ``tokenize`` before v6
 
-    def encode(texts: Sequence[str]) -> np.ndarray:
+    def run(texts: Sequence[str]) -> np.ndarray:
         features = prepare(list(texts))
         feeds = {
             "input_ids": features["input_ids"].numpy().astype(np.int64),
             "attention_mask": features["attention_mask"].numpy().astype(np.int64),
         }
         return np.asarray(session.run(None, feeds)[0], dtype=np.float32)
+
+    def encode(texts: Sequence[str]) -> np.ndarray:
+        if quantized and len(texts) > 1:
+            # dynamic quantization scales activations over the whole batch (padding and
+            # companions included): one text at a time, a text always gets the same vector
+            return np.vstack([run([text]) for text in texts])
+        return run(texts)
 
     return encode
 
@@ -159,8 +178,12 @@ def _exported(model: Any, model_dir: str) -> Path:
 
 
 def int8_path(graph: Path) -> Path:
-    """Where the quantized twin of an exported graph is kept."""
-    return graph.with_name(graph.name.removesuffix(".onnx") + _INT8_SUFFIX)
+    """Where the quantized twin of an exported graph is kept (named for the ONNX Runtime
+    version and the quantization settings, so an upgrade quantizes again)."""
+    import onnxruntime as ort
+
+    tag = hashlib.sha256(f"{ort.__version__}|{_INT8_SETTINGS}".encode()).hexdigest()[:8]
+    return graph.with_name(f"{graph.name.removesuffix('.onnx')}.int8-{tag}.onnx")
 
 
 def _quantized_or_float(graph: Path) -> Path:
@@ -185,51 +208,77 @@ def _quantized(graph: Path) -> Path:
             with contextlib.suppress(OSError):
                 os.utime(target)
             return target
+    import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     with tempfile.NamedTemporaryFile(dir=target.parent, suffix=".tmp", delete=False) as handle:
         scratch = Path(handle.name)
     try:
         log.info("quantizing the query model to int8 (once): %s", target)
-        with _quiet_root_logger():  # the quantizer logs advice about pre-processing to root
-            quantize_dynamic(str(graph), str(scratch), weight_type=QuantType.QInt8, per_channel=True)
+        # a loaded model, not a path: given a path, the quantizer writes a fixed-name
+        # "-inferred" copy beside it, which two processes quantizing at once would share
+        with _without_root_records():  # it logs advice about pre-processing to the root logger
+            quantize_dynamic(
+                onnx.load(str(graph)), str(scratch), weight_type=QuantType.QInt8, per_channel=True
+            )
         os.replace(scratch, target)
     finally:
         scratch.unlink(missing_ok=True)
+    prune_onnx_cache(target.parent, keep=graph)
     return target
 
 
+class _DropThreadRecords(logging.Filter):
+    """Drops the records one thread logs on the logger it is attached to."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.thread = threading.get_ident()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Keep records of every other thread."""
+        return record.thread != self.thread
+
+
 @contextlib.contextmanager
-def _quiet_root_logger() -> Iterator[None]:
-    """Drop root-logger warnings meanwhile; a handler keeps ``logging.warning`` from
-    installing one of its own on the application's root logger (``basicConfig``)."""
+def _without_root_records() -> Iterator[None]:
+    """Drop what this thread logs on the root logger itself meanwhile (records of named
+    loggers and of other threads pass); a placeholder handler keeps ``logging.warning``
+    from installing a handler of its own (``basicConfig``) on an unconfigured root."""
     root = logging.getLogger()
-    level, placeholder = root.level, logging.NullHandler()
-    root.setLevel(logging.ERROR)
-    root.addHandler(placeholder)
+    dropper = _DropThreadRecords()
+    placeholder = None if root.handlers else logging.NullHandler()
+    root.addFilter(dropper)
+    if placeholder is not None:
+        root.addHandler(placeholder)
     try:
         yield
     finally:
-        root.removeHandler(placeholder)
-        root.setLevel(level)
+        root.removeFilter(dropper)
+        if placeholder is not None:
+            root.removeHandler(placeholder)
 
 
 #: Exported graphs kept in the cache (~90 MB each for the default model, plus ~23 MB for
 #: its int8 twin): a new key comes with every new model, library upgrade or installation folder.
 KEEP_GRAPHS = 3
-_INT8_SUFFIX = ".int8.onnx"
+_INT8_SETTINGS = "dynamic QInt8 per-channel"
+_GRAPH = re.compile(r"query-[0-9a-f]{24}\.onnx")
+#: Scratch files of an export or quantization that was killed are removed after this long.
+_STALE_SCRATCH_SECONDS = 3600.0
 
 
 def prune_onnx_cache(folder: Path, keep: Path, count: int = KEEP_GRAPHS) -> list[Path]:
     """Remove all but the ``count`` most recently used exported graphs (``keep`` always
-    stays) with their int8 twins, and twins whose graph is gone; return what was removed.
-    A graph another process still has open keeps working."""
+    stays) with their int8 twins, twins of another ONNX Runtime or of no graph, and scratch
+    files left by a killed export; return what was removed. A graph another process still
+    has open keeps working."""
     every = list(folder.glob("query-*.onnx"))
-    graphs = sorted((g for g in every if not g.name.endswith(_INT8_SUFFIX)), key=_used_at, reverse=True)
+    graphs = sorted((g for g in every if _GRAPH.fullmatch(g.name)), key=_used_at, reverse=True)
     doomed = [g for g in graphs if g != keep][max(0, count - 1) :]
-    kept = {int8_path(g) for g in graphs if g not in doomed}
-    doomed += [int8_path(g) for g in doomed if int8_path(g).exists()]
-    doomed += [t for t in every if t.name.endswith(_INT8_SUFFIX) and t not in kept and t not in doomed]
+    wanted = {g for g in graphs if g not in doomed} | {int8_path(g) for g in graphs if g not in doomed}
+    doomed = [p for p in every if p not in wanted]
+    doomed += [p for p in folder.glob("*.tmp") if time.time() - _used_at(p) > _STALE_SCRATCH_SECONDS]
     removed: list[Path] = []
     for path in doomed:
         try:

@@ -49,7 +49,7 @@ class Searcher:
 
     embed_first: bool = False
     """Embed the query before any store query starts. Off: the full-text queries run while
-    the query is embedded (on one core) and only the vector query waits for it."""
+    the searching thread embeds the query (see ``gather``); only vector queries wait for it."""
 
     def __init__(
         self, store: Store, embedder: Embedder, known_languages: frozenset[str] | None = None
@@ -115,7 +115,7 @@ class Searcher:
         ``detail`` and ``embedded_only`` as for ``Store.vector_candidates``."""
         calls: dict[str, Callable[[], list[Candidate]]] = {}
         if mode in ("hybrid", "semantic"):
-            # the query is embedded inside the pool thread, while the full-text queries run
+            # ``gather(..., embed=query)`` embeds it first; other callers embed it here
             calls["semantic"] = lambda: self.store.vector_candidates(
                 kind,  # type: ignore[arg-type]
                 self.query_vector(query),
@@ -146,10 +146,18 @@ class Searcher:
         every = {p.id for p in self.store.list_projects()}
         return () if every and every <= set(ids) else ids
 
-    def gather(self, calls: dict[str, Callable[[], Any]]) -> dict[str, Any]:
-        """Run independent store queries at once (LanceDB releases the GIL); never nested."""
-        futures = {name: self._pool.submit(call) for name, call in calls.items()}
-        return {name: f.result() for name, f in futures.items()}
+    def gather(self, calls: dict[str, Callable[[], Any]], embed: str | None = None) -> dict[str, Any]:
+        """Run independent store queries at once (LanceDB releases the GIL); never nested.
+
+        With ``embed``, this thread embeds that query while the other calls run, and the
+        calls named ``…semantic`` (which need its vector) start once it is done.
+        """
+        later = [name for name in calls if embed is not None and name.endswith("semantic")]
+        futures = {name: self._pool.submit(call) for name, call in calls.items() if name not in later}
+        if later and embed is not None:
+            self.query_vector(embed)
+            futures.update({name: self._pool.submit(calls[name]) for name in later})
+        return {name: futures[name].result() for name in calls}
 
     # ---- entry point -------------------------------------------------------------------
     def search(self, opts: SearchOptions) -> SearchResponse:
@@ -193,7 +201,7 @@ class Searcher:
         calls = self.candidate_calls(
             "chunks", opts.mode, opts.query, flt, k, detail=detail, embedded_only=embedded_only
         )
-        found = self.gather(calls)
+        found = self.gather(calls, embed=None if opts.mode == "lexical" else opts.query)
         return fuse_chunks(opts.query, found)
 
     def _chunk_search(self, opts: SearchOptions, flt: ChunkFilter, names: dict[str, str]) -> SearchResponse:
@@ -304,7 +312,7 @@ class Searcher:
         if not flt.has_chunk_conditions:
             doc_calls = self.candidate_calls("documents", opts.mode, opts.query, flt, k, detail="file")
             calls.update({f"document_{n}": c for n, c in doc_calls.items()})
-        found = self.gather(calls)
+        found = self.gather(calls, embed=None if opts.mode == "lexical" else opts.query)
         chunk_ranked = fuse_chunks(opts.query, {n[6:]: v for n, v in found.items() if n.startswith("chunk_")})
         best_files = list(dict.fromkeys(c.file_id for c, _ in chunk_ranked))
         lists = {"chunks": Ranked(best_files)}

@@ -74,8 +74,8 @@ class StoreBase:
         #: Rows changed since the last optimize (drives ``maybe_optimize``).
         self._rows_written = 0
         self._last_optimize = time.monotonic()
-        #: (chunk table version, whether every chunk of it has its vector), last counted.
-        self._embedded_version: tuple[int, bool] | None = None
+        #: (chunk table version, whether every chunk of it has its vector, when counted).
+        self._embedded_version: tuple[int, bool, float] | None = None
         #: True once every scalar and full-text index exists (the vector index comes later).
         self._indexes_complete = False
         placeholder = np.zeros(dimension, dtype=np.float32)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -27,6 +28,8 @@ TextField = Literal["search_text", "name_text"]
 Detail = Literal["full", "id", "file", "row"]
 _NAMES: dict[str, str] = {"chunks": CHUNKS, "documents": DOCUMENTS}
 _VECTOR_COLUMN = {"chunks": "embedding", "documents": "content_embedding"}
+#: A table that had chunks without a vector is counted again after this long at the earliest.
+_RECOUNT_SECONDS = 1.0
 _CANDIDATE_COLUMNS = {"chunks": ["id", "file_id", "node_name", "definitions"], "documents": ["id"]}
 
 
@@ -179,17 +182,23 @@ class SearchMixin(StoreBase):
         return int(LOOP.run(self._t(CHUNKS)._table.version()))
 
     def all_embedded_at(self, version: int) -> bool:
-        """True when every chunk of version ``version`` of the chunk table has its vector
-        (counted once per version; False when it cannot be counted because the table moved
-        on before it was)."""
+        """True when every chunk of version ``version`` of the chunk table has its vector.
+
+        Counted once per version (rows ``embedded = true`` admits against all rows); a table
+        that had rows without one is not counted again for ``_RECOUNT_SECONDS`` (each write
+        of an index run makes a version). False when the table moved on before the count.
+        """
         known = self._embedded_version
         if known is not None and known[0] == version:
             return known[1]
-        unembedded = int(self._t(CHUNKS).count_rows("embedded = false"))
-        if self.chunk_table_version() != version:  # written meanwhile: the count is not of it
+        if known is not None and not known[1] and time.monotonic() - known[2] < _RECOUNT_SECONDS:
             return False
-        self._embedded_version = (version, unembedded == 0)
-        return unembedded == 0
+        table = self._t(CHUNKS)
+        complete = int(table.count_rows()) == int(table.count_rows("embedded = true"))
+        if self.chunk_table_version() != version:  # written meanwhile: the counts are not of it
+            return False
+        self._embedded_version = (version, complete, time.monotonic())
+        return complete
 
     def index_version(self) -> int:
         """A number that changes whenever chunks or documents change (for continuation tokens)."""
