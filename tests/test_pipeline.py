@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import make_repo
 
 from indexer.api import Lode
+from indexer.config import load_config
 from indexer.embed import FakeEmbedder
 from indexer.errors import PathError
 from indexer.store import Store
@@ -322,3 +324,21 @@ def test_worker_processes_leave_when_the_indexer_is_killed(tmp_path: Path) -> No
     while any(alive(p) for p in workers) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not [p for p in workers if alive(p)]
+
+
+def test_a_first_index_ends_with_its_vector_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once enough chunks have vectors, the index run itself builds the vector index (a
+    store left without one answers every semantic query by scanning all vectors)."""
+    from indexer.store import _maintenance
+
+    monkeypatch.setattr(_maintenance, "VECTOR_INDEX_MIN_ROWS", 10)
+    monkeypatch.setattr(_maintenance, "VECTOR_PARTITION_ROWS", 8)
+    repo = make_repo(tmp_path / "repo")
+    api = Lode(load_config(env={}, overrides={"db": tmp_path / "db"}), embedder=FakeEmbedder())
+    try:
+        api.index(repo, name="shop")
+        assert api.store.count_chunks(embedded=True) >= 10
+        indexed = {c for i in api.store._t("code_chunks").list_indices() for c in i.columns}
+        assert "embedding" in indexed
+    finally:
+        api.close()
