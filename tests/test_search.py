@@ -260,35 +260,42 @@ def test_project_scope_with_two_projects(tmp_path: Path, granularity: str) -> No
         api.close()
 
 
-@pytest.mark.parametrize("cached_coverage", [True, False])
-def test_chunks_without_a_vector_never_come_from_the_vector_list(
-    tmp_path: Path, cached_coverage: bool
-) -> None:
-    """Rows written since the last embedding hold a placeholder vector; they must never
-    come back from the vector list, whether this process's coverage read (cached for up
-    to a second) saw them or not (the ``embedded`` prefilter is dropped only at a table
-    version counted as fully embedded)."""
+@pytest.fixture
+def reader_writer(tmp_path: Path) -> Iterator[tuple[Path, Lode, Lode]]:
+    """The fixture repo indexed through one connection, and a second one on the same store."""
     repo = make_repo(tmp_path / "repo")
     config = load_config(env={}, overrides={"db": tmp_path / "db"})
     reader = Lode(config, embedder=FakeEmbedder())
     writer = Lode(config, embedder=FakeEmbedder())
     try:
         reader.index(repo, name="shop")
-        assert reader.store.semantic_coverage() == 1.0  # cached for up to a second
-        (repo / "src" / "fresh.py").write_text(
-            "def fresh_one(x):\n    return x\n\n\ndef fresh_two(y):\n    return y * 2\n"
-        )
-        writer.index(repo, name="shop", embed=False)
-        assert writer.store.semantic_coverage() < 1.0
-        if not cached_coverage:
-            reader.store._cache.clear()
-        resp = _search(reader, "fresh", granularity="chunk", mode="semantic", limit=100)
-        paths = {h.file_path for h in _chunks(resp)}
-        assert paths
-        assert "src/fresh.py" not in paths
+        yield repo, reader, writer
     finally:
         writer.close()
         reader.close()
+
+
+@pytest.mark.parametrize("cached_coverage", [True, False])
+def test_chunks_without_a_vector_never_come_from_the_vector_list(
+    reader_writer: tuple[Path, Lode, Lode], cached_coverage: bool
+) -> None:
+    """Rows written since the last embedding hold a placeholder vector; they must never
+    come back from the vector list, whether this process's coverage read (cached for up
+    to a second) saw them or not (the ``embedded`` prefilter is dropped only at a table
+    version counted as fully embedded)."""
+    repo, reader, writer = reader_writer
+    assert reader.store.semantic_coverage() == 1.0  # cached for up to a second
+    (repo / "src" / "fresh.py").write_text(
+        "def fresh_one(x):\n    return x\n\n\ndef fresh_two(y):\n    return y * 2\n"
+    )
+    writer.index(repo, name="shop", embed=False)
+    assert writer.store.semantic_coverage() < 1.0
+    if not cached_coverage:
+        reader.store._cache.clear()
+    resp = _search(reader, "fresh", granularity="chunk", mode="semantic", limit=100)
+    paths = {h.file_path for h in _chunks(resp)}
+    assert paths
+    assert "src/fresh.py" not in paths
 
 
 def test_the_embedded_prefilter_is_dropped_only_at_a_fully_embedded_version(
@@ -327,37 +334,29 @@ def test_the_embedded_prefilter_is_dropped_only_at_a_fully_embedded_version(
 
 
 def test_a_write_during_a_search_without_the_prefilter_makes_it_search_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    reader_writer: tuple[Path, Lode, Lode], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The prefilter is dropped at a fully embedded version; rows without a vector written
     by another connection while the vector query runs make the search retry with it."""
-    repo = make_repo(tmp_path / "repo")
-    config = load_config(env={}, overrides={"db": tmp_path / "db"})
-    reader = Lode(config, embedder=FakeEmbedder())
-    writer = Lode(config, embedder=FakeEmbedder())
-    try:
-        reader.index(repo, name="shop")
-        fresh = "".join(f"def fresh_{i}(x):\n    return x + {i}\n\n\n" for i in range(40))
-        (repo / "src" / "fresh.py").write_text(fresh)
-        store = reader.store
-        seen: list[bool] = []
-        original = store.vector_candidates
+    repo, reader, writer = reader_writer
+    fresh = "".join(f"def fresh_{i}(x):\n    return x + {i}\n\n\n" for i in range(40))
+    (repo / "src" / "fresh.py").write_text(fresh)
+    store = reader.store
+    seen: list[bool] = []
+    original = store.vector_candidates
 
-        def write_then_search(kind: str, *args: object, **kwargs: object) -> object:
-            seen.append(bool(kwargs.get("embedded_only", True)))
-            if len(seen) == 1:
-                writer.index(repo, name="shop", embed=False)  # placeholder vectors appear now
-            return original(kind, *args, **kwargs)  # type: ignore[arg-type]
+    def write_then_search(kind: str, *args: object, **kwargs: object) -> object:
+        seen.append(bool(kwargs.get("embedded_only", True)))
+        if len(seen) == 1:
+            writer.index(repo, name="shop", embed=False)  # placeholder vectors appear now
+        return original(kind, *args, **kwargs)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(store, "vector_candidates", write_then_search)
-        resp = _search(reader, "fresh", granularity="chunk", mode="semantic", limit=100)
-        assert seen == [False, True]  # the version moved: searched again, with the prefilter
-        paths = {h.file_path for h in _chunks(resp)}
-        assert paths
-        assert "src/fresh.py" not in paths
-    finally:
-        writer.close()
-        reader.close()
+    monkeypatch.setattr(store, "vector_candidates", write_then_search)
+    resp = _search(reader, "fresh", granularity="chunk", mode="semantic", limit=100)
+    assert seen == [False, True]  # the version moved: searched again, with the prefilter
+    paths = {h.file_path for h in _chunks(resp)}
+    assert paths
+    assert "src/fresh.py" not in paths
 
 
 def _by_id(resp: SearchResponse) -> dict[str, float]:
