@@ -47,10 +47,6 @@ _MOVED_ROWS = (OSError, RuntimeError, ValueError)
 class Searcher:
     """Runs searches against one store with one model; safe to share between threads."""
 
-    embed_first: bool = False
-    """Embed the query before any store query starts. Off: the full-text queries run while
-    the searching thread embeds the query (see ``gather``); only vector queries wait for it."""
-
     def __init__(
         self, store: Store, embedder: Embedder, known_languages: frozenset[str] | None = None
     ) -> None:
@@ -150,11 +146,12 @@ class Searcher:
         """Run independent store queries at once (LanceDB releases the GIL); never nested.
 
         With ``embed``, this thread embeds that query while the other calls run, and the
-        calls named ``…semantic`` (which need its vector) start once it is done.
+        calls named ``…semantic`` (which need its vector) start once it is done (a lexical
+        search has none: nothing is embedded).
         """
-        later = [name for name in calls if embed is not None and name.endswith("semantic")]
+        later = [name for name in calls if name.endswith("semantic")] if embed is not None else []
         futures = {name: self._pool.submit(call) for name, call in calls.items() if name not in later}
-        if later and embed is not None:
+        if embed is not None and later:
             self.query_vector(embed)
             futures.update({name: self._pool.submit(calls[name]) for name in later})
         return {name: futures[name].result() for name in calls}
@@ -167,8 +164,6 @@ class Searcher:
         projects = self.resolve_projects(opts.projects)
         names = {p.id: p.name for p in projects}
         flt = to_filter(opts, self.project_scope(projects))
-        if self.embed_first and opts.mode != "lexical":
-            self.query_vector(opts.query)
         if opts.granularity == "chunk":
             response = self._chunk_search(opts, flt, names)
         else:
@@ -201,7 +196,7 @@ class Searcher:
         calls = self.candidate_calls(
             "chunks", opts.mode, opts.query, flt, k, detail=detail, embedded_only=embedded_only
         )
-        found = self.gather(calls, embed=None if opts.mode == "lexical" else opts.query)
+        found = self.gather(calls, embed=opts.query)
         return fuse_chunks(opts.query, found)
 
     def _chunk_search(self, opts: SearchOptions, flt: ChunkFilter, names: dict[str, str]) -> SearchResponse:
@@ -247,15 +242,20 @@ class Searcher:
         commit can move rows, so row ids from two versions cannot be fused or read)."""
         for _ in range(attempts):
             version = self.store.chunk_table_version()
-            complete = opts.mode != "lexical" and self.store.all_embedded_at(version)
+            embedded_only = self._needs_embedded_filter(opts, version)
             try:
-                ranked = self.rank_chunks(opts, flt, k, detail="row", embedded_only=not complete)
+                ranked = self.rank_chunks(opts, flt, k, detail="row", embedded_only=embedded_only)
                 hits = self.fetch_hits(ranked[opts.offset : opts.offset + opts.limit], names)
             except _MOVED_ROWS:  # a compaction removed the fragment a row id points into
                 continue
             if self.store.chunk_table_version() == version:
                 return len(ranked), hits
         return None
+
+    def _needs_embedded_filter(self, opts: SearchOptions, version: int) -> bool:
+        """Whether chunk vector lists of a search pinned to ``version`` of the chunk table
+        need the ``embedded = true`` prefilter (not when that version is fully embedded)."""
+        return opts.mode == "lexical" or not self.store.all_embedded_at(version)
 
     def fetch_hits(self, ranked: Sequence[tuple[Candidate, float]], names: dict[str, str]) -> list[ChunkHit]:
         """Hits for ranked candidates, in rank order (chunks gone meanwhile are left out).
@@ -284,9 +284,9 @@ class Searcher:
         if not exact_identifiers(opts.query):
             for _ in range(attempts):
                 version = self.store.chunk_table_version()
-                complete = opts.mode != "lexical" and self.store.all_embedded_at(version)
+                embedded_only = self._needs_embedded_filter(opts, version)
                 try:
-                    response = self._rank_documents(opts, flt, names, "file", embedded_only=not complete)
+                    response = self._rank_documents(opts, flt, names, "file", embedded_only=embedded_only)
                 except _MOVED_ROWS:  # as in ``_rank_page_by_rows``
                     continue
                 if self.store.chunk_table_version() == version:
@@ -312,7 +312,7 @@ class Searcher:
         if not flt.has_chunk_conditions:
             doc_calls = self.candidate_calls("documents", opts.mode, opts.query, flt, k, detail="file")
             calls.update({f"document_{n}": c for n, c in doc_calls.items()})
-        found = self.gather(calls, embed=None if opts.mode == "lexical" else opts.query)
+        found = self.gather(calls, embed=opts.query)
         chunk_ranked = fuse_chunks(opts.query, {n[6:]: v for n, v in found.items() if n.startswith("chunk_")})
         best_files = list(dict.fromkeys(c.file_id for c, _ in chunk_ranked))
         lists = {"chunks": Ranked(best_files)}
