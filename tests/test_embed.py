@@ -9,8 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
-from indexer.config import EmbedConfig
+from indexer.cli import cli
+from indexer.config import EmbedConfig, load_config
 from indexer.embed import load_embedder, onnx_queries
 from indexer.embed.onnx_queries import (
     KEEP_GRAPHS,
@@ -20,6 +22,7 @@ from indexer.embed.onnx_queries import (
     prune_onnx_cache,
 )
 from indexer.embed.sentence import SentenceTransformerEmbedder, _default_model_path
+from indexer.errors import ConfigError
 
 QUERIES = [
     "parse document headers",
@@ -195,3 +198,15 @@ def test_int8_twins_go_with_their_graphs(tmp_path: Path) -> None:
     assert sorted(removed) == sorted(gone)
     left = {p.name for p in tmp_path.iterdir()}
     assert left == {name for g in graphs[:-1] for name in (g.name, int8_path(g).name)} | {fresh_scratch.name}
+
+
+def test_a_bad_int8_setting_names_the_variable(tmp_path: Path) -> None:
+    assert load_config(env={"LODE_INT8_QUERIES": "off"}).embed.int8_queries is False
+    with pytest.raises(ConfigError, match=r"LODE_INT8_QUERIES: cannot read 'maybe' as bool"):
+        load_config(env={"LODE_INT8_QUERIES": "maybe"})
+    env = {"LODE_INT8_QUERIES": "maybe", "LODE_DB": str(tmp_path / "db")}
+    out = CliRunner().invoke(cli, ["search", "discount"], env=env)
+    assert out.exit_code == 2
+    assert "LODE_INT8_QUERIES" in out.output
+    assert "Traceback" not in out.output
+    assert len(out.output.strip().splitlines()) == 1
