@@ -333,11 +333,12 @@ def test_the_embedded_prefilter_is_dropped_only_at_a_fully_embedded_version(
         api.close()
 
 
-def test_a_write_during_a_search_without_the_prefilter_makes_it_search_again(
+def test_a_write_during_a_search_does_not_reach_the_version_it_pinned(
     reader_writer: tuple[Path, Lode, Lode], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The prefilter is dropped at a fully embedded version; rows without a vector written
-    by another connection while the vector query runs make the search retry with it."""
+    by another connection while the vector query runs are not in the version the search
+    pinned (so no placeholder vector is found), and the next search keeps the prefilter."""
     repo, reader, writer = reader_writer
     fresh = "".join(f"def fresh_{i}(x):\n    return x + {i}\n\n\n" for i in range(40))
     (repo / "src" / "fresh.py").write_text(fresh)
@@ -353,10 +354,13 @@ def test_a_write_during_a_search_without_the_prefilter_makes_it_search_again(
 
     monkeypatch.setattr(store, "vector_candidates", write_then_search)
     resp = _search(reader, "fresh", granularity="chunk", mode="semantic", limit=100)
-    assert seen == [False, True]  # the version moved: searched again, with the prefilter
+    assert seen == [False]
     paths = {h.file_path for h in _chunks(resp)}
     assert paths
     assert "src/fresh.py" not in paths
+    resp = _search(reader, "fresh", granularity="chunk", mode="semantic", limit=100)
+    assert seen == [False, True]  # the new version has rows without a vector
+    assert "src/fresh.py" not in {h.file_path for h in _chunks(resp)}
 
 
 def _by_id(resp: SearchResponse) -> dict[str, float]:
@@ -371,23 +375,21 @@ def test_chunk_search_by_row_ids_equals_the_search_by_ids(
     real_read = indexed.store.chunks_at_rows
     pinned_reads: list[int] = []
 
-    def spy(row_ids: list[int]) -> dict[int, ChunkView]:
+    def spy(row_ids: list[int], version: int | None = None) -> dict[int, ChunkView]:
         pinned_reads.append(len(row_ids))
-        return real_read(row_ids)
+        return real_read(row_ids, version)
 
     monkeypatch.setattr(indexed.store, "chunks_at_rows", spy)
     by_rows = {q: _search(indexed, q, granularity="chunk", mode=mode, limit=20) for q in queries}
     assert len(pinned_reads) == len(queries), "each search read its page by row id, once"
-    # a table that changes between every two reads: the pinned path gives up, ids are used
-    versions = iter(range(10**6))
-    monkeypatch.setattr(indexed.store, "chunk_table_version", lambda: next(versions))
+    # a pinned version that cannot be read (its files removed): the search falls back to ids
     read_rows: list[int] = []
 
-    def thrown_away(row_ids: list[int]) -> dict[int, ChunkView]:
+    def gone(row_ids: list[int], version: int | None = None) -> dict[int, ChunkView]:
         read_rows.append(len(row_ids))
-        return {}
+        raise OSError(f"version {version} was cleaned up")
 
-    monkeypatch.setattr(indexed.store, "chunks_at_rows", thrown_away)
+    monkeypatch.setattr(indexed.store, "chunks_at_rows", gone)
     for q in queries:
         a, b = _by_id(_search(indexed, q, granularity="chunk", mode=mode, limit=20)), _by_id(by_rows[q])
         assert a, q
@@ -402,36 +404,39 @@ def test_chunk_search_by_row_ids_equals_the_search_by_ids(
 def test_a_write_between_finding_and_reading_rows_never_shows_another_chunk(
     tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch, granularity: str, limit: int
 ) -> None:
-    """A delete and a compaction between the candidate lists and the page read: the search
-    notices (a changed version, or a row id in a fragment that is gone) and searches again."""
+    """A delete and a compaction (which moves rows) between the candidate lists and the page
+    read: the page is read in the version its row ids were found in, so every hit is the
+    chunk that was ranked, and the next search sees the delete."""
     api = Lode(load_config(env={}, overrides={"db": tmp_path / "db"}), embedder=FakeEmbedder())
     sizes = {"limit": limit} if granularity == "chunk" else {"file_limit": limit}
     try:
         project_id = api.index(repo, name="shop").project_id
         store = api.store
         before = _search(api, "cart item", granularity=granularity, **sizes)
-        readme = store.document_states(project_id)["README.md"].id
+        assert any(h.file_path == "src/shop/cart.py" for h in _chunks(before))
+        cart = store.document_states(project_id)["src/shop/cart.py"].id
         real_read = store.chunks_at_rows
         reads: list[int] = []
 
-        def read_after_a_rewrite(row_ids: list[int]) -> object:
+        def read_after_a_rewrite(row_ids: list[int], version: int | None = None) -> object:
             if not reads:  # the first time: delete a file and compact between finding and reading
-                store.delete_files([readme])
+                store.delete_files([cart])
                 store.optimize()
+                assert store.chunk_table_version() != version
             reads.append(len(row_ids))
-            return real_read(row_ids)
+            return real_read(row_ids, version)
 
         monkeypatch.setattr(store, "chunks_at_rows", read_after_a_rewrite)
-        after = _search(api, "cart item", granularity=granularity, **sizes)
-        assert len(reads) == 2, "the rows read after the rewrite were thrown away and found again"
-        hits = _chunks(after)
-        assert hits
-        assert all(h.file_path != "README.md" for h in hits)
-        stored = {c.id: c for c in store.get_chunks([h.id for h in hits])}
-        assert all(stored[h.id].chunk.content == h.content for h in hits)  # each hit is its own chunk
-        assert all(stored[h.id].file_path == h.file_path for h in hits)
-        best = [h.id for h in _chunks(before) if h.file_path != "README.md"][:1]
-        assert set(best) <= {h.id for h in hits}  # the best remaining hit is still found
+        during = _search(api, "cart item", granularity=granularity, **sizes)
+        assert len(reads) == 1
+        fields = [(h.id, h.relevance_score, h.file_path, h.content) for h in _chunks(during)]
+        assert fields == [(h.id, h.relevance_score, h.file_path, h.content) for h in _chunks(before)]
+        monkeypatch.setattr(store, "chunks_at_rows", real_read)
+        after = _chunks(_search(api, "cart item", granularity=granularity, **sizes))
+        assert after
+        assert all(h.file_path != "src/shop/cart.py" for h in after)
+        stored = {c.id: c for c in store.get_chunks([h.id for h in after])}
+        assert all(stored[h.id].chunk.content == h.content for h in after)  # each hit is its own chunk
     finally:
         api.close()
 
@@ -444,11 +449,11 @@ def test_a_row_id_lance_cannot_read_any_more_makes_the_search_try_again(
     real_read = indexed.store.chunks_at_rows
     calls: list[int] = []
 
-    def gone_once(row_ids: list[int]) -> dict[int, ChunkView]:
+    def gone_once(row_ids: list[int], version: int | None = None) -> dict[int, ChunkView]:
         calls.append(len(row_ids))
-        if len(calls) == 1:  # what LanceDB raises for a row id in a fragment a compaction removed
-            raise RuntimeError("row id belongs to non-existent fragment")
-        return real_read(row_ids)
+        if len(calls) == 1:  # what Lance raises when the pinned version's files were removed
+            raise OSError("Not found: code_chunks.lance/data/….lance")
+        return real_read(row_ids, version)
 
     monkeypatch.setattr(indexed.store, "chunks_at_rows", gone_once)
     assert _by_id(_search(indexed, "cart item", granularity=granularity)) == expected

@@ -106,9 +106,10 @@ class Searcher:
         *,
         detail: Detail = "full",
         embedded_only: bool = True,
+        version: int | None = None,
     ) -> dict[str, Callable[[], list[Candidate]]]:
         """The store queries ``mode`` needs: ``semantic`` (vectors) and/or ``lexical`` (BM25);
-        ``detail`` and ``embedded_only`` as for ``Store.vector_candidates``."""
+        ``detail``, ``embedded_only`` and ``version`` as for ``Store.vector_candidates``."""
         calls: dict[str, Callable[[], list[Candidate]]] = {}
         if mode in ("hybrid", "semantic"):
             # ``gather(..., embed=query)`` embeds it first; other callers embed it here
@@ -119,6 +120,7 @@ class Searcher:
                 k,
                 detail=detail,
                 embedded_only=embedded_only,
+                version=version,
             )
         if mode in ("hybrid", "lexical"):
             text = fts_query(query)
@@ -128,10 +130,11 @@ class Searcher:
                 flt,
                 k,
                 detail=detail,
+                version=version,
             )
             if kind == "chunks":
                 calls["name"] = lambda: self.store.text_candidates(
-                    "chunks", text, flt, k, "name_text", detail=detail
+                    "chunks", text, flt, k, "name_text", detail=detail, version=version
                 )
         return calls
 
@@ -184,17 +187,25 @@ class Searcher:
         detail: Detail | None = None,
         *,
         embedded_only: bool = True,
+        version: int | None = None,
     ) -> list[tuple[Candidate, float]]:
         """The fused ranking of the whole chunk candidate pool: (candidate, score in [0, 1]).
 
         Candidates carry ids only (``detail`` unset) unless the query names an identifier,
-        whose list needs each chunk's name and definitions; ``embedded_only`` as for
-        ``Store.vector_candidates``.
+        whose list needs each chunk's name and definitions; ``embedded_only`` and
+        ``version`` as for ``Store.vector_candidates``.
         """
         if detail is None:
             detail = "full" if exact_identifiers(opts.query) else "id"
         calls = self.candidate_calls(
-            "chunks", opts.mode, opts.query, flt, k, detail=detail, embedded_only=embedded_only
+            "chunks",
+            opts.mode,
+            opts.query,
+            flt,
+            k,
+            detail=detail,
+            embedded_only=embedded_only,
+            version=version,
         )
         found = self.gather(calls, embed=opts.query)
         return fuse_chunks(opts.query, found)
@@ -237,19 +248,21 @@ class Searcher:
     def _rank_page_by_rows(
         self, opts: SearchOptions, flt: ChunkFilter, k: int, names: dict[str, str], attempts: int = 2
     ) -> tuple[int, list[ChunkHit]] | None:
-        """Rank by row id and read only the page's rows, all within one version of the chunk
-        table: (pool size, hits), or None when every attempt saw the table change (a
-        commit can move rows, so row ids from two versions cannot be fused or read)."""
+        """Rank by row id and read only the page's rows, every query pinned to one version of
+        the chunk table (a commit can move rows, so row ids from two versions cannot be
+        fused or read): (pool size, hits), or None when every attempt failed to read its
+        version (its files removed meanwhile, which a cleanup does an hour after at most)."""
         for _ in range(attempts):
             version = self.store.chunk_table_version()
             embedded_only = self._needs_embedded_filter(opts, version)
             try:
-                ranked = self.rank_chunks(opts, flt, k, detail="row", embedded_only=embedded_only)
-                hits = self.fetch_hits(ranked[opts.offset : opts.offset + opts.limit], names)
-            except _MOVED_ROWS:  # a compaction removed the fragment a row id points into
+                ranked = self.rank_chunks(
+                    opts, flt, k, detail="row", embedded_only=embedded_only, version=version
+                )
+                hits = self.fetch_hits(ranked[opts.offset : opts.offset + opts.limit], names, version)
+            except _MOVED_ROWS:
                 continue
-            if self.store.chunk_table_version() == version:
-                return len(ranked), hits
+            return len(ranked), hits
         return None
 
     def _needs_embedded_filter(self, opts: SearchOptions, version: int) -> bool:
@@ -257,14 +270,16 @@ class Searcher:
         need the ``embedded = true`` prefilter (not when that version is fully embedded)."""
         return opts.mode == "lexical" or not self.store.all_embedded_at(version)
 
-    def fetch_hits(self, ranked: Sequence[tuple[Candidate, float]], names: dict[str, str]) -> list[ChunkHit]:
+    def fetch_hits(
+        self, ranked: Sequence[tuple[Candidate, float]], names: dict[str, str], version: int | None = None
+    ) -> list[ChunkHit]:
         """Hits for ranked candidates, in rank order (chunks gone meanwhile are left out).
 
-        Candidates without an id are read by row id: the caller checks the chunk table's
-        version did not change since they were found.
+        Candidates without an id are read by row id in ``version`` of the chunk table, the
+        version they were found in.
         """
         by_row = [c.row_id for c, _ in ranked if not c.id]
-        at_rows = self.store.chunks_at_rows(by_row) if by_row else {}
+        at_rows = self.store.chunks_at_rows(by_row, version) if by_row else {}
         with_ids = [(c.id, c.row_id) for c, _ in ranked if c.id]
         by_id = {v.id: v for v in self.store.get_chunks_at(with_ids)} if with_ids else {}
         hits: list[ChunkHit] = []
@@ -279,18 +294,18 @@ class Searcher:
         self, opts: SearchOptions, flt: ChunkFilter, names: dict[str, str], attempts: int = 2
     ) -> SearchResponse:
         """Files ranked by their chunks and their document; without an identifier in the
-        query, chunks are keyed by row id within one version of the chunk table (as in
+        query, chunks are keyed by row id in one pinned version of the chunk table (as in
         ``_rank_page_by_rows``), else by id."""
         if not exact_identifiers(opts.query):
             for _ in range(attempts):
                 version = self.store.chunk_table_version()
                 embedded_only = self._needs_embedded_filter(opts, version)
                 try:
-                    response = self._rank_documents(opts, flt, names, "file", embedded_only=embedded_only)
+                    return self._rank_documents(
+                        opts, flt, names, "file", embedded_only=embedded_only, version=version
+                    )
                 except _MOVED_ROWS:  # as in ``_rank_page_by_rows``
                     continue
-                if self.store.chunk_table_version() == version:
-                    return response
         return self._rank_documents(opts, flt, names, "full")
 
     def _rank_documents(
@@ -301,12 +316,21 @@ class Searcher:
         detail: Detail,
         *,
         embedded_only: bool = True,
+        version: int | None = None,
     ) -> SearchResponse:
-        """One page of files; ``embedded_only`` as for ``Store.vector_candidates`` (chunks)."""
+        """One page of files; ``embedded_only`` and ``version`` as for
+        ``Store.vector_candidates`` (chunks)."""
         need = opts.offset + opts.file_limit
         k = min(600, max(60, need * 6))
         chunk_calls = self.candidate_calls(
-            "chunks", opts.mode, opts.query, flt, k * 4, detail=detail, embedded_only=embedded_only
+            "chunks",
+            opts.mode,
+            opts.query,
+            flt,
+            k * 4,
+            detail=detail,
+            embedded_only=embedded_only,
+            version=version,
         )
         calls = {f"chunk_{n}": c for n, c in chunk_calls.items()}
         if not flt.has_chunk_conditions:
@@ -321,7 +345,7 @@ class Searcher:
                 lists[name] = Ranked([c.id for c in found[name]], _DOC_SIGNAL_WEIGHT)
         ranked = fuse(lists)
         page = ranked[opts.offset : need]
-        docs, per_file = self._page_documents(opts, flt, [i for i, _ in page], chunk_ranked, names)
+        docs, per_file = self._page_documents(opts, flt, [i for i, _ in page], chunk_ranked, names, version)
         hits = tuple(
             DocumentHit(
                 id=doc_id,
@@ -355,10 +379,12 @@ class Searcher:
         page: list[str],
         chunk_ranked: list[tuple[Candidate, float]],
         names: dict[str, str],
+        version: int | None = None,
     ) -> tuple[dict[str, Document], dict[str, list[ChunkHit]]]:
         """The page's documents and each one's top chunks: its best entries in the fused chunk
-        ranking; a file with fewer there than ``chunks_per_file`` (and more chunks) is ranked
-        within the file by vector similarity and term overlap instead."""
+        ranking (found in ``version`` of the chunk table); a file with fewer there than
+        ``chunks_per_file`` (and more chunks) is ranked within the file by vector similarity
+        and term overlap instead."""
         want = opts.chunks_per_file
         pooled: dict[str, list[tuple[Candidate, float]]] = {fid: [] for fid in page}
         for cand, score in chunk_ranked:
@@ -367,7 +393,9 @@ class Searcher:
         found = self.gather(
             {
                 "docs": lambda: self.store.get_documents(page),
-                "hits": lambda: self.fetch_hits([item for items in pooled.values() for item in items], names),
+                "hits": lambda: self.fetch_hits(
+                    [item for items in pooled.values() for item in items], names, version
+                ),
             }
         )
         docs = {d.id: d for d in found["docs"]}

@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from indexer.store._reader import TableReader
+
 __all__ = ["StoreBase", "TtlCache", "now", "rows", "unit_mean"]
 
 
@@ -82,9 +84,24 @@ class StoreBase:
         placeholder[0] = 1.0
         #: Stored in place of a vector not computed yet (``embedded = false`` rows).
         self.placeholder = placeholder
+        #: pylance readers of the tables searches read (opened on first use).
+        self._readers: dict[str, TableReader] = {}
+        self._readers_lock = threading.Lock()
 
     def _t(self, name: str) -> Any:
         return self._tables[name]
+
+    def _reader(self, name: str) -> TableReader:
+        """The pylance reader of table ``name`` (see ``_reader``)."""
+        with self._readers_lock:
+            reader = self._readers.get(name)
+            if reader is None:
+                reader = self._readers[name] = TableReader(self._t(name).uri)
+            return reader
+
+    def _dataset(self, name: str, version: int | None = None) -> Any:
+        """Table ``name`` as of ``version`` (its newest when None), for one read."""
+        return self._reader(name).at(version)
 
     def _arrow(self, name: str, build: Callable[[Any], Any]) -> pa.Table:
         """Run a query built by ``build`` on the async handle of table ``name``.

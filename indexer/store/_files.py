@@ -266,14 +266,13 @@ class FilesMixin(VocabularyMixin, StoreBase):
             found.update((c.id, ChunkView.of(c)) for c in self.get_chunks(missing))
         return [found[i] for i, _ in refs if i in found]
 
-    def chunks_at_rows(self, row_ids: Sequence[int]) -> dict[int, ChunkView]:
-        """Views of chunks by row id, as found in the current version of the chunk table
-        (the caller checks the version did not change since it found the row ids)."""
+    def chunks_at_rows(self, row_ids: Sequence[int], version: int | None = None) -> dict[int, ChunkView]:
+        """Views of chunks by row id in version ``version`` of the chunk table (the version
+        the row ids were found in; when None, the newest, and the caller checks that it did
+        not change since)."""
         if not row_ids:
             return {}
-        table = self._arrow(
-            CHUNKS, lambda t: t.take_row_ids(list(row_ids)).select(VIEW_COLUMNS).with_row_id().to_arrow()
-        )
+        table = self._dataset(CHUNKS, version)._take_rows(list(row_ids), columns=[*VIEW_COLUMNS, "_rowid"])
         return {int(r["_rowid"]): to_chunk_view(r) for r in rows(table)}
 
     def chunks_of_files(self, file_ids: Sequence[str]) -> list[StoredChunk]:

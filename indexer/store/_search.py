@@ -97,30 +97,32 @@ class SearchMixin(StoreBase):
         *,
         detail: Detail = "full",
         embedded_only: bool = True,
+        version: int | None = None,
     ) -> list[Candidate]:
         """The ``k`` nearest embedded rows admitted by ``flt`` (score: cosine similarity).
 
         ``detail`` says what a candidate carries besides its row id (see ``Detail``).
         ``embedded_only=False`` drops the ``embedded = true`` prefilter (~4 ms of CPU per
         query on 110k chunks): only for a caller that pinned a version of the table in which
-        ``all_embedded_at`` holds, so no placeholder vector can be found.
+        ``all_embedded_at`` holds, so no placeholder vector can be found. ``version`` pins
+        the table version searched (its newest when None).
         """
         where = _where(kind, flt, embedded_only=embedded_only)
-
-        def build(table: Any) -> Any:
-            query = (
-                table.query()
-                .nearest_to(np.asarray(vector, dtype=np.float32))
-                .column(_VECTOR_COLUMN[kind])
-                .distance_type("cosine")
-                .nprobes(self.nprobes)
-                .select([*_columns(kind, detail), "_distance"])
-                .with_row_id()
-                .limit(k)
-            )
-            return (query.where(where) if where else query).to_arrow()  # filters before the search
-
-        return _to_candidates(kind, self._arrow(_NAMES[kind], build), "_distance")
+        nearest = {
+            "column": _VECTOR_COLUMN[kind],
+            "q": np.asarray(vector, dtype=np.float32),
+            "k": k,
+            "nprobes": self.nprobes,
+            "metric": "cosine",
+        }
+        table = self._dataset(_NAMES[kind], version).to_table(
+            columns=[*_columns(kind, detail), "_distance"],
+            filter=where,
+            prefilter=True,  # filters before the search
+            nearest=nearest,
+            with_row_id=True,
+        )
+        return _to_candidates(kind, table, "_distance")
 
     def text_candidates(
         self,
@@ -131,30 +133,27 @@ class SearchMixin(StoreBase):
         field: TextField = "search_text",
         *,
         detail: Detail = "full",
+        version: int | None = None,
     ) -> list[Candidate]:
         """The ``k`` best BM25 matches of ``text`` admitted by ``flt`` (score: BM25).
 
         ``field`` is ``search_text`` (path, name and content words) or, for chunks,
-        ``name_text`` (the words of the unit's own name); ``detail`` as for
-        ``vector_candidates``.
+        ``name_text`` (the words of the unit's own name); ``detail`` and ``version`` as
+        for ``vector_candidates``.
         """
-        from lancedb.query import MatchQuery
+        from lance.query import MatchQuery
 
         if not text.strip():
             return []
-        where = _where(kind, flt)
-
-        def build(table: Any) -> Any:
-            query = (
-                table.query()
-                .nearest_to_text(MatchQuery(text, field))
-                .select([*_columns(kind, detail), "_score"])
-                .with_row_id()
-                .limit(k)
-            )
-            return (query.where(where) if where else query).to_arrow()  # filters before ranking
-
-        return _to_candidates(kind, self._arrow(_NAMES[kind], build), "_score")
+        table = self._dataset(_NAMES[kind], version).to_table(
+            columns=[*_columns(kind, detail), "_score"],
+            filter=_where(kind, flt),
+            prefilter=True,  # filters before ranking
+            full_text_query=MatchQuery(text, field),
+            limit=k,
+            with_row_id=True,
+        )
+        return _to_candidates(kind, table, "_score")
 
     def chunks_with_vectors(self, flt: ChunkFilter) -> list[tuple[StoredChunk, np.ndarray | None]]:
         """Every chunk admitted by ``flt`` (meant for a few files) with its vector if it has one."""
@@ -175,28 +174,24 @@ class SearchMixin(StoreBase):
         return set(table["file_id"].to_pylist())
 
     def chunk_table_version(self) -> int:
-        """The chunk table's current version: row ids found while it stays the same still
-        point at the same rows (a write, a compaction or an index build changes it)."""
-        from lancedb.background_loop import LOOP
-
-        return int(LOOP.run(self._t(CHUNKS)._table.version()))
+        """The chunk table's newest version: a search pinned to it (``version=``) reads
+        exactly its rows, so row ids found by one query of the search hold for the next."""
+        return self._reader(CHUNKS).latest_version()
 
     def all_embedded_at(self, version: int) -> bool:
         """True when every chunk of version ``version`` of the chunk table has its vector.
 
         Counted once per version (rows ``embedded = true`` admits against all rows); a table
         that had rows without one is not counted again for ``_RECOUNT_SECONDS`` (each write
-        of an index run makes a version). False when the table moved on before the count.
+        of an index run makes a version). Both counts read that very version.
         """
         known = self._embedded_version
         if known is not None and known[0] == version:
             return known[1]
         if known is not None and not known[1] and time.monotonic() - known[2] < _RECOUNT_SECONDS:
             return False
-        table = self._t(CHUNKS)
+        table = self._dataset(CHUNKS, version)
         complete = int(table.count_rows()) == int(table.count_rows("embedded = true"))
-        if self.chunk_table_version() != version:  # written meanwhile: the counts are not of it
-            return False
         self._embedded_version = (version, complete, time.monotonic())
         return complete
 
