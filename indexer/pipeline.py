@@ -256,6 +256,8 @@ class _FileWriter:
                 # searchable seconds into a first index (later rows are scanned until folded in)
                 self.store.ensure_text_indexes()
                 self.indexed = True
+            else:  # searches of the store meanwhile would scan every row not in an index
+                self.store.fold_new_rows()
             hits = sum(1 for h in hashes if h in cached)
             self.report.embedding_cache_hits += hits
             self.report.files_indexed += len(writes)

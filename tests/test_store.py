@@ -212,6 +212,44 @@ def test_vector_index_keeps_small_partitions_as_the_table_grows(
         s.close()
 
 
+def _text_index(store: Store) -> tuple[int, int]:
+    """(segments, rows it does not cover) of the chunk table's full-text index."""
+    dataset = store._dataset("code_chunks")
+    index = next(i for i in dataset.describe_indices() if i.name == "search_text_idx")
+    return len(index.segments), int(dataset.stats.index_stats("search_text_idx")["num_unindexed_rows"])
+
+
+def test_new_rows_are_folded_into_the_text_indexes_and_optimize_merges_the_segments(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows written after the indexes exist are added to them as delta segments once there
+    are ``FOLD_ROWS`` of them (then as many as were folded before), so full-text queries do
+    not scan them; ``optimize`` merges the segments again."""
+    from indexer.store import _maintenance
+
+    monkeypatch.setattr(_maintenance, "FOLD_ROWS", 10)
+    project = store.add_project("p", "/p")
+    store.replace_files([_write(project.id, "base.py", ["alpha beta", "gamma"], "1")])
+    store.optimize()  # the indexes, and no row written since
+    assert _text_index(store) == (1, 0)
+    assert not store.fold_new_rows()  # nothing written since
+    folded = []
+    for n in range(8):
+        texts = [f"zebra{n} stripe{i}" for i in range(4)]
+        store.replace_files([_write(project.id, f"f{n}.py", texts, "1")])  # 5 rows each
+        folded.append(store.fold_new_rows())
+    # folds at 10, 20 and 40 rows written: each waits for as many rows as came before
+    assert folded == [False, True, False, True, False, False, False, True]
+    assert _text_index(store) == (4, 0)
+    found = store.text_candidates("chunks", "zebra7", ChunkFilter(), 10)
+    assert len(found) == 4
+    store.optimize()
+    assert _text_index(store) == (1, 0)
+    assert {c.id for c in store.text_candidates("chunks", "zebra7", ChunkFilter(), 10)} == {
+        c.id for c in found
+    }
+
+
 def _term_hits(store: Store, term: str) -> set[str] | None:
     from indexer.search.content._terms import fts_runs
 

@@ -75,6 +75,8 @@ class StoreBase:
         self._cache = TtlCache(ttl=1.0)
         #: Rows changed since the last optimize (drives ``maybe_optimize``).
         self._rows_written = 0
+        #: ``_rows_written`` when rows were last folded into the indexes (``fold_new_rows``).
+        self._rows_folded = 0
         self._last_optimize = time.monotonic()
         #: (chunk table version, whether every chunk of it has its vector, when counted).
         self._embedded_version: tuple[int, bool, float] | None = None

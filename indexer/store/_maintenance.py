@@ -13,6 +13,7 @@ from indexer.store._schema import CHUNKS, DOCUMENTS, EMBEDDING_CACHE, PROJECTS, 
 from indexer.store._vocabulary import VocabularyMixin
 
 __all__ = [
+    "FOLD_ROWS",
     "OPTIMIZE_AFTER_ROWS",
     "OPTIMIZE_AFTER_SECONDS",
     "OPTIMIZE_MIN_ROWS",
@@ -40,6 +41,13 @@ OPTIMIZE_MIN_ROWS = 512
 OPTIMIZE_AFTER_ROWS = 5_000
 #: …or this long after the last optimize when anything changed.
 OPTIMIZE_AFTER_SECONDS = 300.0
+#: Rows written since the last fold (or optimize) after which a write folds them into the
+#: indexes as a delta segment (``fold_new_rows``): ~0.15 s per 1,000 rows on a 110k-chunk
+#: store, where every unindexed row costs each full-text query ~40 µs (1,000 of them make
+#: a 5 ms query 30 ms; 8,000 make it 340 ms). Each fold waits for as many rows as all
+#: folds before it since the last optimize, so segments stay few until the optimize
+#: merges them.
+FOLD_ROWS = 1_000
 #: When the writer is idle (``quiet=True``): this share of the table…
 OPTIMIZE_QUIET_SHARE = 0.01
 #: …at least this many rows (still at most ``OPTIMIZE_AFTER_ROWS``).
@@ -162,8 +170,47 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
             for name in (CHUNKS, DOCUMENTS, EMBEDDING_CACHE, PROJECTS, TASKS, VOCABULARY):
                 older = timedelta(hours=1) if cleanup else None
                 self._t(name).optimize(cleanup_older_than=older)
-            self._rows_written = 0
+            self._merge_segments()
+            self._rows_written = self._rows_folded = 0
             self._last_optimize = time.monotonic()
+
+    def _folded_indexes(self, name: str) -> tuple[Any, dict[str, int]]:
+        """Table ``name`` (newest version) and its scalar and full-text indexes with their
+        segment counts (vector indexes are left to ``optimize``: a vector query scans the
+        rows they miss for ~0.5 µs a row, and every segment costs it ~1 ms)."""
+        dataset = self._dataset(name)
+        indexes = {
+            index.name: len(index.segments)
+            for index in dataset.describe_indices()
+            if not any(kind in index.index_type.upper() for kind in ("IVF", "HNSW", "PQ"))
+        }
+        return dataset, indexes
+
+    def _merge_segments(self) -> None:
+        """Merge the delta segments ``fold_new_rows`` made into one per index (the optimize
+        of lancedb keeps them; ~1.3 s for every index of a 110k-chunk table)."""
+        for name in (CHUNKS, DOCUMENTS):
+            dataset, indexes = self._folded_indexes(name)
+            split = [index for index, segments in indexes.items() if segments > 1]
+            if split:
+                merge = max(indexes[index] for index in split)
+                dataset.optimize.optimize_indices(num_indices_to_merge=merge, index_names=split)
+
+    def fold_new_rows(self) -> bool:
+        """Add the rows written since the last fold to the existing scalar and full-text
+        indexes as a delta segment, without compaction, once there are enough of them (see
+        ``FOLD_ROWS``); True when it folded. Queries read the tables meanwhile; the next
+        optimize merges the segments."""
+        with self._write_lock:
+            pending = self._rows_written - self._rows_folded
+            if pending < max(FOLD_ROWS, self._rows_folded):
+                return False
+            for name in (CHUNKS, DOCUMENTS):
+                dataset, indexes = self._folded_indexes(name)
+                if indexes:
+                    dataset.optimize.optimize_indices(num_indices_to_merge=0, index_names=list(indexes))
+            self._rows_folded = self._rows_written
+            return True
 
     def adopt_unindexed_rows(self) -> None:
         """Count rows an earlier process left outside the indexes as changed (so the next
@@ -198,4 +245,5 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
             return True
         if not self._indexes_complete:
             self.ensure_indexes()
+        self.fold_new_rows()
         return False
