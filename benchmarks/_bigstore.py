@@ -22,6 +22,7 @@ from benchmarks.quality.corpora import cache_dir
 from indexer.api import Lode
 from indexer.config import load_config
 from indexer.embed import Embedder
+from indexer.errors import StoreVersionError
 from indexer.store import SCHEMA_VERSION
 
 __all__ = ["PROFILES", "BigStore", "open_big_store", "sample_queries"]
@@ -66,11 +67,15 @@ def open_big_store(profile: str, embedder: Embedder | None = None, log: bool = T
     packages, copies = PROFILES[profile]
     base = cache_dir() / f"bigstore-{profile}"
     marker = base / "built.json"
-    wanted = {"schema": SCHEMA_VERSION, "packages": list(packages), "copies": copies, "lode_header": 2}
+    wanted = {"packages": list(packages), "copies": copies, "lode_header": 2}
     if marker.exists():
         facts = json.loads(marker.read_text())
-        if facts.get("wanted") == wanted:
-            _refresh_indexes(base / "db", embedder)
+        built = dict(facts.get("wanted", {}))
+        schema = built.pop("schema", None)
+        if built == wanted and _refresh_indexes(base / "db", embedder):  # (migrated if older)
+            if schema != SCHEMA_VERSION:
+                facts["wanted"] = {**wanted, "schema": SCHEMA_VERSION}
+                marker.write_text(json.dumps(facts))
             return BigStore(
                 base / "db", base / "src", PROJECT, facts["chunks"], facts["files"], facts["seconds"]
             )
@@ -88,22 +93,34 @@ def open_big_store(profile: str, embedder: Embedder | None = None, log: bool = T
         lode.close()
     seconds = round(time.perf_counter() - started, 1)
     marker.write_text(
-        json.dumps({"wanted": wanted, "chunks": chunks, "files": report.files_indexed, "seconds": seconds})
+        json.dumps(
+            {
+                "wanted": {**wanted, "schema": SCHEMA_VERSION},
+                "chunks": chunks,
+                "files": report.files_indexed,
+                "seconds": seconds,
+            }
+        )
     )
     return BigStore(base / "db", base / "src", PROJECT, chunks, report.files_indexed, seconds)
 
 
-def _refresh_indexes(db: Path, embedder: Embedder | None) -> None:
-    """Bring a cached store's indexes to what this lode builds (a changed vector index)."""
+def _refresh_indexes(db: Path, embedder: Embedder | None) -> bool:
+    """Bring a cached store to what this lode builds (its schema, a changed vector index);
+    False when this lode cannot open it (a schema it does not migrate)."""
     lode = Lode(load_config(overrides={"db": db}), embedder=embedder)
     try:
-        lode.store.ensure_indexes()
+        try:
+            lode.store.ensure_indexes()
+        except StoreVersionError:
+            return False
         if lode.store.unindexed_rows():
             # something wrote into the shared store (an interrupted older bench_http, which
             # used to index into it) and left rows outside the indexes: fold them in
             lode.store.optimize()
     finally:
         lode.close()
+    return True
 
 
 def sample_queries(store: BigStore, count: int) -> list[str]:

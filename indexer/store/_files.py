@@ -22,6 +22,7 @@ from indexer.store._rows import (
     to_chunk_view,
     to_document,
     to_stored_chunk,
+    unpack_view,
 )
 from indexer.store._schema import CHUNKS, DOCUMENTS, FILE_ERRORS, chunks_schema, documents_schema
 from indexer.store._sql import and_all, in_list, quote
@@ -272,8 +273,13 @@ class FilesMixin(VocabularyMixin, StoreBase):
         not change since)."""
         if not row_ids:
             return {}
-        table = self._dataset(CHUNKS, version)._take_rows(list(row_ids), columns=[*VIEW_COLUMNS, "_rowid"])
-        return {int(r["_rowid"]): to_chunk_view(r) for r in rows(table)}
+        table = self._dataset(CHUNKS, version)._take_rows(
+            list(row_ids), columns=["content", "view", "_rowid"]
+        )
+        found = zip(
+            table["_rowid"].to_pylist(), table["view"].to_pylist(), table["content"].to_pylist(), strict=True
+        )
+        return {int(row_id): unpack_view(view, content) for row_id, view, content in found}
 
     def chunks_of_files(self, file_ids: Sequence[str]) -> list[StoredChunk]:
         """Every chunk of these files, by file then position."""

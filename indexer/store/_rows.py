@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import msgspec
 import numpy as np
 import pyarrow as pa
 
@@ -16,6 +17,7 @@ from indexer.models import Chunk, ChunkView, Document, StoredChunk
 
 __all__ = [
     "CHUNK_COLUMNS",
+    "PACKED_VIEW_COLUMNS",
     "VIEW_COLUMNS",
     "ChunkWrite",
     "DocState",
@@ -23,10 +25,12 @@ __all__ = [
     "chunk_columns",
     "chunk_search_text",
     "document_search_text",
+    "pack_view",
     "path_words",
     "to_chunk_view",
     "to_document",
     "to_stored_chunk",
+    "unpack_view",
 ]
 
 
@@ -94,7 +98,7 @@ def document_search_text(file_path: str, content: str) -> str:
 _CHUNK_FIELDS = (
     "id file_id project_id file_path file_hash chunk_index content search_text name_text chunk_hash embedded "
     "priority start_byte end_byte start_line end_line node_type node_name language parent_context scope_path "
-    "scope_depth definitions references indexed_at vectors"
+    "scope_depth definitions references indexed_at view vectors"
 ).split()
 
 
@@ -104,6 +108,7 @@ def chunk_columns(write: FileWrite, stamp: datetime, placeholder: np.ndarray) ->
     doc = write.document
     for item in write.chunks:
         c = item.chunk
+        view = ChunkView.of(StoredChunk(item.id, doc.id, doc.project_id, doc.file_path, c))
         values = (
             item.id, doc.id, doc.project_id, doc.file_path, write.file_hash, c.chunk_index, c.content,
             item.search_text or chunk_search_text(doc.file_path, c), identifier_words(c.node_name),
@@ -111,7 +116,8 @@ def chunk_columns(write: FileWrite, stamp: datetime, placeholder: np.ndarray) ->
             item.vector is not None, write.priority,
             c.start_byte, c.end_byte, c.start_line, c.end_line, c.node_type, c.node_name, c.language,
             c.parent_context, list(c.scope_path), len(c.scope_path), list(c.definitions),
-            list(c.references), stamp, item.vector if item.vector is not None else placeholder,
+            list(c.references), stamp, pack_view(view),
+            item.vector if item.vector is not None else placeholder,
         )  # fmt: skip
         for name, value in zip(cols, values, strict=True):
             cols[name].append(value)
@@ -153,6 +159,27 @@ def to_stored_chunk(row: dict[str, Any]) -> StoredChunk:
 
 #: The columns of a ``ChunkView`` (reading a column of a few scattered rows costs ~0.5 ms).
 VIEW_COLUMNS = [f.name for f in dataclasses.fields(ChunkView)]
+#: The columns ``view`` packs, in order: every view column but ``content``.
+PACKED_VIEW_COLUMNS = [name for name in VIEW_COLUMNS if name != "content"]
+_VIEW_ENCODER = msgspec.msgpack.Encoder()
+_VIEW_DECODER = msgspec.msgpack.Decoder()
+
+
+def pack_view(view: ChunkView) -> bytes:
+    """The ``view`` cell of a chunk: its ``PACKED_VIEW_COLUMNS`` values (a msgpack array)."""
+    return pack_view_values([getattr(view, name) for name in PACKED_VIEW_COLUMNS])
+
+
+def pack_view_values(values: Sequence[Any]) -> bytes:
+    """The ``view`` cell from ``PACKED_VIEW_COLUMNS`` values in order (``scope_path`` a list)."""
+    return _VIEW_ENCODER.encode([list(v) if isinstance(v, tuple) else v for v in values])
+
+
+def unpack_view(view: bytes, content: str) -> ChunkView:
+    """A chunk view from its ``view`` and ``content`` cells."""
+    values = dict(zip(PACKED_VIEW_COLUMNS, _VIEW_DECODER.decode(view), strict=True))
+    values["scope_path"] = tuple(values["scope_path"] or ())
+    return ChunkView(content=content, **values)
 
 
 def to_chunk_view(row: dict[str, Any]) -> ChunkView:

@@ -24,8 +24,9 @@ __all__ = [
     "vocabulary_schema",
 ]
 
-#: Bumped on every incompatible change of the tables below.
-SCHEMA_VERSION = 1
+#: Bumped on every incompatible change of the tables below (``_store`` migrates older ones
+#: it knows: 1 → 2 adds ``code_chunks.view``).
+SCHEMA_VERSION = 2
 
 META = "meta"
 PROJECTS = "projects"
@@ -119,6 +120,9 @@ def chunks_schema(dimension: int) -> pa.Schema:
             pa.field("definitions", _STRS),
             pa.field("references", _STRS),
             pa.field("indexed_at", _TS),
+            # what a search hit shows besides ``content``, packed (``_rows.pack_view``): a
+            # page of hits reads 2 columns, not 13 (3.2 → 1.1 ms for 10 hits on 110k chunks)
+            pa.field("view", pa.binary()),
         ]
     )
 

@@ -68,18 +68,37 @@ def _columns(kind: TableKind, detail: Detail) -> list[str]:
 
 
 def _to_candidates(kind: TableKind, table: Any, score_column: str) -> list[Candidate]:
-    out: list[Candidate] = []
-    for row in rows(table):
-        raw = float(row[score_column])
-        score = 1.0 - raw if score_column == "_distance" else raw
-        row_id = int(row.get("_rowid", -1))
-        if kind == "chunks":
-            definitions = tuple(row.get("definitions") or ())
-            file_id, name = row.get("file_id") or "", row.get("node_name") or ""
-            out.append(Candidate(row.get("id") or "", file_id, score, name, definitions, row_id))
-        else:
-            out.append(Candidate(row.get("id") or "", row.get("id") or "", score, row_id=row_id))
-    return out
+    """Candidates from a result table, read column by column (a dict per row costs a
+    100-row list ~0.3 ms)."""
+    raw = table[score_column].to_pylist()
+    scores = [1.0 - r for r in raw] if score_column == "_distance" else raw
+    n = len(scores)
+    names = set(table.column_names)
+
+    def column(name: str, default: Any) -> list[Any]:
+        return table[name].to_pylist() if name in names else [default] * n
+
+    row_ids, ids = column("_rowid", -1), column("id", None)
+    if kind == "documents":
+        return [
+            Candidate(ids[i] or "", ids[i] or "", float(scores[i]), row_id=int(row_ids[i])) for i in range(n)
+        ]
+    file_ids, node_names, definitions = (
+        column("file_id", None),
+        column("node_name", None),
+        column("definitions", None),
+    )
+    return [
+        Candidate(
+            ids[i] or "",
+            file_ids[i] or "",
+            float(scores[i]),
+            node_names[i] or "",
+            tuple(definitions[i] or ()),
+            int(row_ids[i]),
+        )
+        for i in range(n)
+    ]
 
 
 class SearchMixin(StoreBase):
