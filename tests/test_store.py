@@ -102,7 +102,9 @@ def test_a_schema_1_store_is_migrated_in_place_and_searches_the_same(tmp_path: P
         assert api.store.count_chunks() == len(cells)  # opens (and migrates) the store
         assert read_store_info(tmp_path / "db")["schema_version"] == "2"
         migrated = lance.dataset(str(tmp_path / "db" / "code_chunks.lance"))
-        assert sorted(migrated.to_table(columns=["id", "view"]).to_pylist(), key=str) == sorted(cells, key=str)
+        assert sorted(migrated.to_table(columns=["id", "view"]).to_pylist(), key=str) == sorted(
+            cells, key=str
+        )
         assert migrated.stats.index_stats("search_text_idx")["num_unindexed_rows"] == 0
         after = api.search(SearchOptions(query="cart item total", granularity="chunk"))
         assert after.groups == before.groups
