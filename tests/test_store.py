@@ -199,7 +199,7 @@ def _vector_index(db: Path) -> dict[str, object]:
 
     table = lancedb.connect(str(db)).open_table("code_chunks")
     index = next(i for i in table.list_indices() if "embedding" in i.columns)
-    return dict(index.index_details)
+    return {**dict(index.index_details), "type": str(index.index_type)}
 
 
 def test_vector_index_keeps_small_partitions_as_the_table_grows(
@@ -207,7 +207,7 @@ def test_vector_index_keeps_small_partitions_as_the_table_grows(
 ) -> None:
     """A fixed partition count is merged down to ~16k-row partitions by Lance's optimize
     (every query then scans the table); lode asks for a target size that survives growth,
-    and rebuilds an index created the old way."""
+    keeps 8-bit vectors in it (IVF_SQ), and rebuilds an index created an older way."""
     import lancedb
     from lancedb.index import IvfFlat
 
@@ -236,6 +236,7 @@ def test_vector_index_keeps_small_partitions_as_the_table_grows(
         add(0, 700)
         s.optimize()
         assert _vector_index(tmp_path / "db")["target_partition_size"] == 64
+        assert _vector_index(tmp_path / "db")["type"] == "IvfSq"
         add(700, 2100)
         s.optimize()
         assert _vector_index(tmp_path / "db")["target_partition_size"] == 64
@@ -247,6 +248,15 @@ def test_vector_index_keeps_small_partitions_as_the_table_grows(
         assert "target_partition_size" not in _vector_index(tmp_path / "db")
         s.ensure_indexes()
         assert _vector_index(tmp_path / "db")["target_partition_size"] == 64
+        assert _vector_index(tmp_path / "db")["type"] == "IvfSq"
+        # so is the IVF_FLAT index lode built before
+        table = lancedb.connect(str(tmp_path / "db")).open_table("code_chunks")
+        table.create_index(
+            "embedding", config=IvfFlat(distance_type="cosine", target_partition_size=64), replace=True
+        )
+        assert _vector_index(tmp_path / "db")["type"] == "IvfFlat"
+        s.ensure_indexes()
+        assert _vector_index(tmp_path / "db")["type"] == "IvfSq"
         probe = rng.standard_normal(16).astype(np.float32)
         assert len(s.vector_candidates("chunks", probe, ChunkFilter(project_ids=(project.id,)), 10)) == 10
     finally:
