@@ -146,11 +146,16 @@ class ServerConfig:
     """Request bodies larger than this get 413."""
     editor_url: str = "vscode://file/{abs_path}:{line}"
     """Link template to open a file at a line in the user's editor (web page)."""
+    index_nice: int = 10
+    """Niceness of the server's index writer (its thread, the processes and threads it
+    starts): searches get the cores first, indexing takes what they leave (0 turns it off)."""
 
     def __post_init__(self) -> None:
         if not 0 < self.port < 65536:
             raise ConfigError(f"port must be in 1..65535 (got {self.port})")
         _positive("max_body_bytes", self.max_body_bytes)
+        if not 0 <= self.index_nice <= 19:
+            raise ConfigError(f"index_nice must be in 0..19 (got {self.index_nice})")
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -196,6 +197,7 @@ class IndexWorker:
 
     # ---- the worker thread ------------------------------------------------------------
     def _run(self) -> None:
+        lower_thread_priority(self.config.server.index_nice)
         try:  # indexes an older lode left missing or built differently (e.g. the vector index)
             self.store.ensure_indexes()
             self.store.adopt_unindexed_rows()  # rows a stopped server left unfolded
@@ -371,3 +373,17 @@ class _AnyEvent:
     def is_set(self) -> bool:
         """True if one of the events is set."""
         return any(e.is_set() for e in self._events)
+
+
+def lower_thread_priority(nice: int) -> None:
+    """Raise the calling thread's niceness to ``nice`` (Linux keeps it per thread, and the
+    threads and processes the thread starts inherit it): the CPU goes to other threads
+    first. Nothing happens where the platform does not allow it."""
+    if nice <= 0 or not hasattr(os, "setpriority"):
+        return
+    tid = threading.get_native_id()
+    try:
+        if os.getpriority(os.PRIO_PROCESS, tid) < nice:
+            os.setpriority(os.PRIO_PROCESS, tid, nice)
+    except OSError as exc:  # pragma: no cover - a sandbox may refuse
+        log.info("index writer keeps its priority (%s)", exc)
