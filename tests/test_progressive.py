@@ -3,6 +3,7 @@ in behind, edits jump the queue, and a stopped phase 2 resumes where it stopped.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -360,3 +361,41 @@ def test_rows_a_stopped_server_left_unfolded_are_folded_by_the_next(
     finally:
         worker.stop()
         lode.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "setpriority"), reason="per-thread niceness is a Linux/Unix feature")
+@pytest.mark.parametrize("nice", [0, 10])
+def test_the_writer_thread_yields_the_cores_to_searches(tmp_path: Path, nice: int) -> None:
+    """The writer runs at ``index_nice`` (searches, at the process's own niceness, come
+    first); the thread that started it keeps its niceness."""
+    config = load_config(env={"LODE_INDEX_NICE": str(nice)}, overrides={"db": tmp_path / "db"})
+    assert config.server.index_nice == nice
+    lode = Lode(config, embedder=FakeEmbedder())
+    worker = IndexWorker(lode.store, lode.embedder, config)
+    base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    seen: list[int] = []
+    real_step = worker._step
+
+    def step() -> bool:
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        return real_step()
+
+    worker._step = step  # type: ignore[method-assign]
+    worker.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not seen and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert seen
+        assert seen[0] == max(base, nice)
+        assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == base
+    finally:
+        worker.stop()
+        lode.close()
+
+
+def test_index_nice_out_of_range_is_a_config_error(tmp_path: Path) -> None:
+    from indexer.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="index_nice"):
+        load_config(env={"LODE_INDEX_NICE": "25"}, overrides={"db": tmp_path / "db"})
