@@ -16,6 +16,7 @@ import sys
 import sysconfig
 import time
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 from benchmarks.quality.corpora import cache_dir
@@ -118,6 +119,9 @@ def _refresh_indexes(db: Path, embedder: Embedder | None) -> bool:
             # something wrote into the shared store (an interrupted older bench_http, which
             # used to index into it) and left rows outside the indexes: fold them in
             lode.store.optimize()
+        # keep only the current version (migrations and index rebuilds leave the old
+        # files behind: 13 GB instead of ~1 GB, which bench_http copies every run)
+        lode.store.prune_versions(keep=timedelta(0))
     finally:
         lode.close()
     return True

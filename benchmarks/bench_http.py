@@ -153,7 +153,7 @@ def main() -> int:
     per_client = 200 if args.full else 50
     big = open_big_store("quick")  # the server loads the model; this process never needs it
     # a fresh query for every request of every phase (the server remembers 256 query vectors)
-    queries = sample_queries(big, 3 * CLIENTS * per_client + 8)
+    queries = sample_queries(big, 3 * CLIENTS * per_client + 40)
     phases = [queries[i * CLIENTS * per_client : (i + 1) * CLIENTS * per_client] for i in range(3)]
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
@@ -170,7 +170,7 @@ def main() -> int:
         )
         try:
             _wait(base)
-            run_clients(base, queries[-8:], 2)  # warm up
+            run_clients(base, queries[-40:], 10)  # warm up (the server prewarms its indexes too)
             idle = _summary(run_clients(base, phases[0], per_client))
             idle_httpx = _summary(run_clients(base, phases[1], per_client, "httpx"))
             busy = while_indexing(base, phases[2], per_client, Path(tmp))

@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -25,6 +24,7 @@ from indexer.errors import ConflictError, NotFoundError
 from indexer.ids import uuid7
 from indexer.models import Task
 from indexer.pipeline import IndexProgress, run_lexical_phase
+from indexer.priority import lower_thread_priority
 from indexer.store import OPTIMIZE_AFTER_ROWS, Store
 from indexer.vectorizer import embed_backlog
 
@@ -373,17 +373,3 @@ class _AnyEvent:
     def is_set(self) -> bool:
         """True if one of the events is set."""
         return any(e.is_set() for e in self._events)
-
-
-def lower_thread_priority(nice: int) -> None:
-    """Raise the calling thread's niceness to ``nice`` (Linux keeps it per thread, and the
-    threads and processes the thread starts inherit it): the CPU goes to other threads
-    first. Nothing happens where the platform does not allow it."""
-    if nice <= 0 or not hasattr(os, "setpriority"):
-        return
-    tid = threading.get_native_id()
-    try:
-        if os.getpriority(os.PRIO_PROCESS, tid) < nice:
-            os.setpriority(os.PRIO_PROCESS, tid, nice)
-    except OSError as exc:  # pragma: no cover - a sandbox may refuse
-        log.info("index writer keeps its priority (%s)", exc)

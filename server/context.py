@@ -39,7 +39,8 @@ class ServerContext:
         return bool(getattr(embedder, "loaded", True))
 
     def warm_up(self) -> None:
-        """Load the model in the background so the first semantic search is fast."""
+        """Load the model and the search indexes in the background so the first searches
+        are fast."""
 
         def load() -> None:
             try:
@@ -47,6 +48,10 @@ class ServerContext:
             except Exception as exc:
                 self.model_error = repr(exc)
                 log.exception("the embedding model failed to load")
+            try:
+                self.lode.store.prewarm()
+            except Exception:  # only a slower first search
+                log.warning("the search indexes could not be prewarmed", exc_info=True)
 
         self._model_thread = threading.Thread(target=load, name="lode-model-load", daemon=True)
         self._model_thread.start()
@@ -88,6 +93,7 @@ def open_context(config: LodeConfig, embedder: Embedder | None = None, warm: boo
     """Open the store, start the writer (resuming interrupted tasks) and warm the model up."""
     lode = Lode(config, embedder=embedder)
     store = lode.store
+    store.yield_writes_to_searches(config.server.index_nice)
     worker = IndexWorker(store, lode.lazy_embedder, config)
     ctx = ServerContext(config=config, lode=lode, worker=worker)
     worker.start()

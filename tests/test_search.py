@@ -3,6 +3,7 @@ code-aware lexical matching, injection strings, validation."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -458,3 +459,52 @@ def test_a_row_id_lance_cannot_read_any_more_makes_the_search_try_again(
     monkeypatch.setattr(indexed.store, "chunks_at_rows", gone_once)
     assert _by_id(_search(indexed, "cart item", granularity=granularity)) == expected
     assert len(calls) == 2
+
+
+def test_searches_keep_answering_while_the_writer_folds_optimizes_and_prunes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Maintenance through pylance (index folds, segment merges, cleanups) must not hold
+    the readers' shared dataset objects: a search meanwhile would fail."""
+    from datetime import timedelta
+
+    from indexer.store import _maintenance
+
+    monkeypatch.setattr(_maintenance, "FOLD_ROWS", 4)
+    repo = make_repo(tmp_path / "repo")
+    api = Lode(load_config(env={}, overrides={"db": tmp_path / "db"}), embedder=FakeEmbedder())
+    try:
+        api.index(repo, name="shop")
+        store = api.store
+        errors: list[BaseException] = []
+        done = threading.Event()
+
+        def search() -> None:
+            while not done.is_set():
+                try:
+                    _search(api, "cart item total", granularity="chunk")
+                    _search(api, "cart item total", granularity="document")
+                except BaseException as exc:  # noqa: BLE001 - any failure is the finding
+                    errors.append(exc)
+                    return
+
+        threads = [threading.Thread(target=search) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        try:
+            for n in range(6):
+                (repo / "src" / f"gen_{n}.py").write_text(
+                    "".join(f"def gen_{n}_{i}(x):\n    return x + {i}\n\n\n" for i in range(12))
+                )
+                api.index(repo, name="shop", embed=False)
+                store.fold_new_rows()
+                if n % 2:
+                    store.optimize()
+                store.prune_versions(keep=timedelta(0))
+        finally:
+            done.set()
+            for thread in threads:
+                thread.join()
+        assert not errors, errors[:1]
+    finally:
+        api.close()

@@ -375,3 +375,33 @@ def test_chunk_texts_by_stale_row_ids_fall_back_to_ids(store: Store) -> None:
     store.optimize()
     texts = store.chunk_contents([(r.id, r.row_id) for r in rows])
     assert sorted(texts.values()) == sorted(f"{w} text {n}" for w in ("alpha", "beta") for n in range(3, 6))
+
+
+def test_prune_versions_keeps_the_current_one_and_prewarm_fills_the_index_cache(tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    from conftest import make_repo
+
+    from indexer.api import Lode
+    from indexer.config import load_config
+    from indexer.search import SearchOptions
+
+    api = Lode(load_config(env={}, overrides={"db": tmp_path / "db"}), embedder=FakeEmbedder())
+    try:
+        repo = make_repo(tmp_path / "repo")
+        api.index(repo, name="shop")
+        (repo / "src" / "extra.py").write_text("def extra_cart_helper():\n    return 1\n")
+        api.index(repo, name="shop")
+        store = api.store
+        before = api.search(SearchOptions(query="cart item", granularity="chunk"))
+        assert len(store._dataset("code_chunks").versions()) > 1
+        assert store.prune_versions(keep=timedelta(hours=1)) == 0  # nothing that old
+        assert store.prune_versions(keep=timedelta(0)) > 0
+        assert len(store._dataset("code_chunks").versions()) == 1
+        dataset = store._dataset("code_chunks")
+        cached = dataset.session().index_cache_size_bytes()
+        store.prewarm()
+        assert dataset.session().index_cache_size_bytes() > cached
+        assert api.search(SearchOptions(query="cart item", granularity="chunk")).groups == before.groups
+    finally:
+        api.close()

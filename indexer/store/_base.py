@@ -105,6 +105,15 @@ class StoreBase:
         """Table ``name`` as of ``version`` (its newest when None), for one read."""
         return self._reader(name).at(version)
 
+    def _own_dataset(self, name: str) -> Any:
+        """Table ``name`` opened afresh through pylance, for one maintenance operation
+        (index folds, cleanups). Such operations hold their dataset object exclusively
+        while they run: on the readers' shared object, every search meanwhile would fail
+        with "Already mutably borrowed"."""
+        import lance
+
+        return lance.dataset(self._t(name).uri)
+
     def _arrow(self, name: str, build: Callable[[Any], Any]) -> pa.Table:
         """Run a query built by ``build`` on the async handle of table ``name``.
 
