@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
+from indexer.errors import StoreError
 from indexer.priority import lower_thread_priority, threads_named
 from indexer.store._base import StoreBase
 from indexer.store._schema import CHUNKS, DOCUMENTS, EMBEDDING_CACHE, PROJECTS, TASKS, VOCABULARY
@@ -78,6 +82,30 @@ _FTS = [(CHUNKS, "search_text"), (CHUNKS, "name_text"), (DOCUMENTS, "search_text
 def _details(index: Any) -> dict[str, Any]:
     """The build parameters Lance records on an index (empty when it records none)."""
     return dict(getattr(index, "index_details", None) or {})
+
+
+_OPTIMIZE_INDICES = """
+import json, os, sys
+os.environ.setdefault("LANCE_LOG", "error")
+import lance
+uri, names, merge = json.loads(sys.argv[1])
+lance.dataset(uri).optimize.optimize_indices(num_indices_to_merge=merge, index_names=names)
+"""
+
+
+def _optimize_indices(uri: str, names: list[str], merge: int) -> None:
+    """Lance ``optimize_indices`` of table ``uri`` in a child process: in this one it would
+    run on the Lance runtime the searches use, whose CPU pool it fills for seconds (a fold
+    of 8k rows stopped every search for ~8 s under load); a child is scheduled by the OS,
+    at the niceness of the thread that starts it (the server's writer: ``index_nice``)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _OPTIMIZE_INDICES, json.dumps([uri, names, merge])],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise StoreError(f"updating the indexes of {uri} failed: {done.stderr.strip()[-2000:]}")
 
 
 def _is_current_vector_index(index: Any) -> bool:
@@ -186,6 +214,12 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
             self._merge_segments()
             self._rows_written = self._rows_folded = 0
             self._last_optimize = time.monotonic()
+        # compaction and merges give the indexes new files: load them now, not piece by
+        # piece in the searches that come first (seconds of stalls under load)
+        try:
+            self.prewarm()
+        except (OSError, RuntimeError, ValueError):  # only slower first searches
+            log.warning("prewarming the indexes after an optimize failed", exc_info=True)
 
     def prune_versions(self, keep: timedelta = timedelta(hours=1)) -> int:
         """Delete the files of table versions older than ``keep`` (no compaction); bytes freed.
@@ -225,27 +259,24 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
             if "IVF" in kind or "INVERTED" in kind:
                 dataset.prewarm_index(index.name)
 
-    def _folded_indexes(self, name: str) -> tuple[Any, dict[str, int]]:
-        """Table ``name`` (newest version) and its scalar and full-text indexes with their
-        segment counts (vector indexes are left to ``optimize``: a vector query scans the
-        rows they miss for ~0.5 µs a row, and every segment costs it ~1 ms)."""
-        dataset = self._own_dataset(name)
-        indexes = {
+    def _folded_indexes(self, name: str) -> dict[str, int]:
+        """The scalar and full-text indexes of table ``name`` with their segment counts
+        (vector indexes are left to ``optimize``: a vector query scans the rows they miss
+        for ~0.5 µs a row, and every segment costs it ~1 ms)."""
+        return {
             index.name: len(index.segments)
-            for index in dataset.describe_indices()
+            for index in self._own_dataset(name).describe_indices()
             if not any(kind in index.index_type.upper() for kind in ("IVF", "HNSW", "PQ"))
         }
-        return dataset, indexes
 
     def _merge_segments(self) -> None:
         """Merge the delta segments ``fold_new_rows`` made into one per index (the optimize
         of lancedb keeps them; ~1.3 s for every index of a 110k-chunk table)."""
         for name in (CHUNKS, DOCUMENTS):
-            dataset, indexes = self._folded_indexes(name)
+            indexes = self._folded_indexes(name)
             split = [index for index, segments in indexes.items() if segments > 1]
             if split:
-                merge = max(indexes[index] for index in split)
-                dataset.optimize.optimize_indices(num_indices_to_merge=merge, index_names=split)
+                _optimize_indices(self._t(name).uri, split, merge=max(indexes[index] for index in split))
 
     def fold_new_rows(self) -> bool:
         """Add the rows written since the last fold to the existing scalar and full-text
@@ -257,9 +288,9 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
             if pending < max(FOLD_ROWS, self._rows_folded):
                 return False
             for name in (CHUNKS, DOCUMENTS):
-                dataset, indexes = self._folded_indexes(name)
+                indexes = self._folded_indexes(name)
                 if indexes:
-                    dataset.optimize.optimize_indices(num_indices_to_merge=0, index_names=list(indexes))
+                    _optimize_indices(self._t(name).uri, list(indexes), merge=0)
             self._rows_folded = self._rows_written
             return True
 
