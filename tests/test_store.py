@@ -301,6 +301,30 @@ def test_new_rows_are_folded_into_the_text_indexes_and_optimize_merges_the_segme
     }
 
 
+def test_a_failed_fold_or_merge_never_fails_a_write_or_an_optimize(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The child process that folds rows into the indexes can fail (killed, out of
+    memory): the rows stay found by scanning, and the optimize still compacts."""
+    from indexer.errors import StoreError
+    from indexer.store import _maintenance
+
+    def broken(uri: str, names: list[str], merge: int) -> None:
+        raise StoreError(f"updating the indexes of {uri} failed: killed")
+
+    monkeypatch.setattr(_maintenance, "FOLD_ROWS", 2)
+    project = store.add_project("p", "/p")
+    store.replace_files([_write(project.id, "base.py", ["alpha beta"], "1")])
+    store.optimize()
+    monkeypatch.setattr(_maintenance, "_optimize_indices", broken)
+    store.replace_files([_write(project.id, "new.py", ["zebra stripe", "zebra mane"], "1")])
+    assert not store.fold_new_rows()
+    assert len(store.text_candidates("chunks", "zebra", ChunkFilter(), 10)) == 2
+    store.optimize()  # its own index update still folds them in
+    assert _text_index(store)[1] == 0
+    assert len(store.text_candidates("chunks", "zebra", ChunkFilter(), 10)) == 2
+
+
 def _term_hits(store: Store, term: str) -> set[str] | None:
     from indexer.search.content._terms import fts_runs
 

@@ -211,7 +211,10 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
             for name in (CHUNKS, DOCUMENTS, EMBEDDING_CACHE, PROJECTS, TASKS, VOCABULARY):
                 older = timedelta(hours=1) if cleanup else None
                 self._t(name).optimize(cleanup_older_than=older)
-            self._merge_segments()
+            try:
+                self._merge_segments()
+            except StoreError:  # more segments to search until the next optimize merges them
+                log.warning("merging index segments failed", exc_info=True)
             self._rows_written = self._rows_folded = 0
             self._last_optimize = time.monotonic()
         # compaction and merges give the indexes new files: load them now, not piece by
@@ -287,10 +290,15 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
             pending = self._rows_written - self._rows_folded
             if pending < max(FOLD_ROWS, self._rows_folded):
                 return False
-            for name in (CHUNKS, DOCUMENTS):
-                indexes = self._folded_indexes(name)
-                if indexes:
-                    _optimize_indices(self._t(name).uri, list(indexes), merge=0)
+            try:
+                for name in (CHUNKS, DOCUMENTS):
+                    indexes = self._folded_indexes(name)
+                    if indexes:
+                        _optimize_indices(self._t(name).uri, list(indexes), merge=0)
+            except StoreError:  # the rows stay found (scanned) until the optimize folds them in
+                log.warning("folding new rows into the indexes failed", exc_info=True)
+                self._rows_folded = self._rows_written  # tried again once as many rows wait
+                return False
             self._rows_folded = self._rows_written
             return True
 
