@@ -154,6 +154,8 @@ def main() -> int:
     big = open_big_store("quick")  # the server loads the model; this process never needs it
     # a fresh query for every request of every phase (the server remembers 256 query vectors)
     queries = sample_queries(big, 3 * CLIENTS * per_client + 40)
+    if len(queries) < 3 * CLIENTS * per_client + 40:
+        raise SystemExit(f"the big store yields {len(queries)} queries; this profile needs more")
     phases = [queries[i * CLIENTS * per_client : (i + 1) * CLIENTS * per_client] for i in range(3)]
     port = _free_port()
     base = f"http://127.0.0.1:{port}"

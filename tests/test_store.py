@@ -429,3 +429,31 @@ def test_prune_versions_keeps_the_current_one_and_prewarm_fills_the_index_cache(
         assert api.search(SearchOptions(query="cart item", granularity="chunk")).groups == before.groups
     finally:
         api.close()
+
+
+def test_a_row_without_a_view_cell_is_read_from_its_columns(tmp_path: Path) -> None:
+    """An older lode still writing after the migration leaves ``view`` empty: the page read
+    falls back to the 13 columns for those rows."""
+    from conftest import make_repo
+
+    from indexer.api import Lode
+    from indexer.config import load_config
+    from indexer.search import SearchOptions
+
+    api = Lode(load_config(env={}, overrides={"db": tmp_path / "db"}), embedder=FakeEmbedder())
+    try:
+        api.index(make_repo(tmp_path / "repo"), name="shop")
+        before = api.search(SearchOptions(query="cart item total", granularity="chunk"))
+        api.store._t("code_chunks").update(
+            where="file_path = 'src/shop/cart.py'", values_sql={"view": "NULL"}
+        )
+        after = api.search(SearchOptions(query="cart item total", granularity="chunk"))
+
+        def shown(resp: object) -> set[tuple[object, ...]]:  # (the rewrite moved the rows: scores may shift)
+            hits = [h for g in resp.groups for h in g.chunks]  # type: ignore[attr-defined]
+            return {(h.id, h.file_path, h.content, h.start_line, h.node_name, h.scope_path) for h in hits}
+
+        assert shown(after) == shown(before)
+        assert any(g.file_path == "src/shop/cart.py" for g in after.groups)
+    finally:
+        api.close()

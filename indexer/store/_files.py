@@ -273,13 +273,19 @@ class FilesMixin(VocabularyMixin, StoreBase):
         not change since)."""
         if not row_ids:
             return {}
-        table = self._dataset(CHUNKS, version)._take_rows(
-            list(row_ids), columns=["content", "view", "_rowid"]
-        )
+        dataset = self._dataset(CHUNKS, version)
+        table = dataset._take_rows(list(row_ids), columns=["content", "view", "_rowid"])
         found = zip(
             table["_rowid"].to_pylist(), table["view"].to_pylist(), table["content"].to_pylist(), strict=True
         )
-        return {int(row_id): unpack_view(view, content) for row_id, view, content in found}
+        views = {
+            int(row_id): unpack_view(view, content) for row_id, view, content in found if view is not None
+        }
+        if len(views) < table.num_rows:  # rows an older lode wrote after the migration: no view cell
+            missing = [r for r in row_ids if r not in views]
+            full = dataset._take_rows(missing, columns=[*VIEW_COLUMNS, "_rowid"])
+            views.update((int(r["_rowid"]), to_chunk_view(r)) for r in rows(full))
+        return views
 
     def chunks_of_files(self, file_ids: Sequence[str]) -> list[StoredChunk]:
         """Every chunk of these files, by file then position."""

@@ -7,6 +7,7 @@ import logging
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
@@ -93,6 +94,10 @@ lance.dataset(uri).optimize.optimize_indices(num_indices_to_merge=merge, index_n
 """
 
 
+#: A fold or merge still running after this long is killed (its table stays as it was).
+_OPTIMIZE_INDICES_TIMEOUT = 600.0
+
+
 def _optimize_indices(uri: str, names: list[str], merge: int) -> None:
     """Lance ``optimize_indices`` of table ``uri`` in a child process: in this one it would
     run on the Lance runtime the searches use, whose CPU pool it fills for seconds (a fold
@@ -103,6 +108,7 @@ def _optimize_indices(uri: str, names: list[str], merge: int) -> None:
         capture_output=True,
         text=True,
         check=False,
+        timeout=_OPTIMIZE_INDICES_TIMEOUT,
     )
     if done.returncode != 0:
         raise StoreError(f"updating the indexes of {uri} failed: {done.stderr.strip()[-2000:]}")
@@ -213,7 +219,8 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
                 self._t(name).optimize(cleanup_older_than=older)
             try:
                 self._merge_segments()
-            except StoreError:  # more segments to search until the next optimize merges them
+            except (StoreError, OSError, RuntimeError, ValueError, subprocess.SubprocessError):
+                # more segments to search until the next optimize merges them
                 log.warning("merging index segments failed", exc_info=True)
             self._rows_written = self._rows_folded = 0
             self._last_optimize = time.monotonic()
@@ -245,12 +252,40 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
 
         if nice <= 0:
             return 0
+        self._start_read_runtime()
         self._t(PROJECTS).count_rows()  # the runtime starts with the first query
         tids = threads_named(("lancedb-tokio",))
         loop = getattr(LOOP, "thread", None)
         if loop is not None and loop.native_id is not None:
             tids.append(loop.native_id)
         return sum(lower_thread_priority(nice, tid) for tid in tids)
+
+    def _start_read_runtime(self) -> None:
+        """Start pylance's threads from this thread, at its niceness: they serve every search,
+        and a thread inherits its creator's niceness, so they must not first be started by
+        the index writer (a fold, or a prewarm after an optimize)."""
+        from lance.query import MatchQuery
+
+        dataset = self._dataset(CHUNKS)
+        reads: tuple[Callable[[], Any], ...] = (  # a scan, a full-text and a vector query
+            lambda: dataset.to_table(columns=["id"], limit=1),
+            lambda: dataset.to_table(
+                columns=["_score"],
+                full_text_query=MatchQuery("lode", "search_text"),
+                limit=1,
+                with_row_id=True,
+            ),
+            lambda: dataset.to_table(
+                columns=["_distance"],
+                nearest={"column": "embedding", "q": self.placeholder, "k": 1},
+                with_row_id=True,
+            ),
+        )
+        for read in reads:
+            try:
+                read()
+            except (OSError, RuntimeError, ValueError):  # no index yet, an empty table
+                log.debug("starting the read runtime", exc_info=True)
 
     def prewarm(self) -> None:
         """Load the chunk table's vector and full-text indexes into the index cache, so the
@@ -295,7 +330,8 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
                     indexes = self._folded_indexes(name)
                     if indexes:
                         _optimize_indices(self._t(name).uri, list(indexes), merge=0)
-            except StoreError:  # the rows stay found (scanned) until the optimize folds them in
+            except (StoreError, OSError, RuntimeError, ValueError, subprocess.SubprocessError):
+                # the rows stay found (scanned) until the optimize folds them in
                 log.warning("folding new rows into the indexes failed", exc_info=True)
                 self._rows_folded = self._rows_written  # tried again once as many rows wait
                 return False
