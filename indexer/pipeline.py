@@ -154,6 +154,8 @@ def run_lexical_phase(
             break
         writer.accept(entry, states.get(entry.rel_path), prepared)
     writer.flush()
+    if writer.indexed:  # the last rows too: a few hundred unfolded rows cost every search ms
+        store.fold_new_rows(force=True)
     stamp = datetime.now(UTC)
     store.save_project(replace(project, last_indexed_at=stamp, updated_at=stamp))
     return report

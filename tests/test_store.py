@@ -457,3 +457,31 @@ def test_a_row_without_a_view_cell_is_read_from_its_columns(tmp_path: Path) -> N
         assert any(g.file_path == "src/shop/cart.py" for g in after.groups)
     finally:
         api.close()
+
+
+def test_an_index_run_ends_with_its_rows_in_the_text_indexes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rows a run wrote are folded in when it ends (each unfolded row costs every
+    full-text query ~40 µs), without waiting for an optimize."""
+    from conftest import make_repo
+
+    from indexer.api import Lode
+    from indexer.config import load_config
+    from indexer.store import _maintenance
+
+    monkeypatch.setattr(_maintenance, "FORCED_FOLD_ROWS", 1)
+
+    api = Lode(load_config(env={}, overrides={"db": tmp_path / "db"}), embedder=FakeEmbedder())
+    try:
+        repo = make_repo(tmp_path / "repo")
+        api.index(repo, name="shop")
+        api.store.optimize()
+        assert _text_index(api.store) == (1, 0)
+        (repo / "src" / "extra.py").write_text("def zebra_stripes(n):\n    return n * 2\n")
+        api.index(repo, name="shop", embed=False)  # a few rows: far below any optimize threshold
+        segments, unindexed = _text_index(api.store)
+        assert unindexed == 0
+        assert segments == 2  # folded, not optimized
+    finally:
+        api.close()
