@@ -118,6 +118,11 @@ def _optimize_indices(uri: str, names: list[str], merge: int) -> None:
         raise StoreError(f"updating the indexes of {uri} failed: {done.stderr.strip()[-2000:]}")
 
 
+def _is_vector_index(index_type: str) -> bool:
+    """Whether a Lance index type (``IVF_SQ``, ``IvfFlat``, ``Inverted``…) is a vector index."""
+    return any(kind in index_type.upper() for kind in ("IVF", "HNSW", "PQ"))
+
+
 def _is_current_vector_index(index: Any) -> bool:
     """Whether a vector index is the kind lode builds now (IVF_SQ with its target size)."""
     details = _details(index)
@@ -298,7 +303,7 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
         dataset = self._dataset(CHUNKS)
         for index in dataset.describe_indices():
             kind = index.index_type.upper()
-            if "IVF" in kind or "INVERTED" in kind:
+            if _is_vector_index(kind) or "INVERTED" in kind:
                 dataset.prewarm_index(index.name)
 
     def _folded_indexes(self, name: str) -> dict[str, int]:
@@ -310,7 +315,7 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
         return {
             index.name: len(index.segments)
             for index in self._own_dataset(name).describe_indices()
-            if not any(kind in index.index_type.upper() for kind in ("IVF", "HNSW", "PQ"))
+            if not _is_vector_index(index.index_type)
         }
 
     def _merge_segments(self) -> None:
