@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,7 +15,12 @@ import pyarrow as pa
 
 from indexer.store._reader import TableReader
 
-__all__ = ["StoreBase", "TtlCache", "now", "rows", "unit_mean"]
+__all__ = ["StoreBase", "TtlCache", "is_vector_index", "now", "rows", "unit_mean"]
+
+
+def is_vector_index(index_type: str) -> bool:
+    """Whether a Lance index type (``IVF_SQ``, ``IvfFlat``, ``Inverted``…) is a vector index."""
+    return any(kind in index_type.upper() for kind in ("IVF", "HNSW", "PQ"))
 
 
 def now() -> datetime:
@@ -86,6 +92,8 @@ class StoreBase:
         placeholder[0] = 1.0
         #: Stored in place of a vector not computed yet (``embedded = false`` rows).
         self.placeholder = placeholder
+        #: (table, version) → how its vectors are laid out for a search (``_vector_layout``).
+        self._layouts: OrderedDict[tuple[str, int], Any] = OrderedDict()
         #: pylance readers of the tables searches read (opened on first use).
         self._readers: dict[str, TableReader] = {}
         self._readers_lock = threading.Lock()

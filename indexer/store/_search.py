@@ -5,12 +5,14 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from indexer.models import ChunkFilter, StoredChunk
-from indexer.store._base import StoreBase, rows
+from indexer.store._base import StoreBase, is_vector_index, rows
 from indexer.store._filters import chunk_where, document_where
 from indexer.store._rows import CHUNK_COLUMNS, to_stored_chunk
 from indexer.store._schema import CHUNKS, DOCUMENTS
@@ -28,6 +30,8 @@ TextField = Literal["search_text", "name_text"]
 Detail = Literal["full", "id", "file", "row"]
 _NAMES: dict[str, str] = {"chunks": CHUNKS, "documents": DOCUMENTS}
 _VECTOR_COLUMN = {"chunks": "embedding", "documents": "content_embedding"}
+#: Versions whose vector layout is remembered (a search pins one; a writer makes a few a second).
+_LAYOUTS_KEPT = 8
 #: A table that had chunks without a vector is counted again after this long at the earliest.
 _RECOUNT_SECONDS = 1.0
 _CANDIDATE_COLUMNS = {"chunks": ["id", "file_id", "node_name", "definitions"], "documents": ["id"]}
@@ -53,6 +57,27 @@ class Candidate:
         """What identifies the candidate within one search: its id, else its row id (padded,
         so ties in a fused ranking fall in table order)."""
         return self.id or f"@{self.row_id:020d}"
+
+
+@dataclass(frozen=True, slots=True)
+class _VectorLayout:
+    """How one version of a table's vectors can be searched (see ``_vector_layout``)."""
+
+    indexed: bool
+    """Whether a vector index exists."""
+    unindexed: tuple[Any, ...] = ()
+    """The fragments (``lance.LanceFragment``) the index does not cover."""
+    unindexed_embedded: bool = False
+    """Whether any row of those fragments has its vector (``embedded = true``)."""
+
+
+def _nearest_first(parts: list[pa.Table], k: int) -> pa.Table:
+    """The ``k`` rows of ``parts`` nearest the query (smallest ``_distance``)."""
+    if len(parts) == 1:
+        return parts[0]
+    table = pa.concat_tables(parts)
+    order = pc.sort_indices(table, sort_keys=[("_distance", "ascending")])
+    return table.take(order[:k])
 
 
 def _where(kind: TableKind, flt: ChunkFilter, embedded_only: bool = False) -> str | None:
@@ -134,14 +159,68 @@ class SearchMixin(StoreBase):
             "nprobes": self.nprobes,
             "metric": "cosine",
         }
-        table = self._dataset(_NAMES[kind], version).to_table(
-            columns=[*_columns(kind, detail), "_distance"],
+        dataset = self._dataset(_NAMES[kind], version)
+        columns = [*_columns(kind, detail), "_distance"]
+        layout = self._vector_layout(kind, dataset)
+        if not layout.indexed:
+            table = dataset.to_table(
+                columns=columns, filter=where, prefilter=True, nearest=nearest, with_row_id=True
+            )
+            return _to_candidates(kind, table, "_distance")
+        # the index answers for the rows it covers; rows written since it was built or
+        # last updated are searched exactly, and only where some have their vector (new
+        # rows of an index run are placeholders until phase 2: Lance's own search would
+        # read and compare all of them, 8k rows costing 9 ms of CPU per query)
+        indexed = dataset.to_table(
+            columns=columns,
             filter=where,
             prefilter=True,  # filters before the search
             nearest=nearest,
             with_row_id=True,
+            fast_search=True,
         )
+        # the index measures squared L2 between unit vectors, twice the cosine distance
+        # (Lance converts it only when it also scans rows itself)
+        half = pc.multiply(indexed["_distance"], pa.scalar(0.5, indexed.schema.field("_distance").type))
+        parts = [indexed.set_column(indexed.schema.get_field_index("_distance"), "_distance", half)]
+        if layout.unindexed and layout.unindexed_embedded:
+            scan = dataset.scanner(
+                columns=columns,
+                filter=_where(kind, flt, embedded_only=True),
+                prefilter=True,
+                nearest=nearest,
+                with_row_id=True,
+                fragments=list(layout.unindexed),
+            )
+            parts.append(scan.to_table())
+        table = _nearest_first(parts, k)
         return _to_candidates(kind, table, "_distance")
+
+    def _vector_layout(self, kind: TableKind, dataset: Any) -> _VectorLayout:
+        """Where the vectors of one version of a table are: whether an index covers them,
+        the fragments it misses, and whether any row there has its vector (cached per
+        version: a version never changes)."""
+        key = (_NAMES[kind], int(dataset.version))
+        with self._readers_lock:
+            known = self._layouts.get(key)
+        if known is not None:
+            return cast(_VectorLayout, known)
+        column = _VECTOR_COLUMN[kind]
+        covered: set[int] | None = None
+        for index in dataset.describe_indices():
+            if column in index.field_names and is_vector_index(index.index_type):
+                covered = {f for segment in index.segments for f in segment.fragment_ids}
+        if covered is None:
+            layout = _VectorLayout(indexed=False)
+        else:
+            unindexed = tuple(f for f in dataset.get_fragments() if f.fragment_id not in covered)
+            embedded = any(f.count_rows("embedded = true") for f in unindexed)
+            layout = _VectorLayout(indexed=True, unindexed=unindexed, unindexed_embedded=embedded)
+        with self._readers_lock:
+            self._layouts[key] = layout
+            while len(self._layouts) > _LAYOUTS_KEPT:
+                self._layouts.popitem(last=False)
+        return layout
 
     def text_candidates(
         self,
