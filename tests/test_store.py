@@ -397,6 +397,39 @@ def test_a_failed_fold_or_merge_never_fails_a_write_or_an_optimize(
     store.optimize()  # its own index update still folds them in
     assert _text_index(store)[1] == 0
     assert len(store.text_candidates("chunks", "zebra", ChunkFilter(), 10)) == 2
+    # the optimize's child failing too: the optimize runs in this process instead
+    monkeypatch.setattr(_maintenance, "_optimize_table", lambda uri, target: broken(uri, [], 0))
+    store.replace_files([_write(project.id, "more.py", ["zebra tail"], "1")])
+    store.optimize()
+    assert _text_index(store)[1] == 0
+    assert len(store.text_candidates("chunks", "zebra", ChunkFilter(), 10)) == 3
+
+
+def test_optimize_rewrites_small_fragments_only_and_leaves_one_segment_per_index(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Compaction merges fragments under ``COMPACT_TARGET_ROWS`` and leaves bigger ones
+    as they are (it rewrote a whole 118k-chunk table to add 8k rows); every scalar and
+    full-text index ends as one segment covering every row."""
+    from indexer.store import _maintenance
+
+    monkeypatch.setattr(_maintenance, "COMPACT_TARGET_ROWS", 30)
+    project = store.add_project("p", "/p")
+    store.replace_files([_write(project.id, "big.py", [f"bulk {i}" for i in range(40)], "1")])
+    store.optimize()
+    dataset = store._dataset("code_chunks")
+    (big,) = [f.fragment_id for f in dataset.get_fragments() if f.count_rows() == 40]
+    for n in range(5):
+        store.replace_files([_write(project.id, f"f{n}.py", [f"zebra{n} a", f"zebra{n} b"], "1")])
+    store.optimize()
+    dataset = store._dataset("code_chunks")
+    sizes = {f.fragment_id: f.count_rows() for f in dataset.get_fragments()}
+    assert sizes[big] == 40  # not rewritten
+    assert sorted(sizes.values()) == [10, 40]  # the five small fragments became one
+    for index in dataset.describe_indices():
+        assert len(index.segments) == 1, index.name
+    assert _text_index(store) == (1, 0)
+    assert len(store.text_candidates("chunks", "zebra3", ChunkFilter(), 10)) == 2
 
 
 def _term_hits(store: Store, term: str) -> set[str] | None:
