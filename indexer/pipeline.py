@@ -155,7 +155,7 @@ def run_lexical_phase(
         writer.accept(entry, states.get(entry.rel_path), prepared)
     writer.flush()
     if writer.indexed:  # the last rows too: a few hundred unfolded rows cost every search ms
-        store.fold_new_rows(force=True)
+        store.fold_new_rows(force=True, everything=writer.folded)
     stamp = datetime.now(UTC)
     store.save_project(replace(project, last_indexed_at=stamp, updated_at=stamp))
     return report
@@ -214,6 +214,8 @@ class _FileWriter:
         self.stat_updates: list[tuple[str, int, float]] = []
         #: True once this run made sure the full-text indexes exist
         self.indexed = False
+        #: True once this run folded rows into the indexes (it ends with all of them folded)
+        self.folded = False
         self.drop: list[str] = []
         self.failed_ok: list[str] = []
 
@@ -259,7 +261,7 @@ class _FileWriter:
                 self.store.ensure_text_indexes()
                 self.indexed = True
             else:  # searches of the store meanwhile would scan every row not in an index
-                self.store.fold_new_rows()
+                self.folded = self.store.fold_new_rows() or self.folded
             hits = sum(1 for h in hashes if h in cached)
             self.report.embedding_cache_hits += hits
             self.report.files_indexed += len(writes)

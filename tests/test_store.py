@@ -596,6 +596,24 @@ def test_a_run_that_folded_ends_with_every_row_folded(
         api.close()
 
 
+def test_vector_writes_never_make_a_fold(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Phase 2 changes rows in place (the full-text indexes stay valid), so its vector
+    writes never make the end of a saved file's run wait for a fold child (~0.5 s
+    before the file is reported searchable); rows added do."""
+    from indexer.store import _maintenance
+
+    monkeypatch.setattr(_maintenance, "FORCED_FOLD_ROWS", 3)
+    project = store.add_project("p", "/p")
+    store.replace_files([_write(project.id, "a.py", [f"alpha {i}" for i in range(6)], "1")])
+    store.optimize()
+    ids = [c.id for c in store.chunks_of_files([document_id(project.id, "a.py")])]
+    store.set_chunk_vectors(ids, np.ones((len(ids), store.dimension), dtype=np.float32))
+    assert not store.fold_new_rows(force=True)
+    store.replace_files([_write(project.id, "b.py", ["beta one", "beta two"], "1")])  # 3 rows
+    assert store.fold_new_rows(force=True)
+    assert _text_index(store) == (2, 0)
+
+
 def test_an_index_run_ends_with_its_rows_in_the_text_indexes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

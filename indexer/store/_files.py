@@ -97,7 +97,9 @@ class FilesMixin(VocabularyMixin, StoreBase):
             self._merge_chunks(writes, stamp, append=fresh)
             self._merge_documents(writes, stamp, append=fresh)
             self._cache.clear()
-            self._rows_written += sum(len(w.chunks) for w in writes) + len(writes)
+            added = sum(len(w.chunks) for w in writes) + len(writes)
+            self._rows_written += added
+            self._rows_added += added
 
     def _any_rows(self, table: str, column: str, values: Sequence[str]) -> bool:
         return any(self._t(table).count_rows(in_list(column, part)) for part in _chunked(list(values)))

@@ -59,8 +59,8 @@ COMPACT_TARGET_ROWS = 65_536
 #: folds before it since the last optimize, so segments stay few until the optimize
 #: merges them.
 FOLD_ROWS = 1_000
-#: …and at the end of an index run, once this many are waiting, or any when rows were
-#: folded since the last optimize (a big run: it ends with all of them in). A fold is a
+#: …and at the end of an index run, once this many are waiting, or any when the run
+#: folded rows before (a big run: it ends with all of them in). A fold is a
 #: child process, ~0.5 s; each unfolded row costs every full-text query ~28 µs (measured
 #: on 110k chunks: 214 rows left over by a run made it 1.4 → 7 ms, and a search has two).
 FORCED_FOLD_ROWS = 64
@@ -272,7 +272,7 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
                 self._own_dataset(name).cleanup_old_versions(older_than=older)
             for name in (EMBEDDING_CACHE, PROJECTS, TASKS, VOCABULARY):
                 self._t(name).optimize(cleanup_older_than=older)
-            self._rows_written = self._rows_folded = 0
+            self._rows_written = self._rows_added = self._rows_folded = 0
             self._last_optimize = time.monotonic()
         # compaction and merges give the indexes new files: load them now, not piece by
         # piece in the searches that come first (seconds of stalls under load)
@@ -359,15 +359,19 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
             if not is_vector_index(index.index_type)
         }
 
-    def fold_new_rows(self, *, force: bool = False) -> bool:
-        """Add the rows written since the last fold to the existing scalar and full-text
-        indexes as a delta segment, without compaction, once there are enough of them (see ``FOLD_ROWS``; with
-        ``force``, as at the end of an index run, see ``FORCED_FOLD_ROWS``); True when it folded. Queries
-        read the tables meanwhile; the next optimize merges the segments."""
+    def fold_new_rows(self, *, force: bool = False, everything: bool = False) -> bool:
+        """Add the rows added since the last fold to the existing scalar and full-text
+        indexes as a delta segment, without compaction, once there are enough of them
+        (see ``FOLD_ROWS``); True when it folded. ``force`` (the end of an index run) folds
+        once ``FORCED_FOLD_ROWS`` wait, ``everything`` (the end of a run that folded
+        before) whatever waits. Queries read the tables meanwhile; the next optimize merges
+        the segments."""
         with self._write_lock:
-            pending = self._rows_written - self._rows_folded
-            if force:
-                wanted = 1 if self._rows_folded else FORCED_FOLD_ROWS
+            pending = self._rows_added - self._rows_folded
+            if everything:
+                wanted = 1
+            elif force:
+                wanted = FORCED_FOLD_ROWS
             else:
                 wanted = max(FOLD_ROWS, self._rows_folded)
             if pending < wanted:
@@ -380,15 +384,17 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
             except (StoreError, OSError, RuntimeError, ValueError, subprocess.SubprocessError):
                 # the rows stay found (scanned) until the optimize folds them in
                 log.warning("folding new rows into the indexes failed", exc_info=True)
-                self._rows_folded = self._rows_written  # tried again once as many rows wait
+                self._rows_folded = self._rows_added  # tried again once as many rows wait
                 return False
-            self._rows_folded = self._rows_written
+            self._rows_folded = self._rows_added
             return True
 
     def adopt_unindexed_rows(self) -> None:
         """Count rows an earlier process left outside the indexes as changed (so the next
         ``maybe_optimize`` folds them in; the counter starts at 0 in every process)."""
-        self._rows_written = max(self._rows_written, self.unindexed_rows())
+        unindexed = self.unindexed_rows()
+        self._rows_written = max(self._rows_written, unindexed)
+        self._rows_added = max(self._rows_added, unindexed)
 
     def optimize_threshold(self, *, quiet: bool = False) -> int:
         """Rows that may change before ``maybe_optimize`` folds them in: a share of the chunk
