@@ -353,6 +353,7 @@ def test_new_rows_are_folded_into_the_text_indexes_and_optimize_merges_the_segme
     from indexer.store import _maintenance
 
     monkeypatch.setattr(_maintenance, "FOLD_ROWS", 10)
+    monkeypatch.setattr(_maintenance, "CHILD_MIN_ROWS", 0)  # folds in a child process
     project = store.add_project("p", "/p")
     store.replace_files([_write(project.id, "base.py", ["alpha beta", "gamma"], "1")])
     store.optimize()  # the indexes, and no row written since
@@ -383,7 +384,7 @@ def test_a_failed_fold_or_merge_never_fails_a_write_or_an_optimize(
     from indexer.errors import StoreError
     from indexer.store import _maintenance
 
-    def broken(uri: str, names: list[str], merge: int) -> None:
+    def broken(uri: str, names: list[str], merge: int, **_: object) -> None:
         raise StoreError(f"updating the indexes of {uri} failed: killed")
 
     monkeypatch.setattr(_maintenance, "FOLD_ROWS", 2)
@@ -397,8 +398,10 @@ def test_a_failed_fold_or_merge_never_fails_a_write_or_an_optimize(
     store.optimize()  # its own index update still folds them in
     assert _text_index(store)[1] == 0
     assert len(store.text_candidates("chunks", "zebra", ChunkFilter(), 10)) == 2
-    # the optimize's child failing too: the optimize runs in this process instead
-    monkeypatch.setattr(_maintenance, "_optimize_table", lambda uri, target: broken(uri, [], 0))
+    # the optimize's child failing too (a table with a big fragment): LanceDB's optimize
+    # runs instead
+    monkeypatch.setattr(_maintenance, "COMPACT_TARGET_ROWS", 1)
+    monkeypatch.setattr(_maintenance, "_optimize_table", lambda uri, target, **_: broken(uri, [], 0))
     store.replace_files([_write(project.id, "more.py", ["zebra tail"], "1")])
     store.optimize()
     assert _text_index(store)[1] == 0
@@ -414,6 +417,7 @@ def test_optimize_rewrites_small_fragments_only_and_leaves_one_segment_per_index
     from indexer.store import _maintenance
 
     monkeypatch.setattr(_maintenance, "COMPACT_TARGET_ROWS", 30)
+    monkeypatch.setattr(_maintenance, "CHILD_MIN_ROWS", 0)  # the child process, as on a big store
     project = store.add_project("p", "/p")
     store.replace_files([_write(project.id, "big.py", [f"bulk {i}" for i in range(40)], "1")])
     store.optimize()
