@@ -25,6 +25,7 @@ def _dataset(uri: str) -> Any:
 
 
 def _is_vector(index_type: str) -> bool:
+    # ``_base.is_vector_index`` again: importing it would import lode into the child
     return any(kind in index_type.upper() for kind in ("IVF", "HNSW", "PQ"))
 
 
