@@ -152,11 +152,15 @@ def main() -> int:
     args = parser.parse_args()
     per_client = 200 if args.full else 50
     big = open_big_store("quick")  # the server loads the model; this process never needs it
-    # a fresh query for every request of every phase (the server remembers 256 query vectors)
-    queries = sample_queries(big, 3 * CLIENTS * per_client + 40)
-    if len(queries) < 3 * CLIENTS * per_client + 40:
+    # a fresh query for every request of a phase; phases reuse queries only when the store
+    # has too few (the full profile), and only ones asked over 256 requests before, which
+    # the server no longer remembers (it keeps the last 256 query vectors)
+    per_phase = CLIENTS * per_client
+    queries = sample_queries(big, 3 * per_phase + 40)
+    if len(queries) < per_phase + 40 + 256:
         raise SystemExit(f"the big store yields {len(queries)} queries; this profile needs more")
-    phases = [queries[i * CLIENTS * per_client : (i + 1) * CLIENTS * per_client] for i in range(3)]
+    pool = queries[:-40]
+    phases = [[pool[(i * per_phase + j) % len(pool)] for j in range(per_phase)] for i in range(3)]
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory(prefix="lode-bench-http-") as tmp:
