@@ -13,14 +13,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from indexer.store._lance_jobs import is_vector_index
 from indexer.store._reader import TableReader
 
 __all__ = ["StoreBase", "TtlCache", "is_vector_index", "now", "rows", "unit_mean"]
-
-
-def is_vector_index(index_type: str) -> bool:
-    """Whether a Lance index type (``IVF_SQ``, ``IvfFlat``, ``Inverted``…) is a vector index."""
-    return any(kind in index_type.upper() for kind in ("IVF", "HNSW", "PQ"))
 
 
 def now() -> datetime:

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["optimize_indices", "optimize_table"]
+__all__ = ["is_vector_index", "merge_segments", "optimize_indices", "optimize_table"]
 
 
 def _dataset(uri: str) -> Any:
@@ -24,8 +24,8 @@ def _dataset(uri: str) -> Any:
     return lance.dataset(uri)
 
 
-def _is_vector(index_type: str) -> bool:
-    # ``_base.is_vector_index`` again: importing it would import lode into the child
+def is_vector_index(index_type: str) -> bool:
+    """Whether a Lance index type (``IVF_SQ``, ``IvfFlat``, ``Inverted``…) is a vector index."""
     return any(kind in index_type.upper() for kind in ("IVF", "HNSW", "PQ"))
 
 
@@ -33,6 +33,20 @@ def optimize_indices(uri: str, names: list[str], merge: int) -> None:
     """Lance ``optimize_indices`` of ``names`` on table ``uri`` (``merge``: how many of
     their newest segments to merge; 0 adds the rows they miss as a new segment)."""
     _dataset(uri).optimize.optimize_indices(num_indices_to_merge=merge, index_names=names)
+
+
+def merge_segments(uri: str, split_only: bool) -> None:
+    """Merge the segments of each scalar and full-text index of table ``uri`` into one,
+    folding in the rows they miss (with ``split_only``, only indexes of several segments)."""
+    dataset = _dataset(uri)
+    segments = {
+        index.name: len(index.segments)
+        for index in dataset.describe_indices()
+        if not is_vector_index(index.index_type) and (len(index.segments) > 1 or not split_only)
+    }
+    if segments:
+        merge = max(segments.values())
+        dataset.optimize.optimize_indices(index_names=list(segments), num_indices_to_merge=merge)
 
 
 def optimize_table(uri: str, target_rows: int) -> None:
@@ -46,21 +60,15 @@ def optimize_table(uri: str, target_rows: int) -> None:
     what this one could not), and the vector index takes the new rows in its partitions.
     """
     _dataset(uri).optimize.compact_files(target_rows_per_fragment=target_rows)
+    merge_segments(uri, split_only=False)
     dataset = _dataset(uri)
-    vector: list[str] = []
-    other: dict[str, int] = {}
-    for index in dataset.describe_indices():
-        if _is_vector(index.index_type):
-            vector.append(index.name)
-        else:
-            other[index.name] = len(index.segments)
-    if other:
-        dataset.optimize.optimize_indices(index_names=list(other), num_indices_to_merge=max(other.values()))
+    vector = [index.name for index in dataset.describe_indices() if is_vector_index(index.index_type)]
     if vector:
-        _dataset(uri).optimize.optimize_indices(index_names=vector)
+        dataset.optimize.optimize_indices(index_names=vector)
 
 
 _JOBS: dict[str, Callable[..., None]] = {
+    "merge_segments": merge_segments,
     "optimize_indices": optimize_indices,
     "optimize_table": optimize_table,
 }
