@@ -37,6 +37,7 @@ import httpx
 
 from benchmarks._bigstore import open_big_store, sample_queries
 from benchmarks.bench_search import percentile
+from indexer.config import load_config
 
 RESULTS = Path(__file__).parent / "results"
 CLIENTS = 4
@@ -49,10 +50,14 @@ def _free_port() -> int:
 
 
 def _wait(base: str, timeout: float = 300) -> None:
+    """Until the model is loaded and every search process answers (the server's settings
+    come from the same environment as this process's)."""
+    processes = load_config().server.search_processes
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            if httpx.get(base + "/health", timeout=2).json().get("model_loaded"):
+            health = httpx.get(base + "/health", timeout=2).json()
+            if health.get("model_loaded") and health.get("search_processes", 0) >= processes:
                 return
         except httpx.HTTPError:
             pass

@@ -149,6 +149,9 @@ class ServerConfig:
     index_nice: int = 10
     """Niceness of the server's index writer (its thread, the processes and threads it
     starts): searches get the cores first, indexing takes what they leave (0 turns it off)."""
+    search_processes: int = 2
+    """Child processes that answer ``POST /api/v1/search`` (each opens the store for
+    reading and the model; 0 answers searches in the server process itself)."""
 
     def __post_init__(self) -> None:
         if not 0 < self.port < 65536:
@@ -156,6 +159,8 @@ class ServerConfig:
         _positive("max_body_bytes", self.max_body_bytes)
         if not 0 <= self.index_nice <= 19:
             raise ConfigError(f"index_nice must be in 0..19 (got {self.index_nice})")
+        if not 0 <= self.search_processes <= 16:
+            raise ConfigError(f"search_processes must be in 0..16 (got {self.search_processes})")
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from server.errors import EXCEPTION_HANDLERS
 from server.mcp import build_mcp
 from server.metrics import metrics_middleware
 from server.routes import ROUTES
+from server.search_pool import SearchPool
 
 __all__ = ["create_app"]
 
@@ -64,16 +65,25 @@ def create_app(
     mcp = build_mcp(lambda: state["ctx"])
     mcp.streamable_http_app(host=config.server.host)  # creates the session manager
 
+    # search processes load the configured model: not with a model or context handed in
+    processes = config.server.search_processes if embedder is None and context is None else 0
+
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         ctx = context or open_context(config, embedder=embedder)
         app.state.ctx = state["ctx"] = ctx
         if on_ready is not None:
             on_ready(ctx)
+        if processes:
+            ctx.search_pool = SearchPool(config, processes, ctx.query_graph)
+            ctx.search_pool.start()
         try:
             async with mcp.session_manager.run():
                 yield
         finally:
+            if ctx.search_pool is not None:
+                await ctx.search_pool.close()
+                ctx.search_pool = None
             if context is None:
                 ctx.close()
 

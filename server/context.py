@@ -11,9 +11,10 @@ from typing import Any
 
 from indexer.api import Lode
 from indexer.config import LodeConfig
-from indexer.embed import Embedder
+from indexer.embed import Embedder, QueryGraph
 from indexer.models import Project
 from indexer.tasks import IndexWorker
+from server.search_pool import SearchPool
 
 __all__ = ["ServerContext", "open_context"]
 
@@ -30,6 +31,8 @@ class ServerContext:
     watcher: Any = None
     started_at: float = field(default_factory=time.time)
     model_error: str | None = None
+    search_pool: SearchPool | None = None
+    """The search processes, when the app runs them (started and closed in its lifespan)."""
     _model_thread: threading.Thread | None = None
 
     @property
@@ -37,6 +40,12 @@ class ServerContext:
         """True once the embedding model is in memory."""
         embedder = self.lode.lazy_embedder
         return bool(getattr(embedder, "loaded", True))
+
+    def query_graph(self) -> QueryGraph | None:
+        """The model's ``QueryGraph`` (loading the model if needed), for search processes."""
+        method = getattr(self.lode.lazy_embedder, "query_graph", None)
+        graph = method() if callable(method) else None
+        return graph if isinstance(graph, QueryGraph) else None
 
     def warm_up(self) -> None:
         """Load the model and the search indexes in the background so the first searches

@@ -19,7 +19,7 @@ from indexer.errors import (
     ValidationError,
 )
 
-__all__ = ["EXCEPTION_HANDLERS", "status_for"]
+__all__ = ["EXCEPTION_HANDLERS", "error_body", "status_for"]
 
 log = logging.getLogger(__name__)
 
@@ -49,12 +49,19 @@ def _response(status: int, detail: str, extra: Any = None) -> Response[dict[str,
     )
 
 
-def _lode_error(_: Request[Any, Any, Any], exc: LodeError) -> Response[dict[str, Any]]:
+def error_body(exc: LodeError) -> tuple[int, dict[str, Any]]:
+    """The HTTP status and JSON body of one of lode's errors (also what a search process
+    answers, so its errors look like the server's own)."""
     status = status_for(exc)
     extra = None
     if isinstance(exc, ValidationError):
         extra = [{"key": e.field, "message": e.message, "source": "body"} for e in exc.errors]
-    return _response(status, str(exc), extra)
+    return status, {"status_code": status, "detail": str(exc), "extra": extra}
+
+
+def _lode_error(_: Request[Any, Any, Any], exc: LodeError) -> Response[dict[str, Any]]:
+    status, body = error_body(exc)
+    return Response(body, status_code=status, media_type=MediaType.JSON)
 
 
 _FIELD_IN_MESSAGE = re.compile(r"field `([^`]+)`")

@@ -142,6 +142,7 @@ HEALTH: dict[str, Any] = {
     "model_loaded": True,
     "worker_alive": True,
     "version": "0.1.0",
+    "search_processes": 1,
 }
 
 STATUS: dict[str, Any] = {

@@ -307,6 +307,9 @@ class HealthOut(msgspec.Struct):
     model_loaded: bool
     worker_alive: bool
     version: str
+    search_processes: Annotated[
+        int, _d("search processes answering searches now (0: searches run in the server process)")
+    ] = 0
 
 
 class StatusOut(msgspec.Struct):

@@ -47,14 +47,18 @@ def serve_in_thread(config: LodeConfig, embedder: Embedder | None = None, **app_
         thread.join(timeout=30)
 
 
-def wait_healthy(base: str, timeout: float = 120, require_model: bool = True) -> dict[str, Any]:
-    """Poll /health until the server answers (and, if asked, its model is loaded)."""
+def wait_healthy(
+    base: str, timeout: float = 120, require_model: bool = True, processes: int = 0
+) -> dict[str, Any]:
+    """Poll /health until the server answers (and, if asked, its model is loaded and
+    ``processes`` search processes answer searches)."""
     deadline = time.monotonic() + timeout
     last: Any = None
     while time.monotonic() < deadline:
         try:
             last = httpx.get(base + "/health", timeout=2).json()
-            if not require_model or last.get("model_loaded"):
+            ready = last.get("model_loaded") and last.get("search_processes", 0) >= processes
+            if not require_model or ready:
                 return dict(last)
         except httpx.HTTPError as exc:
             last = exc

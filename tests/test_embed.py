@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import logging
 import os
+import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,9 +16,10 @@ from click.testing import CliRunner
 
 from indexer.cli import cli
 from indexer.config import EmbedConfig, load_config
-from indexer.embed import load_embedder, onnx_queries
+from indexer.embed import Embedder, QueryGraphEmbedder, load_embedder, onnx_queries
 from indexer.embed.onnx_queries import (
     KEEP_GRAPHS,
+    OnnxQueryEncoder,
     int8_path,
     onnx_cache_dir,
     onnx_query_encoder,
@@ -210,3 +214,62 @@ def test_a_bad_int8_setting_names_the_variable(tmp_path: Path) -> None:
     assert "LODE_INT8_QUERIES" in out.output
     assert "Traceback" not in out.output
     assert len(out.output.strip().splitlines()) == 1
+
+
+def test_a_query_graph_embeds_queries_like_the_model_without_torch(
+    torch_copy: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LODE_CACHE_DIR", str(tmp_path))
+    encode = onnx_query_encoder(torch_copy, _default_model_path(), int8=True)
+    assert isinstance(encode, OnnxQueryEncoder)
+    graph = encode.graph
+    assert graph is not None
+    assert graph.max_length == 256
+    assert Path(graph.graph).name.startswith("query-")
+    assert ".int8-" in graph.graph
+
+    def no_model() -> Embedder:
+        raise AssertionError("queries must not load the model")
+
+    light = QueryGraphEmbedder(graph, "all-MiniLM-L6-v2", 384, no_model)
+    queries = [*QUERIES, "", "naïve café — ünïcödé ∑ 函数", "  leading and trailing  "]
+    expected = np.vstack([encode([q]) for q in queries])
+    assert np.array_equal(light.embed_queries(queries), expected)  # same graph, same word-pieces
+    tokenizer = torch_copy.tokenizer  # type: ignore[attr-defined]
+    for text in queries:
+        assert light.count_tokens(text) == len(tokenizer(text, add_special_tokens=False)["input_ids"])
+    # in a fresh process the same vectors come without importing torch
+    script = (
+        "import pickle, sys\n"
+        "import numpy as np\n"
+        "from indexer.embed import QueryGraphEmbedder\n"
+        "graph, queries = pickle.loads(sys.stdin.buffer.read())\n"
+        "light = QueryGraphEmbedder(graph, 'm', 384, lambda: None)\n"
+        "vectors = light.embed_queries(queries)\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+        "sys.stdout.buffer.write(pickle.dumps(vectors))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], input=pickle.dumps((graph, queries)), capture_output=True, check=False
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert np.array_equal(pickle.loads(done.stdout), expected)
+
+
+def test_document_texts_go_to_the_full_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LODE_CACHE_DIR", str(tmp_path))
+    embedder = load_embedder(EmbedConfig())
+    graph = embedder.query_graph()
+    assert graph is not None
+    loads: list[int] = []
+
+    def load() -> Embedder:
+        loads.append(1)
+        return embedder
+
+    light = QueryGraphEmbedder(graph, embedder.model_id, embedder.dimension, load)
+    texts = ["def add(a, b):\n    return a + b", "class Cart: pass"]
+    assert np.array_equal(light.embed(texts), embedder.embed(texts))
+    light.embed(texts[:1])
+    assert loads == [1]  # loaded once, on the first document text
+    assert load_embedder(EmbedConfig(onnx_queries=False)).query_graph() is None  # queries stay on torch

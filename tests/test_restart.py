@@ -28,7 +28,9 @@ def test_killed_server_resumes_its_task(tmp_path: Path) -> None:
     os.environ["PYTHONPATH"] = slow
     try:
         first = spawn_server(db, port, "--no-watch", log=log)
-        wait_healthy(base)
+        wait_healthy(base, timeout=240, processes=2)
+        searchers = _search_processes(first.pid)
+        assert len(searchers) == 2
         created = httpx.post(f"{base}/api/v1/projects", json={"path": str(repo), "name": "gen"}).json()
         task_id = created["task_id"]
         deadline = time.monotonic() + 120
@@ -40,10 +42,14 @@ def test_killed_server_resumes_its_task(tmp_path: Path) -> None:
         first.send_signal(signal.SIGKILL)
         first.wait()
         assert task["status"] == "running", task
+        deadline = time.monotonic() + 30  # its search processes end with it (their stdin closed)
+        while any(_running(pid) for pid in searchers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(_running(pid) for pid in searchers)
 
         second = spawn_server(db, port, "--no-watch", log=log)
         try:
-            wait_healthy(base)
+            wait_healthy(base, timeout=240, processes=2)  # the search below is a search process's
             done = wait_task(base, task_id, timeout=240)
             assert done["status"] == "done", (done, log.read_text()[-3000:])
             assert done["message"] == "resumed"
@@ -66,3 +72,18 @@ def test_killed_server_resumes_its_task(tmp_path: Path) -> None:
     assert store is not None
     _assert_consistent(store, files)
     assert store.count_chunks(embedded=False) == 0
+
+
+def _search_processes(parent: int) -> list[int]:
+    """Child processes of ``parent`` that are lode search processes."""
+    children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+    return [int(c) for c in children if b"_search_worker" in Path(f"/proc/{c}/cmdline").read_bytes()]
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie nobody reaped yet has ended)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"

@@ -57,6 +57,7 @@ def test_health(server: tuple[str, Path]) -> None:
         "model_loaded": True,
         "worker_alive": True,
         "version": "0.1.0",
+        "search_processes": 0,  # none with a model handed in (the fake one here)
     }
 
 

@@ -4,6 +4,15 @@ deterministic fake for fast unit tests."""
 from indexer.embed._protocol import Embedder
 from indexer.embed.fake import FakeEmbedder
 from indexer.embed.lazy import LazyEmbedder
+from indexer.embed.query_graph import QueryGraph, QueryGraphEmbedder
 from indexer.embed.sentence import SentenceTransformerEmbedder, load_embedder
 
-__all__ = ["Embedder", "FakeEmbedder", "LazyEmbedder", "SentenceTransformerEmbedder", "load_embedder"]
+__all__ = [
+    "Embedder",
+    "FakeEmbedder",
+    "LazyEmbedder",
+    "QueryGraph",
+    "QueryGraphEmbedder",
+    "SentenceTransformerEmbedder",
+    "load_embedder",
+]

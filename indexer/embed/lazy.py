@@ -6,6 +6,7 @@ import threading
 from collections.abc import Callable, Sequence
 
 from indexer.embed._protocol import Embedder, Vectors
+from indexer.embed.query_graph import QueryGraph
 from indexer.errors import ModelMismatchError
 
 __all__ = ["LazyEmbedder"]
@@ -55,6 +56,12 @@ class LazyEmbedder:
     def embed_queries(self, queries: Sequence[str]) -> Vectors:
         """Embed queries (loading the model first if needed)."""
         return self._get().embed_queries(queries)
+
+    def query_graph(self) -> QueryGraph | None:
+        """The loaded model's ``query_graph()`` (loading it first); None when it has none."""
+        method = getattr(self._get(), "query_graph", None)
+        graph = method() if callable(method) else None
+        return graph if isinstance(graph, QueryGraph) else None
 
     def count_tokens(self, text: str) -> int:
         """Model tokens of ``text`` (loading the model first if needed)."""

@@ -31,8 +31,11 @@ from typing import Any
 
 import numpy as np
 
+from indexer.embed.query_graph import QueryGraph, open_session
+
 __all__ = [
     "KEEP_GRAPHS",
+    "OnnxQueryEncoder",
     "QueryEncoder",
     "int8_path",
     "onnx_cache_dir",
@@ -82,35 +85,50 @@ def onnx_query_encoder(
         if int8:
             path = _quantized_or_float(path)
         quantized = path != float_path
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or 1
-        options.inter_op_num_threads = 1
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # idle threads sleep: a search must not take CPU from indexing between queries
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        session = open_session(str(path), threads or 1)
     except Exception as exc:  # any failure keeps the torch path
         log.warning("query embedding stays on torch (ONNX Runtime unavailable: %s)", exc)
         return None
+    return OnnxQueryEncoder(model, session, quantized, _query_graph(model, path, threads or 1))
 
-    prepare = getattr(model, "preprocess", None) or model.tokenize  # ``tokenize`` before v6
 
-    def run(texts: Sequence[str]) -> np.ndarray:
-        features = prepare(list(texts))
+class OnnxQueryEncoder:
+    """A loaded model's queries through its exported graph (``QueryEncoder``)."""
+
+    def __init__(self, model: Any, session: Any, quantized: bool, graph: QueryGraph | None) -> None:
+        self._prepare = getattr(model, "preprocess", None) or model.tokenize  # ``tokenize`` before v6
+        self._session = session
+        self._quantized = quantized
+        self.graph = graph
+        """What another process needs to embed queries like this without torch (None when
+        the tokenizer cannot be serialised)."""
+
+    def _run(self, texts: Sequence[str]) -> np.ndarray:
+        features = self._prepare(list(texts))
         feeds = {
             "input_ids": features["input_ids"].numpy().astype(np.int64),
             "attention_mask": features["attention_mask"].numpy().astype(np.int64),
         }
-        return np.asarray(session.run(None, feeds)[0], dtype=np.float32)
+        return np.asarray(self._session.run(None, feeds)[0], dtype=np.float32)
 
-    def encode(texts: Sequence[str]) -> np.ndarray:
-        if quantized and len(texts) > 1:
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        """The unit vectors of ``texts``."""
+        if self._quantized and len(texts) > 1:
             # dynamic quantization scales activations over the whole batch (padding and
             # companions included): one text at a time, a text always gets the same vector
-            return np.vstack([run([text]) for text in texts])
-        return run(texts)
+            return np.vstack([self._run([text]) for text in texts])
+        return self._run(texts)
 
-    return encode
+
+def _query_graph(model: Any, path: Path, threads: int) -> QueryGraph | None:
+    try:
+        backend = getattr(getattr(model[0], "tokenizer", None), "backend_tokenizer", None)
+        if backend is None:  # a slow (Python) tokenizer: other processes load the model
+            return None
+        return QueryGraph(str(path), backend.to_str(), int(model.max_seq_length), threads)
+    except Exception as exc:  # only costs other processes the model's memory
+        log.warning("the query graph cannot be shared with other processes: %s", exc)
+        return None
 
 
 def _is_mean_pooled(model: Any) -> bool:

@@ -12,7 +12,8 @@ import numpy as np
 
 from indexer.config import DEFAULT_MODEL, EmbedConfig
 from indexer.embed._protocol import Vectors
-from indexer.embed.onnx_queries import QueryEncoder, onnx_query_encoder
+from indexer.embed.onnx_queries import OnnxQueryEncoder, QueryEncoder, onnx_query_encoder
+from indexer.embed.query_graph import QueryGraph
 from indexer.errors import EmbedError
 
 __all__ = ["SentenceTransformerEmbedder", "load_embedder"]
@@ -111,6 +112,14 @@ class SentenceTransformerEmbedder:
                 show_progress_bar=False,
             )
         return np.asarray(vectors, dtype=np.float32)
+
+    def query_graph(self) -> QueryGraph | None:
+        """How another process can embed queries exactly as this model's ONNX encoder does,
+        without torch (loads the query copy first); None when queries stay on torch."""
+        with self._query_lock:
+            self._ensure_query_model()
+            encode = self._query_encode
+        return encode.graph if isinstance(encode, OnnxQueryEncoder) else None
 
     def _ensure_query_model(self) -> Any:
         """The query copy of the model and its ONNX encoder, made once (call under the lock)."""

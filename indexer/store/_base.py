@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from indexer.store._lance_jobs import is_vector_index
 from indexer.store._reader import TableReader
+from indexer.store._schema import CHUNKS, PROJECTS
 
 __all__ = ["StoreBase", "TtlCache", "is_vector_index", "now", "rows", "unit_mean"]
 
@@ -96,9 +97,21 @@ class StoreBase:
         #: pylance readers of the tables searches read (opened on first use).
         self._readers: dict[str, TableReader] = {}
         self._readers_lock = threading.Lock()
+        #: (projects, chunks) table versions the cached answers were read at
+        #: (``forget_if_changed``).
+        self._cached_versions: tuple[int, int] | None = None
 
     def _t(self, name: str) -> Any:
         return self._tables[name]
+
+    def forget_if_changed(self) -> None:
+        """Forget cached answers (project list, coverage) when the projects or chunk table
+        has a newer version than when they were read: for a reader in another process than
+        the writer, whose writes clear them only in its own process."""
+        versions = (self._reader(PROJECTS).latest_version(), self._reader(CHUNKS).latest_version())
+        if versions != self._cached_versions:
+            self._cache.clear()
+            self._cached_versions = versions
 
     def _reader(self, name: str) -> TableReader:
         """The pylance reader of table ``name`` (see ``_reader``)."""

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from litestar import post
+from litestar import MediaType, Response, post
 from litestar.di import Provide
 from litestar.params import Body
 
@@ -27,8 +27,7 @@ _deps = {"ctx": Provide(get_ctx, sync_to_thread=False)}
     operation_id="search",
     responses=ok(SearchResponseOut, "Chunk results", examples.SEARCH),
 )
-@blocking
-def search(
+async def search(
     ctx: Ctx,
     data: Annotated[
         SearchRequest,
@@ -45,8 +44,19 @@ def search(
             )
         ),
     ],
-) -> SearchResponseOut:
+) -> Response[SearchResponseOut]:
     """Search documents or chunks; filters are data, never SQL; a bad option is a 400 naming it."""
+    if ctx.search_pool is not None:
+        answer = await ctx.search_pool.search(data)
+        if answer is not None:  # JSON the search process encoded (a result or an error)
+            body: Any = answer.body  # sent as it is; the documented shape is SearchResponseOut's
+            return Response(body, status_code=answer.status, media_type=MediaType.JSON)
+    return Response(await _search_here(ctx, data))
+
+
+@blocking
+def _search_here(ctx: Ctx, data: SearchRequest) -> SearchResponseOut:
+    """The search run in this process (no search process, or none ready)."""
     return to_search_response(ctx.lode.search(to_options(data)))
 
 

@@ -32,8 +32,14 @@ def health(ctx: Ctx) -> HealthOut:
     loaded = ctx.model_loaded
     alive = ctx.worker.alive
     status = "ok" if loaded and alive else ("degraded" if not alive or ctx.model_error else "starting")
+    pool = ctx.search_pool
     return HealthOut(
-        status=status, store_open=True, model_loaded=loaded, worker_alive=alive, version=__version__
+        status=status,
+        store_open=True,
+        model_loaded=loaded,
+        worker_alive=alive,
+        version=__version__,
+        search_processes=pool.ready if pool is not None else 0,
     )
 
 

@@ -1,0 +1,111 @@
+"""Query embedding without torch: the exported ONNX graph and the model's tokenizer alone.
+
+A process that only searches (a search process of ``lode serve``) needs query vectors,
+not the model: loading sentence-transformers and torch costs ~500 MB of memory per
+process. ``QueryGraph`` names what a loaded model's ONNX query encoder uses (the graph
+file, the tokenizer as JSON, the sequence limit), so another process can embed queries
+with ONNX Runtime and the ``tokenizers`` library only, and get the same vectors: the same
+graph, fed the same word-pieces, one text at a time.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from indexer.embed._protocol import Embedder, Vectors
+
+__all__ = ["QueryGraph", "QueryGraphEmbedder"]
+
+
+@dataclass(frozen=True, slots=True)
+class QueryGraph:
+    """What embedding a query through an exported graph needs."""
+
+    graph: str
+    """The ONNX file (transformer, mean pooling and L2 normalisation in one graph)."""
+    tokenizer: str
+    """The model's fast tokenizer, serialised (``tokenizers.Tokenizer.to_str``)."""
+    max_length: int
+    """Word-pieces the model reads (longer queries are cut, as the model cuts them)."""
+    threads: int = 1
+    """ONNX Runtime intra-op threads."""
+
+
+def open_session(path: str, threads: int) -> Any:
+    """An ONNX Runtime session as query encoders use it: ``threads`` intra-op threads that
+    sleep when idle, every graph optimisation."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # idle threads sleep: a search must not take CPU from indexing between queries
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+
+
+class QueryGraphEmbedder:
+    """Embeds queries through a ``QueryGraph``; document texts (which a search never
+    embeds) go to the full model, loaded on first use by ``load_model``."""
+
+    def __init__(
+        self, spec: QueryGraph, model_id: str, dimension: int, load_model: Callable[[], Embedder]
+    ) -> None:
+        from tokenizers import Tokenizer
+
+        self._model_id = model_id
+        self._dimension = dimension
+        self._tokenizer = Tokenizer.from_str(spec.tokenizer)
+        self._tokenizer.no_padding()
+        self._max_length = spec.max_length
+        self._tokenizer.enable_truncation(max_length=spec.max_length)
+        self._tokenizer_lock = threading.Lock()
+        self._session = open_session(spec.graph, spec.threads)
+        self._load_model = load_model
+        self._model: Embedder | None = None
+        self._model_lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        """Model id recorded in the store."""
+        return self._model_id
+
+    @property
+    def dimension(self) -> int:
+        """Vector length."""
+        return self._dimension
+
+    def embed_queries(self, queries: Sequence[str]) -> Vectors:
+        """Embed queries, one at a time (a quantized graph scales each run's activations)."""
+        out = np.zeros((len(queries), self._dimension), dtype=np.float32)
+        for row, text in enumerate(queries):
+            with self._tokenizer_lock:
+                encoding = self._tokenizer.encode(text)
+            feeds = {
+                "input_ids": np.asarray([encoding.ids], dtype=np.int64),
+                "attention_mask": np.asarray([encoding.attention_mask], dtype=np.int64),
+            }
+            out[row] = np.asarray(self._session.run(None, feeds)[0], dtype=np.float32)[0]
+        return out
+
+    def count_tokens(self, text: str) -> int:
+        """Word-pieces of ``text`` (no special tokens, no truncation)."""
+        with self._tokenizer_lock:
+            self._tokenizer.no_truncation()
+            try:
+                return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+            finally:
+                self._tokenizer.enable_truncation(max_length=self._max_length)
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed document texts with the full model (loaded on first use)."""
+        with self._model_lock:
+            if self._model is None:
+                self._model = self._load_model()
+        return self._model.embed(texts)

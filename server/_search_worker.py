@@ -1,0 +1,104 @@
+"""A search process of ``lode serve`` (see ``server.search_pool``): run as
+``python -m server._search_worker``, it reads the server's config and then search requests
+as frames on stdin, and writes each answer (HTTP status, JSON body) as a frame on stdout.
+
+It opens the store for reading and the model, answers several searches at once on
+threads, and ends when its stdin ends (the server stopped or was killed).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import IO, Any
+
+from litestar.serialization import encode_json
+
+from indexer.api import Lode
+from indexer.config import LodeConfig
+from indexer.embed import QueryGraph, QueryGraphEmbedder, load_embedder
+from indexer.errors import LodeError
+from indexer.store import read_store_info
+from server.convert import to_options, to_search_response
+from server.errors import error_body
+from server.search_pool import read_frame, write_frame
+
+log = logging.getLogger("lode.search_worker")
+
+#: Searches one process runs at once (each also runs its store queries on a few threads).
+THREADS = 4
+
+
+def answer(lode: Lode, request: Any) -> tuple[int, bytes]:
+    """The HTTP status and JSON body for one search request (a ``SearchRequest``)."""
+    try:
+        lode.store.forget_if_changed()
+        return 200, encode_json(to_search_response(lode.search(to_options(request))))
+    except LodeError as exc:
+        status, body = error_body(exc)
+        return status, encode_json(body)
+    except Exception:
+        log.exception("search failed")
+        return 500, encode_json({"status_code": 500, "detail": "Internal Server Error", "extra": None})
+
+
+def open_lode(config: LodeConfig, graph: QueryGraph | None) -> Lode:
+    """The store for reading, and queries embedded through ``graph`` when there is one
+    (no torch, no model in memory) or else by the model itself."""
+    info = read_store_info(config.db)
+    if graph is None or not info:
+        return Lode(config)
+    embedder = QueryGraphEmbedder(
+        graph, info["model_id"], int(info["dimension"]), lambda: load_embedder(config.embed)
+    )
+    return Lode(config, embedder=embedder)
+
+
+def serve(config: LodeConfig, graph: QueryGraph | None, source: IO[bytes], out: IO[bytes]) -> None:
+    """Answer search requests from ``source`` on ``out`` until ``source`` ends."""
+    lode = open_lode(config, graph)
+    lock = threading.Lock()
+    pool = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="lode-search-request")
+
+    def reply(message: Any) -> None:
+        with lock:
+            write_frame(out, message)
+
+    def run(request_id: int, request: Any) -> None:
+        status, body = answer(lode, request)
+        reply((request_id, status, body))
+
+    try:
+        lode.searcher.query_vector("warm up")  # loads the model
+        try:
+            lode.store.prewarm()
+        except Exception:  # only a slower first search
+            log.warning("the search indexes could not be prewarmed", exc_info=True)
+        reply((0, 0, b"ready"))
+        while (message := read_frame(source)) is not None:
+            request_id, kind, payload = message
+            if kind == "close":
+                break
+            pool.submit(run, request_id, payload)
+    finally:
+        pool.shutdown(wait=True)
+        lode.close()
+
+
+def main() -> None:
+    """Entry point: frames on stdin/stdout; anything else printed goes to stderr."""
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints must not corrupt frames
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    source = sys.stdin.buffer
+    config, graph = read_frame(source)
+    if not isinstance(config, LodeConfig):
+        raise SystemExit("search worker: expected the server's config first")
+    serve(config, graph, source, out)
+
+
+if __name__ == "__main__":
+    main()
