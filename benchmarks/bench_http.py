@@ -8,6 +8,10 @@ the machine's 2 cores with the server, and httpx took 2.0–2.6 ms of CPU per re
 (``http.client`` 0.4–0.5 ms). The idle phase is also run with httpx clients and reported
 (``idle_httpx``).
 
+The server runs with its settings from this environment: ``LODE_SEARCH_PROCESSES=0``
+measures searches answered in the server process itself (the default is 2 search
+processes).
+
 Targets (2-core machine): p50 ≤ 40 ms, p95 ≤ 100 ms.
 
 Example:
@@ -117,6 +121,16 @@ def run_clients(
     return latencies
 
 
+def python_loop_ms() -> float:
+    """How fast this machine is right now: ms for a fixed pure-Python loop (this VM's speed
+    moves ~25 % within an hour; runs are compared at similar figures)."""
+    started = time.perf_counter()
+    total = 0
+    for i in range(3_000_000):
+        total += i
+    return round((time.perf_counter() - started) * 1000, 1)
+
+
 def _summary(latencies: list[float]) -> dict[str, Any]:
     return {
         "requests": len(latencies),
@@ -182,6 +196,7 @@ def main() -> int:
         try:
             _wait(base)
             run_clients(base, queries[-40:], 10)  # warm up (the server prewarms its indexes too)
+            speed = python_loop_ms()
             idle = _summary(run_clients(base, phases[0], per_client))
             idle_httpx = _summary(run_clients(base, phases[1], per_client, "httpx"))
             busy = while_indexing(base, phases[2], per_client, Path(tmp))
@@ -194,6 +209,8 @@ def main() -> int:
         "profile": "full" if args.full else "quick",
         "store_chunks": big.chunks,
         "clients": CLIENTS,
+        "search_processes": load_config().server.search_processes,
+        "python_loop_ms": speed,
         "idle": idle,
         "idle_httpx": idle_httpx,
         "while_indexing": busy,
