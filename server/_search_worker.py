@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -47,13 +48,18 @@ def answer(lode: Lode, request: Any) -> tuple[int, bytes]:
 
 def open_lode(config: LodeConfig, graph: QueryGraph | None) -> Lode:
     """The store for reading, and queries embedded through ``graph`` when there is one
-    (no torch, no model in memory) or else by the model itself."""
+    (no torch, no model in memory) or else by the model itself (also when the graph cannot
+    be opened, e.g. its file was pruned from the cache meanwhile)."""
     info = read_store_info(config.db)
     if graph is None or not info:
         return Lode(config)
-    embedder = QueryGraphEmbedder(
-        graph, info["model_id"], int(info["dimension"]), lambda: load_embedder(config.embed)
-    )
+    try:
+        embedder = QueryGraphEmbedder(
+            graph, info["model_id"], int(info["dimension"]), lambda: load_embedder(config.embed)
+        )
+    except Exception as exc:
+        log.warning("queries are embedded by the model (the query graph failed: %s)", exc)
+        return Lode(config)
     return Lode(config, embedder=embedder)
 
 
@@ -90,11 +96,18 @@ def serve(config: LodeConfig, graph: QueryGraph | None, source: IO[bytes], out: 
 
 def main() -> None:
     """Entry point: frames on stdin/stdout; anything else printed goes to stderr."""
-    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
+    # a buffered writer (it completes short pipe writes; ``write_frame`` flushes each frame)
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints must not corrupt frames
+    # Ctrl-C in a terminal reaches the whole process group: the server stops its children
+    # (close frame, or the end of stdin), so they ignore it
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     source = sys.stdin.buffer
-    config, graph = read_frame(source)
+    first = read_frame(source)
+    if first is None:  # the server ended before it sent anything
+        return
+    config, graph = first
     if not isinstance(config, LodeConfig):
         raise SystemExit("search worker: expected the server's config first")
     serve(config, graph, source, out)

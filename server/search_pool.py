@@ -92,7 +92,7 @@ async def _read_frame_async(reader: asyncio.StreamReader) -> Any:
     return pickle.loads(data)  # our own child process
 
 
-class WorkerLostError(Exception):
+class _WorkerLostError(Exception):
     """The search process died or closed before it answered."""
 
 
@@ -110,7 +110,7 @@ class _Child:
         """Queue one frame to the child (the event loop writes it)."""
         stdin = self.process.stdin
         if stdin is None or stdin.is_closing():
-            raise WorkerLostError(f"search process {self.number} is gone")
+            raise _WorkerLostError(f"search process {self.number} is gone")
         data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
         stdin.write(_HEADER.pack(len(data)) + data)
 
@@ -139,6 +139,11 @@ class SearchPool:
     def ready(self) -> int:
         """How many search processes answer searches now."""
         return sum(1 for c in self._children.values() if c.ready)
+
+    @property
+    def query_graph(self) -> QueryGraph | None:
+        """What the processes embed queries with (None: each loads the model itself)."""
+        return self._graph
 
     @property
     def pids(self) -> list[int]:
@@ -171,6 +176,7 @@ class SearchPool:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         process = await asyncio.create_subprocess_exec(
             sys.executable,
+            "-P",  # not the working directory first on sys.path: a project's own server.py
             "-m",
             "server._search_worker",
             stdin=asyncio.subprocess.PIPE,
@@ -207,7 +213,7 @@ class SearchPool:
             child.ready = False
             for future in child.pending.values():
                 if not future.done():
-                    future.set_exception(WorkerLostError(f"search process {child.number} ended"))
+                    future.set_exception(_WorkerLostError(f"search process {child.number} ended"))
             child.pending.clear()
             await self._reap(child)
 
@@ -247,7 +253,7 @@ class SearchPool:
         try:
             child.send((request_id, "search", request))
             answer = await asyncio.wait_for(future, ANSWER_SECONDS)
-        except WorkerLostError:
+        except _WorkerLostError:
             return None
         except TimeoutError:
             log.error("search process %d did not answer in %.0f s: ending it", child.number, ANSWER_SECONDS)
@@ -268,16 +274,22 @@ class SearchPool:
                 await task
         children = list(self._children.values())
         for child in children:
-            with contextlib.suppress(WorkerLostError, OSError):
+            if not child.ready:  # still loading: it would read the close frame only later
+                with contextlib.suppress(ProcessLookupError):
+                    child.process.kill()
+                continue
+            with contextlib.suppress(_WorkerLostError, OSError):
                 child.send((0, "close", None))
                 if child.process.stdin is not None:
                     child.process.stdin.close()
-        for child in children:
-            try:
-                await asyncio.wait_for(child.process.wait(), timeout)
-            except TimeoutError:
+        waits = [asyncio.wait_for(c.process.wait(), timeout) for c in children]
+        for child, outcome in zip(
+            children, await asyncio.gather(*waits, return_exceptions=True), strict=True
+        ):
+            if isinstance(outcome, BaseException):
                 with contextlib.suppress(ProcessLookupError):
                     child.process.kill()
+        for child in children:
             if child.reader is not None:
                 with contextlib.suppress(Exception):
                     await child.reader

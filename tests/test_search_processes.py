@@ -75,6 +75,9 @@ def test_answers_equal_the_servers_own(served: tuple[str, ServerContext, Path], 
     response = _search(base, body)
     assert response.status_code == 200, response.text
     assert pool.answered == before + 1  # the search process answered, not the fallback
+    assert pool.query_graph is not None  # ...and embedded the query without torch
+    for pid in pool.pids:
+        assert "torch" not in Path(f"/proc/{pid}/maps").read_text()
     got, want = response.json(), _here(ctx, body)
     assert got.pop("took_ms") >= 0
     want.pop("took_ms")
@@ -97,7 +100,9 @@ def test_errors_have_the_one_shape(served: tuple[str, ServerContext, Path]) -> N
 
 
 def test_projects_are_seen_at_once(served: tuple[str, ServerContext, Path]) -> None:
-    base, _, base_dir = served
+    base, ctx, base_dir = served
+    pool = _pool(ctx)
+    before = pool.answered
     other = make_repo(base_dir / "other")
     created = httpx.post(f"{base}{API}/projects", json={"path": str(other), "name": "other"}).json()
     assert wait_task(base, created["task_id"], timeout=240)["status"] == "done"
@@ -112,6 +117,7 @@ def test_projects_are_seen_at_once(served: tuple[str, ServerContext, Path]) -> N
     assert httpx.delete(f"{base}{API}/projects/{pid}").status_code == 204
     gone = _search(base, {"query": "cart", "projects": ["renamed"]})
     assert gone.status_code == 400, gone.text
+    assert pool.answered == before + 4  # every one by the search process
 
 
 def test_a_killed_search_process_is_replaced(served: tuple[str, ServerContext, Path]) -> None:
@@ -132,7 +138,10 @@ def test_a_killed_search_process_is_replaced(served: tuple[str, ServerContext, P
     assert pool.answered == before + 1
 
 
-def test_search_processes_end_with_the_server(tmp_path: Path) -> None:
+def test_search_processes_end_with_the_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # served from a project folder with its own server.py: the processes must not import it
+    (tmp_path / "server.py").write_text("raise SystemExit('the working directory was imported')\n")
+    monkeypatch.chdir(tmp_path)
     config = load_config(env={}, overrides={"db": tmp_path / "db", "enabled": False, "search_processes": 2})
     contexts: list[ServerContext] = []
     with serve_in_thread(config, on_ready=contexts.append) as base:
