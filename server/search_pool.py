@@ -59,10 +59,23 @@ class SearchAnswer:
     body: bytes
 
 
+def _frame(message: Any) -> bytes:
+    """One message as a frame: its length, then its pickle."""
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    return _HEADER.pack(len(data)) + data
+
+
+def _frame_size(header: bytes) -> int:
+    """The length a frame header announces (over ``MAX_FRAME`` is an error)."""
+    (size,) = _HEADER.unpack(header)
+    if size > MAX_FRAME:
+        raise ValueError(f"frame of {size} bytes is over the limit")
+    return int(size)
+
+
 def write_frame(out: IO[bytes], message: Any) -> None:
     """Write one message as a frame (blocking; the caller serialises writers)."""
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    out.write(_HEADER.pack(len(data)) + data)
+    out.write(_frame(message))
     out.flush()
 
 
@@ -71,9 +84,7 @@ def read_frame(source: IO[bytes]) -> Any:
     header = source.read(_HEADER.size)
     if len(header) < _HEADER.size:
         return None
-    (size,) = _HEADER.unpack(header)
-    if size > MAX_FRAME:
-        raise ValueError(f"frame of {size} bytes is over the limit")
+    size = _frame_size(header)
     data = source.read(size)
     if len(data) < size:
         return None
@@ -82,11 +93,7 @@ def read_frame(source: IO[bytes]) -> Any:
 
 async def _read_frame_async(reader: asyncio.StreamReader) -> Any:
     try:
-        header = await reader.readexactly(_HEADER.size)
-        (size,) = _HEADER.unpack(header)
-        if size > MAX_FRAME:
-            raise ValueError(f"frame of {size} bytes is over the limit")
-        data = await reader.readexactly(size)
+        data = await reader.readexactly(_frame_size(await reader.readexactly(_HEADER.size)))
     except asyncio.IncompleteReadError:
         return None
     return pickle.loads(data)  # our own child process
@@ -111,8 +118,7 @@ class _Child:
         stdin = self.process.stdin
         if stdin is None or stdin.is_closing():
             raise _WorkerLostError(f"search process {self.number} is gone")
-        data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-        stdin.write(_HEADER.pack(len(data)) + data)
+        stdin.write(_frame(message))
 
 
 class SearchPool:
