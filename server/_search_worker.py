@@ -38,12 +38,11 @@ def answer(lode: Lode, request: Any) -> tuple[int, bytes]:
     try:
         lode.store.forget_if_changed()
         return 200, encode_json(to_search_response(lode.search(to_options(request))))
-    except LodeError as exc:
+    except Exception as exc:
+        if not isinstance(exc, LodeError):
+            log.exception("search failed")
         status, body = error_body(exc)
         return status, encode_json(body)
-    except Exception:
-        log.exception("search failed")
-        return 500, encode_json({"status_code": 500, "detail": "Internal Server Error", "extra": None})
 
 
 def open_lode(config: LodeConfig, graph: QueryGraph | None) -> Lode:

@@ -41,27 +41,33 @@ def status_for(exc: LodeError) -> int:
     return 400
 
 
+def _body(status: int, detail: str, extra: Any = None) -> dict[str, Any]:
+    return {"status_code": status, "detail": detail, "extra": extra}
+
+
+def _json(status: int, body: dict[str, Any]) -> Response[dict[str, Any]]:
+    return Response(body, status_code=status, media_type=MediaType.JSON)
+
+
 def _response(status: int, detail: str, extra: Any = None) -> Response[dict[str, Any]]:
-    return Response(
-        {"status_code": status, "detail": detail, "extra": extra},
-        status_code=status,
-        media_type=MediaType.JSON,
-    )
+    return _json(status, _body(status, detail, extra))
 
 
-def error_body(exc: LodeError) -> tuple[int, dict[str, Any]]:
-    """The HTTP status and JSON body of one of lode's errors (also what a search process
-    answers, so its errors look like the server's own)."""
+def error_body(exc: Exception) -> tuple[int, dict[str, Any]]:
+    """The HTTP status and JSON body of an error: lode's own by their class, any other a
+    500 that says nothing of it (also what a search process answers, so its errors look
+    like the server's own)."""
+    if not isinstance(exc, LodeError):
+        return 500, _body(500, "Internal Server Error")
     status = status_for(exc)
     extra = None
     if isinstance(exc, ValidationError):
         extra = [{"key": e.field, "message": e.message, "source": "body"} for e in exc.errors]
-    return status, {"status_code": status, "detail": str(exc), "extra": extra}
+    return status, _body(status, str(exc), extra)
 
 
 def _lode_error(_: Request[Any, Any, Any], exc: LodeError) -> Response[dict[str, Any]]:
-    status, body = error_body(exc)
-    return Response(body, status_code=status, media_type=MediaType.JSON)
+    return _json(*error_body(exc))
 
 
 _FIELD_IN_MESSAGE = re.compile(r"field `([^`]+)`")
@@ -91,7 +97,7 @@ def _http_error(_: Request[Any, Any, Any], exc: HTTPException) -> Response[dict[
 
 def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-    return _response(500, "Internal Server Error")
+    return _json(*error_body(exc))
 
 
 EXCEPTION_HANDLERS: dict[int | type[Exception], Any] = {
