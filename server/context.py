@@ -11,7 +11,7 @@ from typing import Any
 
 from indexer.api import Lode
 from indexer.config import LodeConfig
-from indexer.embed import Embedder, QueryGraph
+from indexer.embed import Embedder, QueryGraph, query_graph_of
 from indexer.models import Project
 from indexer.tasks import IndexWorker
 from server.search_pool import SearchPool
@@ -43,9 +43,7 @@ class ServerContext:
 
     def query_graph(self) -> QueryGraph | None:
         """The model's ``QueryGraph`` (loading the model if needed), for search processes."""
-        method = getattr(self.lode.lazy_embedder, "query_graph", None)
-        graph = method() if callable(method) else None
-        return graph if isinstance(graph, QueryGraph) else None
+        return query_graph_of(self.lode.lazy_embedder)
 
     def warm_up(self) -> None:
         """Load the model and the search indexes in the background so the first searches

@@ -4,7 +4,7 @@ deterministic fake for fast unit tests."""
 from indexer.embed._protocol import Embedder
 from indexer.embed.fake import FakeEmbedder
 from indexer.embed.lazy import LazyEmbedder
-from indexer.embed.query_graph import QueryGraph, QueryGraphEmbedder
+from indexer.embed.query_graph import QueryGraph, QueryGraphEmbedder, query_graph_of
 from indexer.embed.sentence import SentenceTransformerEmbedder, load_embedder
 
 __all__ = [
@@ -15,4 +15,5 @@ __all__ = [
     "QueryGraphEmbedder",
     "SentenceTransformerEmbedder",
     "load_embedder",
+    "query_graph_of",
 ]

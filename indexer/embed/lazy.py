@@ -6,7 +6,7 @@ import threading
 from collections.abc import Callable, Sequence
 
 from indexer.embed._protocol import Embedder, Vectors
-from indexer.embed.query_graph import QueryGraph
+from indexer.embed.query_graph import QueryGraph, query_graph_of
 from indexer.errors import ModelMismatchError
 
 __all__ = ["LazyEmbedder"]
@@ -59,9 +59,7 @@ class LazyEmbedder:
 
     def query_graph(self) -> QueryGraph | None:
         """The loaded model's ``query_graph()`` (loading it first); None when it has none."""
-        method = getattr(self._get(), "query_graph", None)
-        graph = method() if callable(method) else None
-        return graph if isinstance(graph, QueryGraph) else None
+        return query_graph_of(self._get())
 
     def count_tokens(self, text: str) -> int:
         """Model tokens of ``text`` (loading the model first if needed)."""

@@ -19,7 +19,7 @@ import numpy as np
 
 from indexer.embed._protocol import Embedder, Vectors
 
-__all__ = ["QueryGraph", "QueryGraphEmbedder"]
+__all__ = ["QueryGraph", "QueryGraphEmbedder", "query_graph_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +34,14 @@ class QueryGraph:
     """Word-pieces the model reads (longer queries are cut, as the model cuts them)."""
     threads: int = 1
     """ONNX Runtime intra-op threads."""
+
+
+def query_graph_of(embedder: object) -> QueryGraph | None:
+    """``embedder.query_graph()`` for an embedder that has one (the real model, and the lazy
+    one in front of it, which loads it first); None otherwise."""
+    method = getattr(embedder, "query_graph", None)
+    graph = method() if callable(method) else None
+    return graph if isinstance(graph, QueryGraph) else None
 
 
 def open_session(path: str, threads: int) -> Any:
