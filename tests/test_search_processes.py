@@ -6,6 +6,7 @@ seen at once, and a killed child is replaced while the server answers in its pla
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 from collections.abc import Iterator
@@ -15,11 +16,14 @@ from typing import Any
 import httpx
 import msgspec
 import pytest
+from click.testing import CliRunner
 from conftest import make_repo
-from live import serve_in_thread, wait_healthy, wait_task
+from live import free_port, serve_in_thread, wait_healthy, wait_task
 
 from indexer.config import load_config
+from indexer.errors import ConfigError
 from server import search_pool
+from server.cli import cli
 from server.context import ServerContext
 from server.convert import to_options, to_search_response
 from server.schemas import SearchRequest
@@ -186,3 +190,23 @@ def _zombie(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
     except FileNotFoundError:
         return False
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("17", "search_processes must be in 0..16 (got 17)"),
+        ("-1", "(got -1)"),
+        ("two", "LODE_SEARCH_PROCESSES"),
+    ],
+)
+def test_a_bad_search_processes_setting_is_one_line(tmp_path: Path, value: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load_config(env={"LODE_SEARCH_PROCESSES": value})
+    env = {"LODE_SEARCH_PROCESSES": value, "LODE_DB": str(tmp_path / "db"), "LODE_PORT": str(free_port())}
+    out = CliRunner().invoke(cli, ["serve", "--no-watch"], env=env)
+    assert out.exit_code == 2
+    assert message in out.output
+    assert "Traceback" not in out.output
+    assert len(out.output.strip().splitlines()) == 1
+    assert not (tmp_path / "db").exists()  # refused before anything was opened
