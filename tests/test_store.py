@@ -13,6 +13,7 @@ from indexer.errors import ConflictError, ModelMismatchError, NotFoundError, Sto
 from indexer.ids import document_id, uuid7
 from indexer.models import Chunk, ChunkFilter, Document, Task
 from indexer.store import ChunkWrite, FileWrite, Store, TermRun, open_store, read_store_info
+from indexer.store._search import Detail
 
 
 def _chunk(i: int, text: str) -> Chunk:
@@ -333,6 +334,87 @@ def test_vector_search_covers_rows_written_after_the_index_and_never_placeholder
             assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
             for hit in hits:
                 assert hit.score == pytest.approx(float(vectors[hit.id] @ probe), abs=0.02)
+    finally:
+        s.close()
+
+
+def test_rows_outside_the_vector_index_are_searched_in_memory_as_lance_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Phase 2 fills in vectors of rows the vector index does not cover: a search reads
+    those vectors once per fragment state and ranks them in memory, finding exactly the
+    rows, scores and columns Lance's own scan of those fragments finds (every filter and
+    detail), sees each later vector write and deletion, and leaves fragments holding more
+    vectors than the cache keeps to Lance."""
+    from indexer.store import _maintenance
+
+    monkeypatch.setattr(_maintenance, "VECTOR_INDEX_MIN_ROWS", 600)
+    monkeypatch.setattr(_maintenance, "VECTOR_PARTITION_ROWS", 64)
+    rng = np.random.default_rng(11)
+    s = open_store(tmp_path / "db", "m", 16)
+    project = s.add_project("p", str(tmp_path))
+
+    def unit(n: int) -> np.ndarray:
+        v = rng.standard_normal((n, 16)).astype(np.float32)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    def with_vectors(path: str, texts: list[str], vectors: np.ndarray) -> FileWrite:
+        w = _write(project.id, path, texts, "v1")
+        chunks = [ChunkWrite(c.id, c.chunk, v) for c, v in zip(w.chunks, vectors, strict=True)]
+        return FileWrite(w.document, w.content, chunks, w.file_hash)
+
+    def candidates(probe: np.ndarray, flt: ChunkFilter, detail: Detail) -> list[tuple[object, ...]]:
+        hits = s.vector_candidates("chunks", probe, flt, 30, detail=detail)
+        return [(h.row_id, h.id, h.file_id, h.node_name, h.definitions, round(h.score, 5)) for h in hits]
+
+    def both(probe: np.ndarray, flt: ChunkFilter, detail: Detail) -> tuple[list[object], list[object]]:
+        """(in memory, Lance's scan) for one query."""
+        s._unindexed._rows.clear()
+        mine = candidates(probe, flt, detail)
+        s._unindexed.max_rows, cap = 0, s._unindexed.max_rows
+        s._unindexed._rows.clear()
+        try:
+            return mine, candidates(probe, flt, detail)
+        finally:
+            s._unindexed.max_rows = cap
+
+    try:
+        s.replace_files(
+            [with_vectors(f"f{n}.py", [f"o{n}-{i}" for i in range(50)], unit(50)) for n in range(14)]
+        )
+        s.optimize()  # the vector index covers these 700 rows
+        s.replace_files(
+            [_write(project.id, f"new{n}.py", [f"n{n}-{i}" for i in range(40)], "v1") for n in range(3)]
+        )
+        new_ids = [c.id for n in range(3) for c in s.chunks_of_files([document_id(project.id, f"new{n}.py")])]
+        first = unit(60)
+        s.set_chunk_vectors(new_ids[:60], first)  # half of them get their vector
+        assert s._vector_layout("chunks", s._dataset("code_chunks")).unindexed_embedded
+        filters = [
+            ChunkFilter(),
+            ChunkFilter(project_ids=(project.id,)),
+            ChunkFilter(path_include=("new1.py",)),
+            ChunkFilter(languages=("rust",)),
+        ]
+        for probe in [*(unit(3) * 2.5), first[5]]:  # Lance compares by angle: any length
+            for flt in filters:
+                for detail in ("row", "id", "file", "full"):
+                    mine, lance = both(probe, flt, detail)
+                    assert mine == lance, (flt, detail)
+        assert candidates(first[5], ChunkFilter(), "id")[0][1] == new_ids[5]
+        # the other half arrives, and the first half is written again: the next search sees both
+        second, again = unit(60), unit(60)
+        s.set_chunk_vectors(new_ids[60:], second)
+        s.set_chunk_vectors(new_ids[:60], again)
+        assert candidates(second[7], ChunkFilter(), "id")[0][1] == new_ids[67]
+        assert candidates(again[5], ChunkFilter(), "id")[0][1] == new_ids[5]
+        assert new_ids[5] not in [c[1] for c in candidates(first[5], ChunkFilter(), "id")[:1]]
+        # a file deleted from those fragments is gone from the next search
+        s.delete_files([document_id(project.id, "new1.py")])
+        gone = set(new_ids[40:80])
+        assert not {c[1] for c in candidates(second[7], ChunkFilter(), "id")} & gone
+        mine, lance = both(second[7], ChunkFilter(), "full")
+        assert mine == lance
     finally:
         s.close()
 

@@ -16,6 +16,7 @@ import pyarrow as pa
 from indexer.store._lance_jobs import is_vector_index
 from indexer.store._reader import TableReader
 from indexer.store._schema import CHUNKS, PROJECTS
+from indexer.store._unindexed import UnindexedVectors
 
 __all__ = ["StoreBase", "TtlCache", "is_vector_index", "now", "rows", "unit_mean"]
 
@@ -94,6 +95,8 @@ class StoreBase:
         self.placeholder = placeholder
         #: (table, version) → how its vectors are laid out for a search (``_vector_layout``).
         self._layouts: OrderedDict[tuple[str, int], Any] = OrderedDict()
+        #: In-memory vectors of the rows outside the vector index (``_unindexed``).
+        self._unindexed = UnindexedVectors()
         #: pylance readers of the tables searches read (opened on first use).
         self._readers: dict[str, TableReader] = {}
         self._readers_lock = threading.Lock()

@@ -17,6 +17,7 @@ from indexer.store._filters import chunk_where, document_where
 from indexer.store._rows import CHUNK_COLUMNS, to_stored_chunk
 from indexer.store._schema import CHUNKS, DOCUMENTS
 from indexer.store._sql import and_all
+from indexer.store._unindexed import fragment_key
 
 __all__ = ["Candidate", "Detail", "SearchMixin", "TableKind", "TextField"]
 
@@ -69,13 +70,16 @@ class _VectorLayout:
     """The fragments (``lance.LanceFragment``) the index does not cover."""
     unindexed_embedded: bool = False
     """Whether any row of those fragments has its vector (``embedded = true``)."""
+    keys: tuple[tuple[str, ...], ...] = ()
+    """What identifies the state of each of those fragments (``fragment_key``)."""
 
 
 def _nearest_first(parts: list[pa.Table], k: int) -> pa.Table:
     """The ``k`` rows of ``parts`` nearest the query (smallest ``_distance``)."""
     if len(parts) == 1:
         return parts[0]
-    table = pa.concat_tables(parts)
+    schema = parts[0].schema
+    table = pa.concat_tables([p.select(schema.names).cast(schema) for p in parts])
     order = pc.sort_indices(table, sort_keys=[("_distance", "ascending")])
     return table.take(order[:k])
 
@@ -169,8 +173,7 @@ class SearchMixin(StoreBase):
             return _to_candidates(kind, table, "_distance")
         # the index answers for the rows it covers; rows written since it was built or
         # last updated are searched exactly, and only where some have their vector (new
-        # rows of an index run are placeholders until phase 2: Lance's own search would
-        # read and compare all of them, 8k rows costing 9 ms of CPU per query)
+        # rows of an index run are placeholders until phase 2), in memory (``_unindexed``)
         indexed = dataset.to_table(
             columns=columns,
             filter=where,
@@ -184,17 +187,43 @@ class SearchMixin(StoreBase):
         half = pc.multiply(indexed["_distance"], pa.scalar(0.5, indexed.schema.field("_distance").type))
         parts = [indexed.set_column(indexed.schema.get_field_index("_distance"), "_distance", half)]
         if layout.unindexed and layout.unindexed_embedded:
-            scan = dataset.scanner(
-                columns=columns,
-                filter=_where(kind, flt, embedded_only=True),
-                prefilter=True,
-                nearest=nearest,
-                with_row_id=True,
-                fragments=list(layout.unindexed),
-            )
-            parts.append(scan.to_table())
+            parts.append(self._unindexed_nearest(kind, dataset, layout, flt, nearest, columns))
         table = _nearest_first(parts, k)
         return _to_candidates(kind, table, "_distance")
+
+    def _unindexed_nearest(
+        self,
+        kind: TableKind,
+        dataset: Any,
+        layout: _VectorLayout,
+        flt: ChunkFilter,
+        nearest: dict[str, Any],
+        columns: list[str],
+    ) -> pa.Table:
+        """The nearest rows among those the vector index misses: from the in-memory copy of
+        their vectors (``UnindexedVectors``), or by Lance's scan of them when too many."""
+        found = self._unindexed.nearest(
+            dataset,
+            layout.unindexed,
+            layout.keys,
+            column=_VECTOR_COLUMN[kind],
+            embedded=_where(kind, ChunkFilter(), embedded_only=True) or "true",
+            where=_where(kind, flt),
+            vector=nearest["q"],
+            k=nearest["k"],
+            columns=[c for c in columns if c != "_distance"],
+        )
+        if found is not None:
+            return found
+        scan = dataset.scanner(
+            columns=columns,
+            filter=_where(kind, flt, embedded_only=True),
+            prefilter=True,
+            nearest=nearest,
+            with_row_id=True,
+            fragments=list(layout.unindexed),
+        )
+        return cast(pa.Table, scan.to_table())
 
     def _vector_layout(self, kind: TableKind, dataset: Any) -> _VectorLayout:
         """Where the vectors of one version of a table are: whether an index covers them,
@@ -215,7 +244,8 @@ class SearchMixin(StoreBase):
         else:
             unindexed = tuple(f for f in dataset.get_fragments() if f.fragment_id not in covered)
             embedded = any(f.count_rows("embedded = true") for f in unindexed)
-            layout = _VectorLayout(indexed=True, unindexed=unindexed, unindexed_embedded=embedded)
+            keys = tuple(fragment_key(_NAMES[kind], f) for f in unindexed)
+            layout = _VectorLayout(indexed=True, unindexed=unindexed, unindexed_embedded=embedded, keys=keys)
         with self._readers_lock:
             self._layouts[key] = layout
             while len(self._layouts) > _LAYOUTS_KEPT:

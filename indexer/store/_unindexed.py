@@ -1,0 +1,140 @@
+"""Nearest vectors among the rows a vector index does not cover yet, searched in memory.
+
+While an index run fills in vectors (phase 2), the rows it wrote sit in fragments the
+vector index misses until the next optimize, most of them still placeholders. Lance's own
+search of those fragments reads and compares every row of them for every query: 16 ms
+of CPU per query for one 8k-row fragment with 1k vectors in, the largest part of a search
+while a project indexes. Here the vectors those fragments have are read once per
+fragment state (a write rewrites the fragment; ~20 ms for 8k rows) and kept as a unit
+matrix, so a query costs a matrix product (~0.05 ms), a scalar filter of the fragments
+when the search has one (~1 ms), and a read of the columns its nearest rows need.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+__all__ = ["MAX_CACHED_ROWS", "UnindexedVectors", "fragment_key"]
+
+#: Vectors kept in memory at most (~75 MB at 384 dimensions); fragments beyond the cap are
+#: searched by Lance itself.
+MAX_CACHED_ROWS = 50_000
+
+
+@dataclass(frozen=True, slots=True)
+class _Rows:
+    """The embedded rows of one fragment state: row ids and unit vectors."""
+
+    row_ids: np.ndarray
+    unit: np.ndarray
+
+
+def fragment_key(table: str, fragment: Any) -> tuple[str, ...]:
+    """What identifies one state of a fragment: its id, data files and deletion file (a
+    write that changes any of its rows gives it a new data or deletion file)."""
+    meta = fragment.metadata
+    files = tuple(str(f.path) for f in meta.files)
+    return (table, str(meta.id), *files, str(meta.deletion_file))
+
+
+class UnindexedVectors:
+    """Per-fragment caches of the vectors outside a table's vector index (thread-safe)."""
+
+    def __init__(self, max_rows: int = MAX_CACHED_ROWS) -> None:
+        """An empty cache holding at most ``max_rows`` vectors."""
+        self.max_rows = max_rows
+        self._rows: OrderedDict[tuple[str, ...], _Rows] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def nearest(
+        self,
+        dataset: Any,
+        fragments: Sequence[Any],
+        keys: Sequence[tuple[str, ...]],
+        *,
+        column: str,
+        embedded: str,
+        where: str | None,
+        vector: np.ndarray,
+        k: int,
+        columns: list[str],
+    ) -> pa.Table | None:
+        """The ``k`` rows of ``fragments`` (embedded ones, admitted by ``where``) nearest
+        ``vector`` by cosine distance, with ``columns``, ``_rowid`` and ``_distance`` as
+        Lance's own search gives them; None when they hold more vectors than the cache
+        may keep (the caller lets Lance search them)."""
+        parts = []
+        for fragment, key in zip(fragments, keys, strict=True):
+            part = self._fragment_rows(dataset, fragment, key, column, embedded)
+            if part is None:
+                return None
+            parts.append(part)
+        row_ids = np.concatenate([p.row_ids for p in parts]) if parts else np.zeros(0, np.uint64)
+        unit = np.concatenate([p.unit for p in parts]) if parts else np.zeros((0, len(vector)), np.float32)
+        if where and len(row_ids):
+            admitted = dataset.scanner(
+                columns=[], filter=where, with_row_id=True, fragments=list(fragments)
+            ).to_table()
+            keep = np.isin(row_ids, admitted["_rowid"].to_numpy())
+            row_ids, unit = row_ids[keep], unit[keep]
+        query = np.asarray(vector, dtype=np.float32)
+        norm = float(np.linalg.norm(query))
+        distance = 1.0 - unit @ (query / norm if norm else query)
+        order = _first(distance, k)
+        return _result(dataset, row_ids[order], distance[order], columns)
+
+    def _fragment_rows(
+        self, dataset: Any, fragment: Any, key: tuple[str, ...], column: str, embedded: str
+    ) -> _Rows | None:
+        with self._lock:
+            known = self._rows.get(key)
+            if known is not None:
+                self._rows.move_to_end(key)
+                return known
+        table = dataset.scanner(
+            columns=[column], filter=embedded, with_row_id=True, fragments=[fragment]
+        ).to_table()
+        if table.num_rows > self.max_rows:
+            return None
+        row_ids = table["_rowid"].to_numpy()
+        vectors = table[column].combine_chunks()
+        dimension = vectors.type.list_size
+        matrix = np.asarray(vectors.flatten().to_numpy(), dtype=np.float32).reshape(-1, dimension)
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        rows = _Rows(row_ids, matrix / np.where(norms > 0, norms, 1.0))
+        with self._lock:
+            self._rows[key] = rows
+            while sum(len(r.row_ids) for r in self._rows.values()) > self.max_rows and len(self._rows) > 1:
+                self._rows.popitem(last=False)
+        return rows
+
+
+def _first(distance: np.ndarray, k: int) -> np.ndarray:
+    """Indexes of the ``k`` smallest distances, nearest first (ties in row order)."""
+    if len(distance) > k:
+        picked = np.argpartition(distance, k - 1)[:k]
+        return picked[np.argsort(distance[picked], kind="stable")]
+    return np.argsort(distance, kind="stable")
+
+
+def _result(dataset: Any, row_ids: np.ndarray, distance: np.ndarray, columns: list[str]) -> pa.Table:
+    """The found rows as a table of ``columns``, ``_rowid`` and ``_distance``."""
+    data: dict[str, Any] = {}
+    if columns and len(row_ids):
+        taken = dataset._take_rows(row_ids.tolist(), columns=[*columns, "_rowid"])
+        at = {int(r): i for i, r in enumerate(taken["_rowid"].to_pylist())}
+        taken = taken.take(pa.array([at[int(r)] for r in row_ids], pa.int64()))
+        data = {name: taken[name] for name in columns}
+    elif columns:
+        schema = dataset.schema
+        data = {name: pa.array([], schema.field(name).type) for name in columns}
+    data["_rowid"] = pa.array(row_ids, pa.uint64())
+    data["_distance"] = pa.array(distance, pa.float32())
+    return pa.table(data)
