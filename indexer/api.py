@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from indexer.activity import SearchActivity
 from indexer.config import LodeConfig
 from indexer.embed import Embedder, LazyEmbedder, load_embedder
 from indexer.errors import ModelMismatchError, NotFoundError, PathError, StoreError
@@ -78,6 +79,8 @@ class Lode:
         self._store = store
         self._lock = threading.Lock()
         self._searcher: Searcher | None = None
+        #: Searches in flight: an index writer given this yields the cores to them.
+        self.activity = SearchActivity()
 
     # ---- lifecycle ------------------------------------------------------------------
     @property
@@ -243,7 +246,8 @@ class Lode:
     # ---- search ---------------------------------------------------------------------
     def search(self, options: SearchOptions) -> SearchResponse:
         """Hybrid search with filters, at document or chunk granularity."""
-        return self.searcher.search(options)
+        with self.activity.searching():
+            return self.searcher.search(options)
 
     # ---- outline --------------------------------------------------------------------
     @functools.cached_property
@@ -271,11 +275,13 @@ class Lode:
 
     def search_content(self, request: ContentRequest) -> ContentResponse:
         """Retrieval: chunks for concepts and/or exact terms, with full text, paged by token."""
-        return self.content.search_content(request)
+        with self.activity.searching():
+            return self.content.search_content(request)
 
     def find_documents(self, request: FindDocumentsRequest) -> FindDocumentsResponse:
         """Discovery: files ranked for a query, with summaries and key phrases, paged by token."""
-        return self.content.find_documents(request)
+        with self.activity.searching():
+            return self.content.find_documents(request)
 
     def document_data(self, project: str, document_id: str) -> DocumentData:
         """A document by project and path relative to its root: metadata and every chunk."""

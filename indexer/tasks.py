@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
+from indexer.activity import SearchActivity
 from indexer.config import LodeConfig
 from indexer.embed import Embedder
 from indexer.errors import ConflictError, NotFoundError
@@ -76,8 +77,11 @@ class IndexWorker:
         embedder: Embedder,
         config: LodeConfig,
         on_change: Callable[[str], None] | None = None,
+        activity: SearchActivity | None = None,
     ) -> None:
         self.store = store
+        #: Searches phase 2 yields the cores to (``indexer.activity``).
+        self.activity = activity
         self.embedder = embedder
         self.config = config
         self._on_change = on_change
@@ -277,6 +281,7 @@ class IndexWorker:
         stats = embed_backlog(
             self.store, self.embedder, task.project_id, state=state,
             progress=lambda s: self._progress(task.id, s), cancel=stop, failed=self._failed_chunks,
+            activity=self.activity,
         )  # fmt: skip
         live = self._live.get(task.id, task)
         errors = (*live.errors, *(f"{f.path}: {f.reason}" for f in stats.failed))[:_MAX_ERRORS]
@@ -306,8 +311,9 @@ class IndexWorker:
                 self._preempt.clear()
                 stop = _AnyEvent(self._preempt, self._stop)
                 stats = embed_backlog(
-                    self.store, self.embedder, project.id, cancel=stop, failed=self._failed_chunks
-                )
+                    self.store, self.embedder, project.id, cancel=stop, failed=self._failed_chunks,
+                    activity=self.activity,
+                )  # fmt: skip
                 if stats.embedded or stats.cache_hits:
                     self._notify(project.id)
                 return True

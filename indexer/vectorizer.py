@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from indexer.activity import SearchActivity
 from indexer.chunker import embedding_text
 from indexer.embed import Embedder
 from indexer.models import SkippedFile, StoredChunk
@@ -34,6 +35,12 @@ _WINDOW = 2048
 #: Vectors written together: a write costs about the same for 64 rows as for 256 (~0.4–0.8 s
 #: of CPU on a 60k–110k-row table), CPU the model would otherwise have.
 _WRITE_ROWS = 256
+#: Texts per model call while searches run (``SearchActivity``): ~0.5–1 s of the model on
+#: 2 cores, so phase 2 gives the cores back to searches that often.
+_YIELD_BATCH = 16
+#: While searches run, phase 2 waits before each model call for a pause in them, at most
+#: this many times as long as its last call took: it keeps at least 1/(1 + this) of its pace.
+_YIELD_WAIT_FACTOR = 4.0
 
 
 class StopSignal(Protocol):
@@ -52,6 +59,8 @@ class EmbedStats:
     cache_hits: int = 0
     model_seconds: float = 0.0
     seconds: float = 0.0
+    yielded_seconds: float = 0.0
+    """Time the model waited for a pause in searches (``SearchActivity``)."""
     failed: list[SkippedFile] = field(default_factory=list)
 
 
@@ -75,6 +84,7 @@ def embed_backlog(
     batch_size: int = _BATCH,
     failed: set[str] | None = None,
     write_rows: int = _WRITE_ROWS,
+    activity: SearchActivity | None = None,
 ) -> EmbedStats:
     """Embed every chunk still without a vector (of one project, or all), until done or cancelled.
 
@@ -84,6 +94,7 @@ def embed_backlog(
     ``failed`` collects ids of chunks the model refused; they are skipped (and stay
     lexically searchable) until a later run retries them with a fresh set. Vectors are
     written ``write_rows`` or more at a time (and whatever is left when the pass stops).
+    While ``activity`` has searches running, the model yields to them (``_encode``).
     """
     from indexer.pipeline import IndexProgress
 
@@ -99,6 +110,7 @@ def embed_backlog(
         batch_size,
         set() if failed is None else failed,
         write_rows,
+        activity,
     )
     state.phase = "embed"
     state.chunks_total = store.count_chunks(project_id)
@@ -133,8 +145,10 @@ class _Run:
         batch_size: int,
         failed: set[str],
         write_rows: int,
+        activity: SearchActivity | None = None,
     ) -> None:
         self.store, self.embedder, self.state, self.stats = store, embedder, state, stats
+        self.activity = activity
         self.progress, self.cancel, self.batch_size, self.failed = progress, cancel, batch_size, failed
         self.pool: ThreadPoolExecutor | None = None
         self.pending: Future[None] | None = None
@@ -166,7 +180,9 @@ class _Run:
             if self.stopped():
                 return
             part = groups[start : start + self.batch_size]
-            new = _embed(self.store, self.embedder, [g[0] for g in part], self.stats, self.failed)
+            new = _embed(
+                self.store, self.embedder, [g[0] for g in part], self.stats, self.failed, self.activity
+            )
             members = [c for g in part for c in g]
             self.failed.update(c.id for c in members if c.chunk.chunk_hash not in new)
             self._write(_batch_of(members, new, new, self._failed_paths()))
@@ -254,20 +270,44 @@ def _advance(
 
 
 def _embed(
-    store: Store, embedder: Embedder, chunks: list[StoredChunk], stats: EmbedStats, failed: set[str]
+    store: Store,
+    embedder: Embedder,
+    chunks: list[StoredChunk],
+    stats: EmbedStats,
+    failed: set[str],
+    activity: SearchActivity | None = None,
 ) -> dict[str, np.ndarray]:
     if not chunks:
         return {}
     texts = [embedding_text(c.file_path, c.chunk) for c in chunks]
-    began = time.perf_counter()
+    began, yielded = time.perf_counter(), stats.yielded_seconds
     try:
-        matrix = embedder.embed(texts)
+        matrix = _encode(embedder, texts, activity, stats)
         good = list(zip(chunks, matrix, strict=True))
     except Exception:
         good = _embed_one_by_one(store, embedder, chunks, texts, stats, failed)
-    stats.model_seconds += time.perf_counter() - began
+    stats.model_seconds += time.perf_counter() - began - (stats.yielded_seconds - yielded)
     stats.embedded += len(good)
     return {c.chunk.chunk_hash: v for c, v in good}
+
+
+def _encode(
+    embedder: Embedder, texts: list[str], activity: SearchActivity | None, stats: EmbedStats
+) -> np.ndarray:
+    """The model's vectors of ``texts``. With an ``activity``, ``_YIELD_BATCH`` texts at a
+    time, and while searches run each call waits for a pause in them first (at most
+    ``_YIELD_WAIT_FACTOR`` times the last call's time)."""
+    if activity is None:
+        return embedder.embed(texts)
+    parts: list[np.ndarray] = []
+    last = 0.1
+    for start in range(0, len(texts), _YIELD_BATCH):
+        if activity.busy():
+            stats.yielded_seconds += activity.wait_for_pause(_YIELD_WAIT_FACTOR * last)
+        began = time.perf_counter()
+        parts.append(np.asarray(embedder.embed(texts[start : start + _YIELD_BATCH])))
+        last = time.perf_counter() - began
+    return np.concatenate(parts) if parts else embedder.embed(texts)
 
 
 def _embed_one_by_one(

@@ -75,7 +75,7 @@ def create_app(
         if on_ready is not None:
             on_ready(ctx)
         if processes:
-            ctx.search_pool = SearchPool(config, processes, ctx.query_graph)
+            ctx.search_pool = SearchPool(config, processes, ctx.query_graph, ctx.lode.activity)
             ctx.search_pool.start()
         try:
             async with mcp.session_manager.run():

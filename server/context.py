@@ -101,7 +101,7 @@ def open_context(config: LodeConfig, embedder: Embedder | None = None, warm: boo
     lode = Lode(config, embedder=embedder)
     store = lode.store
     store.yield_writes_to_searches(config.server.index_nice)
-    worker = IndexWorker(store, lode.lazy_embedder, config)
+    worker = IndexWorker(store, lode.lazy_embedder, config, activity=lode.activity)
     ctx = ServerContext(config=config, lode=lode, worker=worker)
     worker.start()
     if config.watch.enabled:

@@ -33,6 +33,7 @@ from typing import IO, Any
 
 import anyio.to_thread
 
+from indexer.activity import SearchActivity
 from indexer.config import LodeConfig
 from indexer.embed import QueryGraph
 
@@ -125,10 +126,16 @@ class SearchPool:
     """The server's search processes, driven from its event loop."""
 
     def __init__(
-        self, config: LodeConfig, processes: int, query_graph: Callable[[], QueryGraph | None]
+        self,
+        config: LodeConfig,
+        processes: int,
+        query_graph: Callable[[], QueryGraph | None],
+        activity: SearchActivity | None = None,
     ) -> None:
         self.config = config
         self.processes = processes
+        #: Counts the searches sent to the processes (the index writer yields to them).
+        self.activity = activity or SearchActivity()
         #: Gives the model's ``QueryGraph`` (blocking: it loads the model if needed); with
         #: one, the processes embed queries without loading torch and the model (~0.5 GB).
         self._query_graph = query_graph
@@ -256,6 +263,7 @@ class SearchPool:
         request_id = next(self._ids)
         future: asyncio.Future[SearchAnswer] = asyncio.get_running_loop().create_future()
         child.pending[request_id] = future
+        self.activity.begin()
         try:
             child.send((request_id, "search", request))
             answer = await asyncio.wait_for(future, ANSWER_SECONDS)
@@ -268,6 +276,7 @@ class SearchPool:
             return None
         finally:
             child.pending.pop(request_id, None)
+            self.activity.end()
         self.answered += 1
         return answer
 

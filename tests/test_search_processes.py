@@ -75,10 +75,13 @@ def _here(ctx: ServerContext, body: dict[str, Any]) -> dict[str, Any]:
 def test_answers_equal_the_servers_own(served: tuple[str, ServerContext, Path], body: dict[str, Any]) -> None:
     base, ctx, _ = served
     pool = _pool(ctx)
-    before = pool.answered
+    before, searches = pool.answered, ctx.lode.activity.started
     response = _search(base, body)
     assert response.status_code == 200, response.text
     assert pool.answered == before + 1  # the search process answered, not the fallback
+    # ...and the index writer, which yields to searches, saw it
+    assert ctx.lode.activity.started == searches + 1
+    assert pool.activity is ctx.worker.activity is ctx.lode.activity
     assert pool.query_graph is not None  # ...and embedded the query without torch
     for pid in pool.pids:
         assert "torch" not in Path(f"/proc/{pid}/maps").read_text()

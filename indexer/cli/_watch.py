@@ -61,7 +61,7 @@ def run_watch(
 ) -> None:
     """Register ``path``, run a writer and its watcher until ``stop`` is set, then stop both."""
     project = lode.register(path)
-    worker = IndexWorker(lode.store, lode.lazy_embedder, lode.config)
+    worker = IndexWorker(lode.store, lode.lazy_embedder, lode.config, activity=lode.activity)
     reporter = _Reporter(worker, Path(project.root), echo)
     service = WatchService(worker, lode.config.watch, on_batch=reporter.on_batch)
     worker.start()
