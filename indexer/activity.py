@@ -19,6 +19,8 @@ __all__ = ["QUIET_SECONDS", "SearchActivity"]
 #: A search ended this recently still counts as activity (the next one of a client asking
 #: back to back arrives within a few ms).
 QUIET_SECONDS = 0.05
+#: How often a waiting writer checks whether it was asked to stop (a saved file queued).
+_STOP_POLL = 0.02
 
 
 class SearchActivity:
@@ -64,17 +66,16 @@ class SearchActivity:
     def _busy(self) -> bool:
         return self._in_flight > 0 or self._clock() - self._last_end < self.quiet
 
-    def wait_for_pause(self, limit: float) -> float:
-        """Block until no search has run for ``quiet`` seconds, or ``limit`` seconds passed;
-        returns the seconds waited."""
+    def wait_for_pause(self, limit: float, stop: Callable[[], bool] | None = None) -> float:
+        """Block until no search has run for ``quiet`` seconds, ``limit`` seconds passed, or
+        ``stop()`` is true (checked every ``_STOP_POLL`` s); returns the seconds waited."""
         began = self._clock()
         with self._changed:
-            while self._busy():
+            while self._busy() and not (stop is not None and stop()):
                 left = limit - (self._clock() - began)
                 if left <= 0:
                     break
-                if self._in_flight:
-                    self._changed.wait(left)
-                else:
-                    self._changed.wait(min(left, self._last_end + self.quiet - self._clock()))
+                if not self._in_flight:
+                    left = min(left, self._last_end + self.quiet - self._clock())
+                self._changed.wait(left if stop is None else min(left, _STOP_POLL))
         return self._clock() - began

@@ -181,7 +181,13 @@ class _Run:
                 return
             part = groups[start : start + self.batch_size]
             new = _embed(
-                self.store, self.embedder, [g[0] for g in part], self.stats, self.failed, self.activity
+                self.store,
+                self.embedder,
+                [g[0] for g in part],
+                self.stats,
+                self.failed,
+                self.activity,
+                self.stopped,
             )
             members = [c for g in part for c in g]
             self.failed.update(c.id for c in members if c.chunk.chunk_hash not in new)
@@ -276,13 +282,14 @@ def _embed(
     stats: EmbedStats,
     failed: set[str],
     activity: SearchActivity | None = None,
+    stopped: Callable[[], bool] | None = None,
 ) -> dict[str, np.ndarray]:
     if not chunks:
         return {}
     texts = [embedding_text(c.file_path, c.chunk) for c in chunks]
     began, yielded = time.perf_counter(), stats.yielded_seconds
     try:
-        matrix = _encode(embedder, texts, activity, stats)
+        matrix = _encode(embedder, texts, activity, stats, stopped)
         good = list(zip(chunks, matrix, strict=True))
     except Exception:
         good = _embed_one_by_one(store, embedder, chunks, texts, stats, failed)
@@ -292,18 +299,23 @@ def _embed(
 
 
 def _encode(
-    embedder: Embedder, texts: list[str], activity: SearchActivity | None, stats: EmbedStats
+    embedder: Embedder,
+    texts: list[str],
+    activity: SearchActivity | None,
+    stats: EmbedStats,
+    stopped: Callable[[], bool] | None = None,
 ) -> np.ndarray:
     """The model's vectors of ``texts``. With an ``activity``, ``_YIELD_BATCH`` texts at a
     time, and while searches run each call waits for a pause in them first (at most
-    ``_YIELD_WAIT_FACTOR`` times the last call's time)."""
+    ``_YIELD_WAIT_FACTOR`` times the last call's time; never once ``stopped()``: a saved
+    file waits for this pass to stop)."""
     if activity is None:
         return embedder.embed(texts)
     parts: list[np.ndarray] = []
     last = 0.1
     for start in range(0, len(texts), _YIELD_BATCH):
-        if activity.busy():
-            stats.yielded_seconds += activity.wait_for_pause(_YIELD_WAIT_FACTOR * last)
+        if activity.busy() and not (stopped is not None and stopped()):
+            stats.yielded_seconds += activity.wait_for_pause(_YIELD_WAIT_FACTOR * last, stopped)
         began = time.perf_counter()
         parts.append(np.asarray(embedder.embed(texts[start : start + _YIELD_BATCH])))
         last = time.perf_counter() - began

@@ -44,6 +44,17 @@ def test_wait_for_pause_ends_with_the_searches_or_at_its_limit() -> None:
     assert not activity.busy()
 
 
+def test_a_writer_asked_to_stop_waits_no_longer() -> None:
+    """A saved file preempts phase 2: its wait for a pause in the searches ends at once."""
+    activity = SearchActivity()
+    activity.begin()
+    stop = threading.Event()
+    threading.Timer(0.1, stop.set).start()
+    waited = activity.wait_for_pause(10.0, stop.is_set)
+    assert 0.08 <= waited < 1.0
+    assert activity.wait_for_pause(10.0, stop.is_set) < 0.05
+
+
 class _Recording:
     """An embedder that records how many texts each call got."""
 
