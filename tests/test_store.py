@@ -726,3 +726,26 @@ def test_an_index_run_ends_with_its_rows_in_the_text_indexes(
         assert segments == 2  # folded, not optimized
     finally:
         api.close()
+
+
+def test_counts_through_a_scan_equal_lances_own(tmp_path: Path) -> None:
+    """``count_admitted`` (a scan: it waits for Lance without the GIL, where pylance's
+    ``count_rows`` holds it) counts what ``count_rows`` counts, in the whole table or some
+    fragments, and stops at ``limit``."""
+    from indexer.store._base import count_admitted
+
+    s = open_store(tmp_path / "db", "m", 16)
+    project = s.add_project("p", str(tmp_path))
+    try:
+        s.replace_files(
+            [_write(project.id, f"f{n}.py", [f"t{n}-{i}" for i in range(7)], "v1") for n in range(3)]
+        )
+        dataset = s._dataset("code_chunks")
+        fragments = dataset.get_fragments()
+        for where in (None, "embedded = true", "embedded IS NOT TRUE", "file_path = 'f1.py'"):
+            assert count_admitted(dataset, where) == dataset.count_rows(where)
+            assert count_admitted(dataset, where, fragments=fragments[:1]) == fragments[0].count_rows(where)
+        assert count_admitted(dataset, None, limit=1) == 1
+        assert not s.all_embedded_at(s.chunk_table_version())
+    finally:
+        s.close()

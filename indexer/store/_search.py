@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from indexer.models import ChunkFilter, StoredChunk
-from indexer.store._base import StoreBase, is_vector_index, rows
+from indexer.store._base import StoreBase, count_admitted, is_vector_index, rows
 from indexer.store._filters import chunk_where, document_where
 from indexer.store._rows import CHUNK_COLUMNS, to_stored_chunk
 from indexer.store._schema import CHUNKS, DOCUMENTS
@@ -243,7 +243,7 @@ class SearchMixin(StoreBase):
             layout = _VectorLayout(indexed=False)
         else:
             unindexed = tuple(f for f in dataset.get_fragments() if f.fragment_id not in covered)
-            embedded = any(f.count_rows("embedded = true") for f in unindexed)
+            embedded = count_admitted(dataset, "embedded = true", fragments=list(unindexed), limit=1) > 0
             keys = tuple(fragment_key(_NAMES[kind], f) for f in unindexed)
             layout = _VectorLayout(indexed=True, unindexed=unindexed, unindexed_embedded=embedded, keys=keys)
         with self._readers_lock:
@@ -319,7 +319,7 @@ class SearchMixin(StoreBase):
         if known is not None and not known[1] and time.monotonic() - known[2] < _RECOUNT_SECONDS:
             return False
         table = self._dataset(CHUNKS, version)
-        complete = int(table.count_rows()) == int(table.count_rows("embedded = true"))
+        complete = count_admitted(table, "embedded IS NOT TRUE", limit=1) == 0
         self._embedded_version = (version, complete, time.monotonic())
         return complete
 
