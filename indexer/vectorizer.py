@@ -19,7 +19,7 @@ import numpy as np
 
 from indexer.activity import SearchActivity
 from indexer.chunker import embedding_text
-from indexer.embed import Embedder
+from indexer.embed import Embedder, embed_on_one_thread
 from indexer.models import SkippedFile, StoredChunk
 
 if TYPE_CHECKING:
@@ -316,8 +316,11 @@ def _encode(
     for start in range(0, len(texts), _YIELD_BATCH):
         if activity.busy() and not (stopped is not None and stopped()):
             stats.yielded_seconds += activity.wait_for_pause(_YIELD_WAIT_FACTOR * last, stopped)
+        batch = texts[start : start + _YIELD_BATCH]
         began = time.perf_counter()
-        parts.append(np.asarray(embedder.embed(texts[start : start + _YIELD_BATCH])))
+        # searches still running (the wait ran out): one core for the model, one for them
+        vectors = embed_on_one_thread(embedder, batch) if activity.busy() else embedder.embed(batch)
+        parts.append(np.asarray(vectors))
         last = time.perf_counter() - began
     return np.concatenate(parts) if parts else embedder.embed(texts)
 

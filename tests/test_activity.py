@@ -61,11 +61,16 @@ class _Recording:
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner
         self.calls: list[int] = []
+        self.one_thread: list[int] = []
         self.model_id, self.dimension = inner.model_id, inner.dimension
 
     def embed(self, texts: list[str]) -> np.ndarray:
         self.calls.append(len(texts))
         return self.inner.embed(texts)
+
+    def embed_on_one_thread(self, texts: list[str]) -> np.ndarray:
+        self.one_thread.append(len(texts))
+        return self.embed(texts)
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
         return self.inner.embed_queries(texts)
@@ -74,8 +79,8 @@ class _Recording:
 @pytest.mark.parametrize("searching", [False, True])
 def test_phase_two_yields_to_searches_and_still_finishes(lode: Lode, repo: Path, searching: bool) -> None:
     """With a search in flight all along, phase 2 embeds 16 texts at a time and waits
-    before each call (at most a few times the last call's time), yet embeds everything;
-    with none it never waits."""
+    before each call (at most a few times the last call's time; the model then runs on one
+    thread), yet embeds everything; with none it never waits and uses every thread."""
     lode.index(repo, embed=False)
     store, project = lode.store, lode.store.get_project("repo")
     embedder = _Recording(lode.lazy_embedder)
@@ -90,8 +95,10 @@ def test_phase_two_yields_to_searches_and_still_finishes(lode: Lode, repo: Path,
     if searching:
         assert stats.yielded_seconds > 0
         assert time.monotonic() - started < 30
+        assert embedder.one_thread == embedder.calls
     else:
         assert stats.yielded_seconds == 0
+        assert not embedder.one_thread
 
 
 def test_searches_through_the_api_are_counted(lode: Lode, repo: Path) -> None:

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from indexer.cli import cli
 from indexer.config import EmbedConfig, load_config
-from indexer.embed import Embedder, QueryGraphEmbedder, load_embedder, onnx_queries
+from indexer.embed import Embedder, FakeEmbedder, QueryGraphEmbedder, load_embedder, onnx_queries
 from indexer.embed.onnx_queries import (
     KEEP_GRAPHS,
     OnnxQueryEncoder,
@@ -273,3 +273,18 @@ def test_document_texts_go_to_the_full_model(tmp_path: Path, monkeypatch: pytest
     light.embed(texts[:1])
     assert loads == [1]  # loaded once, on the first document text
     assert load_embedder(EmbedConfig(onnx_queries=False)).query_graph() is None  # queries stay on torch
+
+
+def test_embedding_on_one_thread_gives_the_same_vectors_and_restores_torch(real_embedder: Embedder) -> None:
+    """A writer yielding to searches embeds on one torch thread: the same vectors, and
+    torch's thread count is as it was after."""
+    import torch
+
+    from indexer.embed import embed_on_one_thread
+
+    texts = ["def parse(request): return request.body", "class Cart:\n    items = []", "word " * 300]
+    before = torch.get_num_threads()
+    one = embed_on_one_thread(real_embedder, texts)
+    assert torch.get_num_threads() == before
+    np.testing.assert_allclose(one, real_embedder.embed(texts), atol=1e-5)
+    assert embed_on_one_thread(FakeEmbedder(), texts).shape == (3, FakeEmbedder().dimension)

@@ -1,7 +1,7 @@
 """Embedding models behind one protocol: the real sentence-transformers model and a
 deterministic fake for fast unit tests."""
 
-from indexer.embed._protocol import Embedder
+from indexer.embed._protocol import Embedder, embed_on_one_thread
 from indexer.embed.fake import FakeEmbedder
 from indexer.embed.lazy import LazyEmbedder
 from indexer.embed.query_graph import QueryGraph, QueryGraphEmbedder, query_graph_of
@@ -14,6 +14,7 @@ __all__ = [
     "QueryGraph",
     "QueryGraphEmbedder",
     "SentenceTransformerEmbedder",
+    "embed_on_one_thread",
     "load_embedder",
     "query_graph_of",
 ]

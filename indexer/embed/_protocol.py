@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Embedder", "Vectors"]
+__all__ = ["Embedder", "Vectors", "embed_on_one_thread"]
 
 #: A float32 matrix of unit-length rows, one per input text.
 Vectors = npt.NDArray[np.float32]
@@ -39,3 +39,10 @@ class Embedder(Protocol):
     def count_tokens(self, text: str) -> int:
         """Number of model tokens in ``text`` (for prompt budgets)."""
         ...
+
+
+def embed_on_one_thread(embedder: Embedder, texts: Sequence[str]) -> Vectors:
+    """``embedder.embed(texts)`` on one CPU thread where the embedder can limit its threads
+    (``embed_on_one_thread``: a writer yielding the other cores to searches)."""
+    limited = getattr(embedder, "embed_on_one_thread", None)
+    return limited(texts) if limited is not None else embedder.embed(texts)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 
-from indexer.embed._protocol import Embedder, Vectors
+from indexer.embed._protocol import Embedder, Vectors, embed_on_one_thread
 from indexer.embed.query_graph import QueryGraph, query_graph_of
 from indexer.errors import ModelMismatchError
 
@@ -52,6 +52,11 @@ class LazyEmbedder:
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed texts (loading the model first if needed)."""
         return self._get().embed(texts)
+
+    def embed_on_one_thread(self, texts: Sequence[str]) -> Vectors:
+        """The loaded model's ``embed_on_one_thread`` where it has one, else ``embed``."""
+        model = self._get()
+        return embed_on_one_thread(model, texts)
 
     def embed_queries(self, queries: Sequence[str]) -> Vectors:
         """Embed queries (loading the model first if needed)."""

@@ -48,7 +48,7 @@ class SentenceTransformerEmbedder:
         self._max_seq = int(model.max_seq_length)
         # One model per use, each behind its own lock: a search never waits for an
         # indexing batch (a second copy of this small model costs ~90 MB).
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._load_copy = load_copy
         self._query_model: Any = None
         self._query_lock = threading.Lock()
@@ -88,6 +88,19 @@ class SentenceTransformerEmbedder:
         out = np.empty_like(vectors, dtype=np.float32)
         out[np.asarray(order)] = vectors
         return out
+
+    def embed_on_one_thread(self, texts: Sequence[str]) -> Vectors:
+        """``embed`` with torch on one CPU thread, for a writer yielding the other cores to
+        searches (torch's thread count is the process's: set back after)."""
+        import torch
+
+        with self._lock:
+            threads = torch.get_num_threads()
+            torch.set_num_threads(1)
+            try:
+                return self.embed(texts)
+            finally:
+                torch.set_num_threads(threads)
 
     def embed_queries(self, queries: Sequence[str]) -> Vectors:
         """Embed queries (this model uses no query prefix) on the query copy of the model:
