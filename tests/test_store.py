@@ -732,7 +732,7 @@ def test_counts_through_a_scan_equal_lances_own(tmp_path: Path) -> None:
     """``count_admitted`` (a scan: it waits for Lance without the GIL, where pylance's
     ``count_rows`` holds it) counts what ``count_rows`` counts, in the whole table or some
     fragments, and stops at ``limit``."""
-    from indexer.store._base import count_admitted
+    from indexer.store._scan import count_admitted
 
     s = open_store(tmp_path / "db", "m", 16)
     project = s.add_project("p", str(tmp_path))

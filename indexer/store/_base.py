@@ -38,17 +38,6 @@ def rows(table: pa.Table) -> list[dict[str, Any]]:
     return table.to_pylist()  # type: ignore[no-any-return]
 
 
-def count_admitted(
-    dataset: Any, where: str | None, *, fragments: list[Any] | None = None, limit: int | None = None
-) -> int:
-    """Rows of a pylance ``dataset`` (or of some of its ``fragments``) admitted by ``where``,
-    at most ``limit``. Counted by a scan, which waits for Lance without the GIL: pylance's
-    ``count_rows`` holds the GIL while Lance works, and Lance's threads may need it, which
-    deadlocked a search process under concurrent searches while vectors were written."""
-    scanner = dataset.scanner(columns=[], filter=where, with_row_id=True, fragments=fragments, limit=limit)
-    return int(scanner.to_table().num_rows)
-
-
 class TtlCache:
     """A tiny thread-safe cache whose entries expire after ``ttl`` seconds."""
 

@@ -12,9 +12,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from indexer.models import ChunkFilter, StoredChunk
-from indexer.store._base import StoreBase, count_admitted, is_vector_index, rows
+from indexer.store._base import StoreBase, is_vector_index, rows
 from indexer.store._filters import chunk_where, document_where
 from indexer.store._rows import CHUNK_COLUMNS, to_stored_chunk
+from indexer.store._scan import count_admitted
 from indexer.store._schema import CHUNKS, DOCUMENTS
 from indexer.store._sql import and_all
 from indexer.store._unindexed import fragment_key
