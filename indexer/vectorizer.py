@@ -39,7 +39,10 @@ _WRITE_ROWS = 256
 #: 2 cores, so phase 2 gives the cores back to searches that often.
 _YIELD_BATCH = 16
 #: While searches run, phase 2 waits before each model call for a pause in them, at most
-#: this many times as long as its last call took: it keeps at least 1/(1 + this) of its pace.
+#: this many times as long as its last call took, so it runs at least 1/(1 + this) of the
+#: time; those calls run on one thread at the writer's niceness beside the searches and take
+#: longer, so under searches asked back to back it keeps less of its pace (measured on 2
+#: cores: ~1/7 with one client, under 1/20 with four; its full pace once they pause).
 _YIELD_WAIT_FACTOR = 4.0
 
 
