@@ -157,7 +157,7 @@ def run_lexical_phase(
     if writer.indexed:  # the last rows too: a few hundred unfolded rows cost every search ms
         store.fold_new_rows(force=True, everything=writer.folded)
     stamp = datetime.now(UTC)
-    store.save_project(replace(project, last_indexed_at=stamp, updated_at=stamp))
+    store.mark_indexed(project.id, stamp)
     return report
 
 

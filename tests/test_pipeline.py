@@ -342,3 +342,20 @@ def test_a_first_index_ends_with_its_vector_index(tmp_path: Path, monkeypatch: p
         assert "embedding" in indexed
     finally:
         api.close()
+
+
+def test_a_rename_or_new_globs_during_a_run_are_kept(lode: Lode, repo: Path) -> None:
+    """A run stamps its project's last index without writing back the project it read at its
+    start: a PATCH made while it ran (name, globs) survives it."""
+    from dataclasses import replace
+
+    from indexer.pipeline import run_lexical_phase
+
+    lode.index(repo)
+    stale = lode.store.get_project("repo")
+    lode.store.save_project(replace(stale, name="renamed", exclude=("docs/",)))
+    run_lexical_phase(lode.store, lode.lazy_embedder, stale, lode.config, full=True)
+    after = lode.store.get_project(stale.id)
+    assert (after.name, after.exclude) == ("renamed", ("docs/",))
+    assert after.last_indexed_at is not None and stale.last_indexed_at is not None
+    assert after.last_indexed_at > stale.last_indexed_at

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 import pyarrow as pa
@@ -104,6 +105,14 @@ class ProjectsMixin(StoreBase):
             self._t(PROJECTS).merge_insert("id").when_matched_update_all().execute(table)
             self._cache.clear()
             return project
+
+    def mark_indexed(self, project_id: str, stamp: datetime) -> None:
+        """Stamp a project's last index (only its timestamps: a rename or new globs saved
+        while the run went on stay)."""
+        with self._write_lock:
+            where = f"id = {quote(project_id)}"
+            self._t(PROJECTS).update(where=where, values={"last_indexed_at": stamp, "updated_at": stamp})
+            self._cache.clear()
 
     def delete_project(self, project_id: str) -> None:
         """Remove a project and every index row it owns (never its source files)."""
