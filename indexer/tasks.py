@@ -173,10 +173,10 @@ class IndexWorker:
 
     def cancel(self, task_id: str) -> Task:
         """Cancel a queued or running task (a running one stops after its current batch)."""
-        task = self.get(task_id)
-        if not task.live:
-            raise ConflictError(f"task {task_id} is already {task.status}")
-        with self._lock:
+        with self._lock:  # the worker starts a queued task under this lock too
+            task = self.get(task_id)
+            if not task.live:
+                raise ConflictError(f"task {task_id} is already {task.status}")
             if task.status == "queued":
                 task = dataclasses.replace(task, status="cancelled", phase="cancelled", finished_at=_now())
                 self.store.save_task(task)
@@ -228,18 +228,30 @@ class IndexWorker:
 
     def _step(self) -> bool:
         """Do one piece of work; False when there was nothing to do."""
-        queued = self.store.list_tasks(statuses=("queued",))
-        if queued:
-            self._run_phase1(min(queued, key=lambda t: (t.created_at is None, t.created_at)))
+        task = self._start_next()
+        if task is not None:
+            self._run_phase1(task)
             return True
         return self._run_phase2()
 
+    def _start_next(self) -> Task | None:
+        """Mark the next queued task running: deletes first (quick, and their callers wait),
+        then the oldest. Under the queue's lock, so a cancel or a request that would join a
+        queued task sees it either still queued or already running."""
+        with self._lock:
+            queued = self.store.list_tasks(statuses=("queued",))
+            if not queued:
+                return None
+            task = min(queued, key=lambda t: (t.kind != "delete", t.created_at is None, t.created_at))
+            task = dataclasses.replace(
+                task, status="running", phase="chunk", started_at=task.started_at or _now()
+            )
+            self._cancel.setdefault(task.id, threading.Event())
+            self._publish(task, force=True)
+            return task
+
     def _run_phase1(self, task: Task) -> None:
         cancel = self._cancel.setdefault(task.id, threading.Event())
-        task = dataclasses.replace(
-            task, status="running", phase="chunk", started_at=task.started_at or _now()
-        )
-        self._publish(task, force=True)
         try:
             if task.kind == "delete":
                 self._delete_project(task)

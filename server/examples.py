@@ -32,6 +32,21 @@ TASK: dict[str, Any] = {
     "finished_at": None,
 }
 
+DELETE_TASK: dict[str, Any] = {
+    **TASK,
+    "kind": "delete",
+    "status": "queued",
+    "phase": "queued",
+    "files_total": 0,
+    "files_done": 0,
+    "chunks_done": 0,
+    "chunks_total": 0,
+    "chunks_embedded": 0,
+    "percent": 0.0,
+    "eta_seconds": None,
+    "started_at": None,
+}
+
 PROJECT: dict[str, Any] = {
     "id": _PID,
     "name": "shop",

@@ -357,5 +357,6 @@ def test_a_rename_or_new_globs_during_a_run_are_kept(lode: Lode, repo: Path) -> 
     run_lexical_phase(lode.store, lode.lazy_embedder, stale, lode.config, full=True)
     after = lode.store.get_project(stale.id)
     assert (after.name, after.exclude) == ("renamed", ("docs/",))
-    assert after.last_indexed_at is not None and stale.last_indexed_at is not None
+    assert after.last_indexed_at is not None
+    assert stale.last_indexed_at is not None
     assert after.last_indexed_at > stale.last_indexed_at

@@ -214,6 +214,28 @@ def test_patch_and_delete_project(server: tuple[str, Path], tmp_path: Path) -> N
     _error(resp, 400)
 
 
+def test_a_delete_not_done_in_time_answers_202_with_its_task(
+    server: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from server.routes import projects as project_routes
+
+    base, _ = server
+    other = make_repo(tmp_path / "slow")
+    created = httpx.post(f"{base}{API}/projects", json={"path": str(other), "name": "slow"}).json()
+    wait_task(base, created["task_id"])
+    pid = created["project"]["id"]
+    monkeypatch.setattr(project_routes, "DELETE_WAIT_SECONDS", 0.0)
+    response = httpx.delete(f"{base}{API}/projects/{pid}")
+    if response.status_code == 204:  # the worker was quicker than the answer: nothing to poll
+        pytest.skip("the delete finished before the route looked")
+    assert response.status_code == 202
+    task = response.json()
+    assert (task["kind"], task["project_id"]) == ("delete", pid)
+    assert task["status"] in ("queued", "running")
+    assert wait_task(base, task["id"])["status"] == "done"
+    _error(httpx.get(f"{base}{API}/projects/{pid}"), 404)
+
+
 def test_openapi_and_docs(server: tuple[str, Path]) -> None:
     base, _ = server
     spec = httpx.get(f"{base}/api/openapi.json").json()

@@ -5,12 +5,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Annotated
 
-from litestar import delete, get, patch, post
+from litestar import Response, delete, get, patch, post
 from litestar.di import Provide
+from litestar.openapi import ResponseSpec
 from litestar.params import Body, FromPath, QueryParameter
 
 from indexer.api import relative_paths, resolve_project_root
-from indexer.errors import ValidationError
+from indexer.errors import StoreError, ValidationError
 from indexer.walker import IgnoreRules
 from server import examples
 from server.convert import to_project, to_task
@@ -137,6 +138,10 @@ def patch_project(
     return to_project(ctx, updated)
 
 
+#: How long DELETE waits for its task before answering 202 with it instead of 204.
+DELETE_WAIT_SECONDS = 60.0
+
+
 @delete(
     "/api/v1/projects/{project_id:str}",
     dependencies=_deps,
@@ -144,15 +149,36 @@ def patch_project(
     status_code=204,
     summary="Forget a project",
     operation_id="delete_project",
-    responses=ERRORS,
+    description=(
+        "204 once the project and its index rows are gone. Deletes run before queued index "
+        "work, but wait for another project's running file pass: if the delete has not "
+        "finished within 60 s, the answer is 202 with its task, to poll."
+    ),
+    responses={
+        204: ResponseSpec(
+            data_container=None, description="Deleted: the project and its index rows are gone"
+        ),
+        202: ResponseSpec(
+            data_container=TaskOut,
+            description="Still queued or running: poll the task",
+            examples=example("Delete still queued", examples.DELETE_TASK),
+            generate_examples=False,
+        ),
+        **ERRORS,
+    },
 )
 @blocking
-def delete_project(ctx: Ctx, project_id: FromPath[str]) -> None:
+def delete_project(ctx: Ctx, project_id: FromPath[str]) -> Response[None]:
     """Remove the project and every index row it owns; source files are never touched."""
     project = ctx.lode.store.get_project(project_id)
     ctx.unwatch(project.id)
     task = ctx.worker.submit(project.id, kind="delete")
-    ctx.worker.wait(task.id, timeout=60)
+    task = ctx.worker.wait(task.id, timeout=DELETE_WAIT_SECONDS)
+    if task.live:
+        return Response(content=to_task(task), status_code=202)  # type: ignore[arg-type]
+    if task.status != "done":
+        raise StoreError(f"deleting project {project.name!r} failed: {task.message or task.status}")
+    return Response(content=None, status_code=204)
 
 
 @post(
