@@ -45,7 +45,9 @@ def _auth_guard(api_key: str | None) -> Any:
             return
         header = connection.headers.get("authorization", "")
         scheme, _sep, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip(), api_key):
+        # bytes: compare_digest refuses text that is not ASCII (headers arrive as latin-1)
+        sent = token.strip().encode("latin-1", "replace")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(sent, api_key.encode("utf-8")):
             raise NotAuthorizedException("missing or wrong API key (send Authorization: Bearer <key>)")
 
     return guard

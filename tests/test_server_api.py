@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -236,6 +237,29 @@ def test_a_delete_not_done_in_time_answers_202_with_its_task(
     _error(httpx.get(f"{base}{API}/projects/{pid}"), 404)
 
 
+def test_a_nul_anywhere_is_a_client_error(server: tuple[str, Path], project: dict[str, Any]) -> None:
+    """A NUL character in an id or a filter value can match nothing: 404 or 400, never 500."""
+    base, _ = server
+    for path in ("tasks", "documents", "chunks", "projects"):
+        _error(httpx.get(f"{base}{API}/{path}/a%00b"), 404)
+    _error(httpx.delete(f"{base}{API}/tasks/a%00b"), 404)
+    _error(httpx.get(f"{base}{API}/projects/a%00b/files"), 404)
+    nul = "\x00"
+    for body in (
+        {"query": f"cart{nul}", "granularity": "chunk"},
+        {"query": f"cart{nul}"},
+        {"query": "cart", "path_include": [f"src/{nul}"]},
+        {"query": "cart", "path_exclude": [f"src/{nul}*"]},
+        {"query": "cart", "projects": [f"sh{nul}op"]},
+        {"query": "cart", "languages": [f"py{nul}"]},
+        {"query": "cart", "node_types": [f"function{nul}"]},
+        {"query": "cart", "node_name_pattern": f"Cart{nul}"},
+        {"query": "cart", "has_definitions": [f"x{nul}"]},
+    ):
+        response = httpx.post(f"{base}{API}/search", json=body)
+        assert response.status_code in (200, 400), (body, response.text)
+
+
 def test_openapi_and_docs(server: tuple[str, Path]) -> None:
     base, _ = server
     spec = httpx.get(f"{base}/api/openapi.json").json()
@@ -267,6 +291,9 @@ def test_api_key_is_required_when_configured(tmp_path: Path) -> None:
         ok = httpx.get(f"{base}{API}/projects", headers={"Authorization": "Bearer s3cret"})
         assert ok.status_code == 200
         assert ok.json() == []
+        # a key that is not ASCII is a wrong key too (compare_digest refuses non-ASCII text)
+        raw = [(b"authorization", "Bearer sécret".encode())]
+        _error(httpx.get(f"{base}{API}/projects", headers=raw), 401)
 
 
 def test_cli_index_goes_through_the_running_server(
@@ -274,7 +301,6 @@ def test_cli_index_goes_through_the_running_server(
 ) -> None:
     """``lode index`` while a server runs: the server (the single writer) does the work;
     an explicitly chosen other index stays in-process."""
-    import json
     import os
 
     from click.testing import CliRunner

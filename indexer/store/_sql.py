@@ -15,8 +15,9 @@ def quote(value: str) -> str:
 
 
 def in_list(column: str, values: Iterable[str]) -> str:
-    """``column IN ('a', 'b')`` — or a false predicate for an empty list."""
-    items = [quote(v) for v in values]
+    """``column IN ('a', 'b')`` — or a false predicate for an empty list. A value with a NUL
+    character is left out: no stored value holds one (an id from a URL can)."""
+    items = [quote(v) for v in values if "\x00" not in v]
     if not items:
         return "false"
     return f"{column} IN ({', '.join(items)})"
