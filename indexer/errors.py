@@ -37,6 +37,7 @@ __all__ = [
     "StoreError",
     "StoreVersionError",
     "TokenExpiredError",
+    "UnauthorizedError",
     "ValidationError",
 ]
 
@@ -115,3 +116,7 @@ class EmbedError(LodeError):
 
 class ServerUnavailableError(LodeError):
     """A lode server was expected at an address but did not answer."""
+
+
+class UnauthorizedError(LodeError):
+    """A lode server refused the API key (missing or wrong)."""

@@ -12,7 +12,13 @@ from typing import Any
 import httpx
 
 from indexer.config import LodeConfig
-from indexer.errors import LodeError, NotFoundError, ServerUnavailableError, ValidationError
+from indexer.errors import (
+    LodeError,
+    NotFoundError,
+    ServerUnavailableError,
+    UnauthorizedError,
+    ValidationError,
+)
 from indexer.search import ChunkHit, DocumentHit, FileGroup, SearchOptions, SearchResponse
 
 __all__ = ["RemoteLode", "find_server"]
@@ -35,12 +41,22 @@ def find_server(config: LodeConfig, timeout: float = 0.3, same_db: bool = False)
         health = remote.get("/health")
         if not isinstance(health, dict) or "worker_alive" not in health:
             return None
-        if same_db:
-            served = remote.get("/api/v1/status").get("db", "")
-            if Path(served).resolve() != Path(config.db).resolve():
-                return None
-    except (ServerUnavailableError, LodeError):
+    except LodeError:  # nothing listens there, or not lode
         return None
+    if same_db:
+        try:
+            served = remote.get("/api/v1/status").get("db", "")
+        except UnauthorizedError:
+            # lode answers but will not say which index it writes: never guess "another one"
+            # (a second writer beside it); the caller needs its key
+            raise UnauthorizedError(
+                f"a lode server at {remote.base_url} refused the API key, so whether it serves "
+                f"{config.db} is unknown: set LODE_API_KEY to its key (or stop it)"
+            ) from None
+        except LodeError:
+            return None
+        if Path(served).resolve() != Path(config.db).resolve():
+            return None
     remote.timeout = 60.0
     return remote
 
@@ -120,6 +136,8 @@ def _raise(response: httpx.Response) -> None:
         raise ValidationError(str(first.get("key", "request")), str(first.get("message", detail)))
     if response.status_code == 404:
         raise NotFoundError(detail)
+    if response.status_code == 401:
+        raise UnauthorizedError(f"lode server at {response.url.host}:{response.url.port}: {detail}")
     raise LodeError(f"server answered {response.status_code}: {detail}")
 
 

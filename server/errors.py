@@ -16,6 +16,7 @@ from indexer.errors import (
     NotFoundError,
     PayloadTooLargeError,
     StoreError,
+    UnauthorizedError,
     ValidationError,
 )
 
@@ -25,6 +26,7 @@ log = logging.getLogger(__name__)
 
 _STATUS: list[tuple[type[LodeError], int]] = [
     (ValidationError, 400),
+    (UnauthorizedError, 401),
     (NotFoundError, 404),
     (ConflictError, 409),
     (PayloadTooLargeError, 413),

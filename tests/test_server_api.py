@@ -329,3 +329,25 @@ def test_cli_index_goes_through_the_running_server(
     served = Path(httpx.get(f"{base}{API}/status").json()["db"])
     assert server_for(make_config(db=served, port=port), served, local=False) is not None
     assert server_for(make_config(db=served, port=port), served, local=True) is None
+
+    # an in-process write beside the server on its own index is refused, never a second writer
+    for flag in ("--local", "--no-embed"):
+        out = runner.invoke(cli, ["index", str(repo), flag, "--db", str(served)], env=env)
+        assert out.exit_code == 2, out.output
+        assert f"writes this index; {flag} would index it in-process" in out.output
+
+
+def test_a_server_refusing_the_key_is_never_taken_for_another_index(tmp_path: Path) -> None:
+    """``lode index --db D`` beside a keyed server: without the key lode cannot tell which
+    index the server writes; it says so instead of indexing in-process beside it."""
+    from indexer.cli._common import make_config, server_for
+    from indexer.errors import UnauthorizedError
+
+    config = load_config(env={}, overrides={"db": tmp_path / "db", "api_key": "s3cret", "enabled": False})
+    with serve_in_thread(config, FakeEmbedder()) as base:
+        port = int(base.rsplit(":", 1)[1])
+        keyless = make_config(db=tmp_path / "db", port=port, api_key=None)
+        with pytest.raises(UnauthorizedError, match="refused the API key"):
+            server_for(keyless, tmp_path / "db", local=False)
+        keyed = make_config(db=tmp_path / "db", port=port, api_key="s3cret")
+        assert server_for(keyed, tmp_path / "db", local=False) is not None

@@ -17,7 +17,7 @@ from indexer.cli._common import (
     server_for,
 )
 from indexer.cli._progress import IndexBar
-from indexer.errors import LodeError
+from indexer.errors import ConflictError, LodeError
 from indexer.remote import RemoteLode
 
 __all__ = ["index_command", "projects_group", "status_command"]
@@ -38,12 +38,20 @@ def index_command(
     """Register PATH as a project and bring its index up to date.
 
     Goes through a running lode server when there is one (it stays the index's only
-    writer); --local (or --no-embed) indexes in-process.
+    writer); --local and --no-embed index in-process, and refuse while a server writes
+    the same index.
 
     Example: lode index ~/src/myrepo --name myrepo
     """
     config = make_config(db=db)
-    remote = None if no_embed else server_for(config, db, local)
+    remote = server_for(config, db, local=False)
+    if remote is not None and (local or no_embed):
+        # the server writes this index: a second writer beside it is what it exists to prevent
+        flag = "--local" if local else "--no-embed"
+        raise ConflictError(
+            f"the lode server at {remote.base_url} writes this index; {flag} would index it "
+            f"in-process beside it: drop {flag} (the server indexes it) or stop the server"
+        )
     if remote is not None:
         _index_remote(remote, path, name, full, as_json)
         return
