@@ -74,12 +74,12 @@ def create_app(
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         ctx = context or open_context(config, embedder=embedder)
         app.state.ctx = state["ctx"] = ctx
-        if on_ready is not None:
-            on_ready(ctx)
-        if processes:
-            ctx.search_pool = SearchPool(config, processes, ctx.query_graph, ctx.lode.activity)
-            ctx.search_pool.start()
-        try:
+        try:  # a failed start closes what it opened too
+            if on_ready is not None:
+                on_ready(ctx)
+            if processes:
+                ctx.search_pool = SearchPool(config, processes, ctx.query_graph, ctx.lode.activity)
+                ctx.search_pool.start()
             async with mcp.session_manager.run():
                 yield
         finally:

@@ -7,11 +7,13 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from indexer.api import Lode
 from indexer.config import LodeConfig
 from indexer.embed import Embedder, QueryGraph, query_graph_of
+from indexer.errors import ConflictError
 from indexer.models import Project
 from indexer.tasks import IndexWorker
 from server.search_pool import SearchPool
@@ -115,11 +117,28 @@ def open_context(config: LodeConfig, embedder: Embedder | None = None, warm: boo
 
 
 def register_paths(ctx: ServerContext, paths: list[str]) -> list[Project]:
-    """Register and queue an index of each folder given to ``lode serve``."""
+    """Register and queue an index of each folder given to ``lode serve``; a folder whose
+    name another project has is named after its parent too (``lode serve`` takes no names:
+    ``~/a/app ~/b/app`` become ``app`` and ``b-app``)."""
     projects = []
     for path in paths:
-        project = ctx.lode.register(path)
+        try:
+            project = ctx.lode.register(path)
+        except ConflictError:
+            project = ctx.lode.register(path, name=_free_name(ctx, Path(path)))
+            log.info("registered %s as %r (its folder's name was taken)", path, project.name)
         ctx.worker.submit(project.id)
         ctx.watch(project)
         projects.append(project)
     return projects
+
+
+def _free_name(ctx: ServerContext, root: Path) -> str:
+    """``parent-name``, or that with ``-2``, ``-3``… until no project has it."""
+    taken = {p.name for p in ctx.lode.store.list_projects()}
+    base = f"{root.parent.name}-{root.name}" if root.parent.name else root.name
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base}-{n}"
+    return name

@@ -351,3 +351,19 @@ def test_a_server_refusing_the_key_is_never_taken_for_another_index(tmp_path: Pa
             server_for(keyless, tmp_path / "db", local=False)
         keyed = make_config(db=tmp_path / "db", port=port, api_key="s3cret")
         assert server_for(keyed, tmp_path / "db", local=False) is not None
+
+
+def test_serve_paths_with_the_same_folder_name_both_register(tmp_path: Path) -> None:
+    """``lode serve ~/a/app ~/b/app`` (no way to name them): the second is named after its
+    parent too, instead of failing the server's start."""
+    from server.context import open_context, register_paths
+
+    first, second = make_repo(tmp_path / "a" / "app"), make_repo(tmp_path / "b" / "app")
+    config = load_config(env={}, overrides={"db": tmp_path / "db", "enabled": False})
+    ctx = open_context(config, embedder=FakeEmbedder(), warm=False)
+    try:
+        projects = register_paths(ctx, [str(first), str(second), str(second)])
+    finally:
+        ctx.close()
+    assert [p.name for p in projects] == ["app", "b-app", "b-app"]
+    assert projects[1].id == projects[2].id
