@@ -26,6 +26,7 @@ from server.mcp import build_mcp
 from server.metrics import metrics_middleware
 from server.routes import ROUTES
 from server.search_pool import SearchPool
+from server.security import browser_guard_middleware
 
 __all__ = ["create_app"]
 
@@ -101,7 +102,7 @@ def create_app(
         route_handlers=[*ROUTES, mcp_endpoint, *(extra_routes or [])],
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,
-        middleware=[metrics_middleware],
+        middleware=[metrics_middleware, browser_guard_middleware(config)],
         # no guard without a key: Litestar copies the route handler for every guard call
         guards=[_auth_guard(config.server.api_key)] if config.server.api_key is not None else [],
         cors_config=cors,

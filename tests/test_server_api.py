@@ -367,3 +367,60 @@ def test_serve_paths_with_the_same_folder_name_both_register(tmp_path: Path) -> 
         ctx.close()
     assert [p.name for p in projects] == ["app", "b-app", "b-app"]
     assert projects[1].id == projects[2].id
+
+
+def test_browser_attacks_are_refused(server: tuple[str, Path]) -> None:
+    """DNS rebinding (a foreign Host) and cross-site writes (a foreign Origin) get a 403
+    naming the header; this server's own origin and clients sending no Origin pass."""
+    base, _ = server
+    port = base.rsplit(":", 1)[1]
+    body = {"query": "cart", "granularity": "chunk"}
+    rebound = httpx.get(f"{base}{API}/projects", headers={"Host": f"evil.example:{port}"})
+    assert _error(rebound, 403)["extra"][0]["key"] == "Host"
+    for host in (f"localhost:{port}", f"127.0.0.1:{port}", "localhost"):
+        assert httpx.get(f"{base}{API}/projects", headers={"Host": host}).status_code == 200, host
+    foreign = httpx.post(f"{base}{API}/search", json=body, headers={"Origin": "https://evil.example"})
+    assert _error(foreign, 403)["extra"][0]["key"] == "Origin"
+    text_plain = httpx.post(
+        f"{base}{API}/projects",
+        content=json.dumps({"path": "/"}),
+        headers={"Origin": "null", "Content-Type": "text/plain"},
+    )
+    _error(text_plain, 403)
+    for origin in (f"http://127.0.0.1:{port}", f"http://localhost:{port}"):
+        assert httpx.post(f"{base}{API}/search", json=body, headers={"Origin": origin}).status_code == 200
+    assert httpx.post(f"{base}{API}/search", json=body).status_code == 200
+    # reading with a foreign Origin is answered (no CORS header: the browser keeps it from the page)
+    read = httpx.get(f"{base}{API}/projects", headers={"Origin": "https://evil.example"})
+    assert read.status_code == 200
+    assert "access-control-allow-origin" not in read.headers
+
+
+def test_a_configured_cors_origin_may_write(tmp_path: Path) -> None:
+    """``cors_origins``: that origin gets CORS headers and may write; others stay refused."""
+    config = load_config(
+        env={},
+        overrides={"db": tmp_path / "db", "enabled": False, "cors_origins": ("http://editor.test:3000",)},
+    )
+    body = {"query": "cart"}
+    with serve_in_thread(config, FakeEmbedder()) as base:
+        allowed = httpx.post(f"{base}{API}/search", json=body, headers={"Origin": "http://editor.test:3000"})
+        assert allowed.status_code == 200
+        assert allowed.headers.get("access-control-allow-origin") == "http://editor.test:3000"
+        other = httpx.post(f"{base}{API}/search", json=body, headers={"Origin": "http://editor.test:4000"})
+        _error(other, 403)
+
+
+@pytest.mark.parametrize(
+    ("header", "host"),
+    [
+        ("localhost:7370", "localhost"),
+        ("[::1]:7370", "::1"),
+        ("127.0.0.1", "127.0.0.1"),
+        ("EVIL.example", "evil.example"),
+    ],
+)
+def test_host_name_drops_the_port(header: str, host: str) -> None:
+    from server.security import host_name
+
+    assert host_name(header) == host

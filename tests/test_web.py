@@ -24,7 +24,10 @@ Client = TestClient[Any]
 
 
 def _client(config: LodeConfig) -> Client:
-    return TestClient(create_app(config, embedder=FakeEmbedder()), timeout=30)
+    # a loopback base URL: a loopback-bound lode refuses other Host names (DNS rebinding)
+    return TestClient(
+        create_app(config, embedder=FakeEmbedder()), base_url="http://127.0.0.1:7370", timeout=30
+    )
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,111 @@
+"""Browser attacks on a local server: DNS rebinding and cross-site requests.
+
+A server on 127.0.0.1 without an API key is still reachable from any web page the user
+opens: a page can POST a "simple" request (``text/plain``, no preflight) to
+``http://127.0.0.1:7370/api/v1/projects`` and have lode index the home folder, and a page
+on a domain that re-resolves to 127.0.0.1 (DNS rebinding) can read the index. So:
+
+- bound to loopback, a request must name a loopback host (``Host: localhost:7370``,
+  ``127.0.0.1``, ``[::1]``): a rebinding page's Host is its own domain;
+- a request that changes something (not GET/HEAD/OPTIONS) from a browser must come from
+  this server's own origin or one of ``cors_origins``: browsers send ``Origin`` on every
+  cross-origin POST, PATCH and DELETE. Clients that are not browsers send no ``Origin``.
+
+Either refusal is a 403 in lode's error shape that names the header.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, MutableMapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from indexer.config import LodeConfig
+
+__all__ = ["LOOPBACK_HOSTS", "browser_guard_middleware", "host_name", "is_loopback_host"]
+
+#: Host names a loopback-bound server answers to.
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+Scope = MutableMapping[str, Any]
+
+
+def host_name(host_header: str) -> str:
+    """The host of a ``Host`` header without its port (``[::1]:7370`` → ``::1``), lower case."""
+    host = host_header.strip().lower()
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host[1:]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def is_loopback_host(host: str) -> bool:
+    """True for a loopback name or address (``localhost``, ``*.localhost``, 127.x, ::1)."""
+    return host in LOOPBACK_HOSTS or host.endswith(".localhost") or host.startswith("127.")
+
+
+def _origin_of(host_header: str, scheme: str) -> str:
+    return f"{scheme}://{host_header.strip().lower()}"
+
+
+def _refusal(header: str, message: str) -> bytes:
+    return json.dumps(
+        {
+            "status_code": 403,
+            "detail": message,
+            "extra": [{"key": header, "message": message, "source": "header"}],
+        }
+    ).encode()
+
+
+def browser_guard_middleware(config: LodeConfig) -> Callable[[Any], Any]:
+    """ASGI middleware refusing rebinding hosts (when bound to loopback) and cross-origin
+    writes (always, unless the origin is configured in ``cors_origins``)."""
+    check_host = is_loopback_host(config.server.host.strip("[]").lower())
+    allowed_origins = {o.rstrip("/").lower() for o in config.server.cors_origins}
+
+    def wrap(app: Any) -> Any:  # an ASGI app (Litestar's middleware protocol)
+        async def middleware(scope: Scope, receive: Any, send: Any) -> None:
+            if scope["type"] != "http":
+                await app(scope, receive, send)
+                return
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+            host_header = headers.get("host", "")
+            refusal = None
+            if check_host and not is_loopback_host(host_name(host_header)):
+                refusal = _refusal(
+                    "Host",
+                    f"Host {host_header!r} is not this machine: lode on loopback answers only to localhost",
+                )
+            elif scope["method"] not in _SAFE_METHODS and "origin" in headers:
+                origin = headers["origin"].rstrip("/").lower()
+                own = _origin_of(host_header, scope.get("scheme", "http"))
+                parts = urlsplit(origin)
+                same_loopback = check_host and parts.hostname is not None and is_loopback_host(parts.hostname)
+                if (
+                    origin != own
+                    and origin not in allowed_origins
+                    and not (same_loopback and parts.port == urlsplit(own).port)
+                ):
+                    refusal = _refusal(
+                        "Origin", f"cross-site request from {headers['origin']!r} refused (see cors_origins)"
+                    )
+            if refusal is None:
+                await app(scope, receive, send)
+                return
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 403,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(refusal)).encode()),
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": refusal})
+
+        return middleware
+
+    return wrap
