@@ -87,7 +87,12 @@ class NotFoundError(LodeError):
 
 
 class ConflictError(LodeError):
-    """The request is valid but clashes with the current state."""
+    """The request is valid but clashes with the current state; ``field`` names the request
+    field that clashes, when one does (a taken name)."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class TokenExpiredError(ConflictError):

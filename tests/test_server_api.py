@@ -207,7 +207,8 @@ def test_patch_and_delete_project(server: tuple[str, Path], tmp_path: Path) -> N
     renamed = httpx.patch(f"{base}{API}/projects/{pid}", json={"name": "renamed", "exclude": ["docs/"]})
     assert renamed.status_code == 200
     assert renamed.json()["name"] == "renamed"
-    _error(httpx.patch(f"{base}{API}/projects/{pid}", json={"name": "shop"}), 409)
+    taken = _error(httpx.patch(f"{base}{API}/projects/{pid}", json={"name": "shop"}), 409)
+    assert taken["extra"][0]["key"] == "name"
     assert httpx.delete(f"{base}{API}/projects/{pid}").status_code == 204
     _error(httpx.get(f"{base}{API}/projects/{pid}"), 404)
     assert (other / "src/shop/cart.py").exists()  # source files untouched

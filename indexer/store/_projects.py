@@ -78,9 +78,11 @@ class ProjectsMixin(StoreBase):
         with self._write_lock:
             for other in self.list_projects():
                 if other.name == name:
-                    raise ConflictError(f"a project named {name!r} already exists (root {other.root})")
+                    raise ConflictError(
+                        f"a project named {name!r} already exists (root {other.root})", "name"
+                    )
                 if other.root == root:
-                    raise ConflictError(f"{root} is already registered as project {other.name!r}")
+                    raise ConflictError(f"{root} is already registered as project {other.name!r}", "path")
             stamp = now()
             project = Project(
                 id=str(uuid.uuid4()),
@@ -100,7 +102,7 @@ class ProjectsMixin(StoreBase):
         with self._write_lock:
             for other in self.list_projects():
                 if other.id != project.id and other.name == project.name:
-                    raise ConflictError(f"a project named {project.name!r} already exists")
+                    raise ConflictError(f"a project named {project.name!r} already exists", "name")
             table = pa.Table.from_pylist([_to_row(project)], schema=projects_schema())
             self._t(PROJECTS).merge_insert("id").when_matched_update_all().execute(table)
             self._cache.clear()

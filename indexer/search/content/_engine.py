@@ -82,7 +82,8 @@ class ContentSearcher:
             if len(seen) < page.offset or ranking_digest(_pairs(seen)) != page.token.digest:
                 raise TokenExpiredError(
                     "continuation_token expired: the index changed and the results already returned "
-                    "are no longer the head of the ranking; run the query again"
+                    "are no longer the head of the ranking; run the query again",
+                    "continuation_token",
                 )
         end = page.offset + request.limit
         names = {p.id: p.name for p in self.store.list_projects()}

@@ -88,7 +88,9 @@ def find_documents(searcher: Searcher, request: FindDocumentsRequest, key: bytes
         and token.index_version != version
         and ranking_digest(ranked[:offset]) != token.digest
     ):
-        raise TokenExpiredError("continuation_token expired: the index changed; run the query again")
+        raise TokenExpiredError(
+            "continuation_token expired: the index changed; run the query again", "continuation_token"
+        )
     end = offset + request.limit
     results = _results(searcher, ranked[offset:end])
     next_token = None
