@@ -90,9 +90,9 @@ class TaskOut(msgspec.Struct):
     eta_seconds: Annotated[float | None, _d("Seconds left in phase 2 at the current rate")]
     errors: Annotated[list[str], _d("Files that failed, as 'path: reason'")]
     message: Annotated[str, _d("Why a task failed or was resumed")]
-    created_at: datetime | None = None
-    started_at: datetime | None = None
-    finished_at: datetime | None = None
+    created_at: Annotated[datetime | None, _d("When the task was queued (UTC)")] = None
+    started_at: Annotated[datetime | None, _d("When the task first ran (UTC); null if it has not run")] = None
+    finished_at: Annotated[datetime | None, _d("When the task ended (UTC); null while it is live")] = None
 
 
 class ProjectOut(msgspec.Struct):
@@ -101,13 +101,15 @@ class ProjectOut(msgspec.Struct):
     id: Annotated[str, _d("Project id (UUID)")]
     name: Annotated[str, _d("Unique name")]
     root: Annotated[str, _d("Absolute folder")]
-    include: list[str]
-    exclude: list[str]
+    include: Annotated[list[str], _d("Include globs; empty means every file not excluded")]
+    exclude: Annotated[list[str], _d("Exclude globs")]
     files: Annotated[int, _d("Indexed files")]
     chunks: Annotated[int, _d("Indexed chunks")]
     semantic_coverage: Annotated[float, _d("Share of chunks with a vector, 0-1")]
-    created_at: datetime | None = None
-    last_indexed_at: datetime | None = None
+    created_at: Annotated[datetime | None, _d("When the project was registered (UTC)")] = None
+    last_indexed_at: Annotated[
+        datetime | None, _d("When an index run last finished writing chunks (UTC); null if never")
+    ] = None
     current_task: Annotated[TaskOut | None, _d("The live task of this project, if any")] = None
     watch: Annotated[dict[str, object] | None, _d("Watcher state of this project")] = None
 
@@ -115,8 +117,10 @@ class ProjectOut(msgspec.Struct):
 class ProjectCreated(msgspec.Struct):
     """The new project and the id of the full-index task it queued."""
 
-    project: ProjectOut
-    task_id: str
+    project: Annotated[
+        ProjectOut, _d("The registered project (the existing one if its folder was already registered)")
+    ]
+    task_id: Annotated[str, _d("Id of the queued whole-project index task (an already queued one is reused)")]
 
 
 class IndexRequest(msgspec.Struct, forbid_unknown_fields=True):
@@ -131,22 +135,22 @@ class IndexRequest(msgspec.Struct, forbid_unknown_fields=True):
 class FileOut(msgspec.Struct):
     """One indexed file."""
 
-    id: str
-    path: str
-    language: str
-    languages: list[str]
-    chunk_count: int
-    file_size: int
-    indexed_at: datetime | None
+    id: Annotated[str, _d("Document id (UUID v5 of project id and path)")]
+    path: Annotated[str, _d("Path relative to the project root")]
+    language: Annotated[str, _d("Language with the most chunk tokens (else the detected language)")]
+    languages: Annotated[list[str], _d("Languages of its chunks, sorted (else the detected language)")]
+    chunk_count: Annotated[int, _d("Chunks of the file")]
+    file_size: Annotated[int, _d("Size in bytes")]
+    indexed_at: Annotated[datetime | None, _d("When the file was last indexed (UTC)")]
 
 
 class FilesPage(msgspec.Struct):
     """A page of a project's files, by path."""
 
-    files: list[FileOut]
-    total: int
-    offset: int
-    limit: int
+    files: Annotated[list[FileOut], _d("This page of the project's files, sorted by path")]
+    total: Annotated[int, _d("Indexed files of the project")]
+    offset: Annotated[int, _d("Files skipped, as requested")]
+    limit: Annotated[int, _d("Most files per page, as requested")]
 
 
 # ---- search -----------------------------------------------------------------------
@@ -196,106 +200,113 @@ class SearchRequest(msgspec.Struct, forbid_unknown_fields=True):
 class ChunkHitOut(msgspec.Struct):
     """A ranked chunk."""
 
-    id: str
-    file_id: str
-    file_path: str
-    project_id: str
-    project: str
-    chunk_index: int
-    content: str
-    start_line: int
-    end_line: int
-    language: str
-    node_type: str
-    node_name: str
-    parent_context: str
-    scope_path: list[str]
+    id: Annotated[str, _d("Chunk id (UUID v7)")]
+    file_id: Annotated[str, _d("Document id of the chunk's file")]
+    file_path: Annotated[str, _d("Path relative to the project root")]
+    project_id: Annotated[str, _d("Project id")]
+    project: Annotated[str, _d("Project name")]
+    chunk_index: Annotated[int, _d("0-based position of the chunk in its file")]
+    content: Annotated[str, _d("The chunk's text")]
+    start_line: Annotated[int, _d("First line (1-based)")]
+    end_line: Annotated[int, _d("Last line (1-based, inclusive)")]
+    language: Annotated[str, _d("Language of the chunk, e.g. python")]
+    node_type: Annotated[str, _d("Unit kind, e.g. function, class or section (see node_types)")]
+    node_name: Annotated[str, _d("Name of the unit ('' when it has none)")]
+    parent_context: Annotated[str, _d("Header of the enclosing declaration or heading ('' at top level)")]
+    scope_path: Annotated[list[str], _d("Names of the enclosing units and this one, outermost first")]
     relevance_score: Annotated[float, _d("0-1, comparable across pages of one query")]
 
 
 class DocumentHitOut(msgspec.Struct):
     """A ranked file with its best chunks."""
 
-    id: str
-    file_path: str
-    project_id: str
-    project: str
-    relevance_score: float
-    chunk_count: int
-    languages: list[str]
-    primary_language: str
-    chunks: list[ChunkHitOut]
+    id: Annotated[str, _d("Document id of the file")]
+    file_path: Annotated[str, _d("Path relative to the project root")]
+    project_id: Annotated[str, _d("Project id")]
+    project: Annotated[str, _d("Project name")]
+    relevance_score: Annotated[float, _d("0-1, rank fusion of the file's chunk and whole-file rankings")]
+    chunk_count: Annotated[int, _d("Chunks of the whole file")]
+    languages: Annotated[list[str], _d("Languages of its chunks, sorted (else the detected language)")]
+    primary_language: Annotated[str, _d("Language with the most chunk tokens (else the detected language)")]
+    chunks: Annotated[list[ChunkHitOut], _d("The file's best chunks (at most chunks_per_file)")]
 
 
 class FileGroupOut(msgspec.Struct):
     """Chunk-granularity results of one file."""
 
-    file_id: str
-    file_path: str
-    project_id: str
-    project: str
+    file_id: Annotated[str, _d("Document id of the file")]
+    file_path: Annotated[str, _d("Path relative to the project root")]
+    project_id: Annotated[str, _d("Project id")]
+    project: Annotated[str, _d("Project name")]
     total_relevance: Annotated[float, _d("Best chunk score plus a tenth of the other chunks' scores")]
-    chunks: list[ChunkHitOut]
+    chunks: Annotated[list[ChunkHitOut], _d("This page's chunks of the file, best first")]
 
 
 class SearchResponseOut(msgspec.Struct):
     """Search results: ``documents`` (document granularity) or ``groups`` (chunk granularity)."""
 
-    query: str
-    mode: str
-    granularity: str
-    offset: int
-    limit: int
+    query: Annotated[str, _d("The query, as sent")]
+    mode: Annotated[str, _d("hybrid, semantic or lexical")]
+    granularity: Annotated[str, _d("document or chunk")]
+    offset: Annotated[int, _d("Results skipped (files or chunks)")]
+    limit: Annotated[int, _d("Page size: file_limit (document granularity) or limit (chunk granularity)")]
     total: Annotated[int, _d("Size of the ranked candidate pool")]
-    has_more: bool
-    documents: list[DocumentHitOut]
-    groups: list[FileGroupOut]
+    has_more: Annotated[bool, _d("True when results exist beyond this page")]
+    documents: Annotated[
+        list[DocumentHitOut], _d("Ranked files, best first (document granularity; else empty)")
+    ]
+    groups: Annotated[
+        list[FileGroupOut],
+        _d("This page's chunks grouped by file, best group first (chunk granularity; else empty)"),
+    ]
     semantic_coverage: Annotated[dict[str, float], _d("Per project id: share of chunks with a vector")]
-    warnings: list[str]
-    took_ms: float
+    warnings: Annotated[list[str], _d("Notes on the results, e.g. an incomplete semantic index")]
+    took_ms: Annotated[float, _d("Search time on the server, in milliseconds")]
 
 
 class DocumentOut(msgspec.Struct):
     """An indexed file: metadata, and optionally its text and chunks."""
 
-    id: str
-    project_id: str
-    file_path: str
-    content_hash: str
-    file_size: int
-    last_modified: float
-    indexed_at: datetime | None
-    languages: list[str]
-    primary_language: str
-    chunk_count: int
-    keywords: list[str]
-    summary: str
-    content: str | None = None
-    chunks: list[ChunkOut] | None = None
+    id: Annotated[str, _d("Document id (UUID v5 of project id and path)")]
+    project_id: Annotated[str, _d("Project id")]
+    file_path: Annotated[str, _d("Path relative to the project root")]
+    content_hash: Annotated[str, _d("blake3 hex digest of the file's bytes")]
+    file_size: Annotated[int, _d("Size in bytes")]
+    last_modified: Annotated[float, _d("File modification time (Unix seconds) seen by the last index run")]
+    indexed_at: Annotated[datetime | None, _d("When the file was last indexed (UTC)")]
+    languages: Annotated[list[str], _d("Languages of its chunks, sorted (else the detected language)")]
+    primary_language: Annotated[str, _d("Language with the most chunk tokens (else the detected language)")]
+    chunk_count: Annotated[int, _d("Chunks of the file")]
+    keywords: Annotated[list[str], _d("Up to 7 key phrases of the file")]
+    summary: Annotated[
+        str, _d("First doc comment or heading paragraph, at most ~300 characters ('' if none)")
+    ]
+    content: Annotated[str | None, _d("The whole text as indexed (null unless content=true)")] = None
+    chunks: Annotated[list[ChunkOut] | None, _d("Every chunk in file order (null unless chunks=true)")] = None
 
 
 class ChunkOut(msgspec.Struct):
     """One stored chunk with all its metadata."""
 
-    id: str
-    file_id: str
-    project_id: str
-    file_path: str
-    chunk_index: int
-    content: str
-    chunk_hash: str
-    start_byte: int
-    end_byte: int
-    start_line: int
-    end_line: int
-    language: str
-    node_type: str
-    node_name: str
-    parent_context: str
-    scope_path: list[str]
-    definitions: list[str]
-    references: list[str]
-    embedded: bool
+    id: Annotated[str, _d("Chunk id (UUID v7)")]
+    file_id: Annotated[str, _d("Document id of the chunk's file")]
+    project_id: Annotated[str, _d("Project id")]
+    file_path: Annotated[str, _d("Path relative to the project root")]
+    chunk_index: Annotated[int, _d("0-based position of the chunk in its file")]
+    content: Annotated[str, _d("The chunk's text")]
+    chunk_hash: Annotated[str, _d("blake3 hex digest of content (UTF-8)")]
+    start_byte: Annotated[int, _d("Offset of the first byte in the file (0-based)")]
+    end_byte: Annotated[int, _d("Offset just past the last byte (0-based, exclusive)")]
+    start_line: Annotated[int, _d("First line (1-based)")]
+    end_line: Annotated[int, _d("Last line (1-based, inclusive)")]
+    language: Annotated[str, _d("Language of the chunk, e.g. python")]
+    node_type: Annotated[str, _d("Unit kind, e.g. function, class or section")]
+    node_name: Annotated[str, _d("Name of the unit ('' when it has none)")]
+    parent_context: Annotated[str, _d("Header of the enclosing declaration or heading ('' at top level)")]
+    scope_path: Annotated[list[str], _d("Names of the enclosing units and this one, outermost first")]
+    definitions: Annotated[list[str], _d("Names the chunk defines")]
+    references: Annotated[list[str], _d("Identifiers the chunk uses but does not define (capped)")]
+    embedded: Annotated[bool, _d("True once the chunk has a vector")]
 
 
 # ---- service ------------------------------------------------------------------------
@@ -303,10 +314,10 @@ class HealthOut(msgspec.Struct):
     """Liveness and readiness."""
 
     status: Annotated[str, _d("ok when ready, starting while the model loads, degraded on a fault")]
-    store_open: bool
-    model_loaded: bool
-    worker_alive: bool
-    version: str
+    store_open: Annotated[bool, _d("Always true: the store is opened before the server starts answering")]
+    model_loaded: Annotated[bool, _d("True once the embedding model is loaded")]
+    worker_alive: Annotated[bool, _d("True while the index writer thread runs")]
+    version: Annotated[str, _d("lode version")]
     search_processes: Annotated[
         int, _d("search processes answering searches now (0: searches run in the server process)")
     ] = 0
@@ -315,15 +326,15 @@ class HealthOut(msgspec.Struct):
 class StatusOut(msgspec.Struct):
     """The whole service at a glance."""
 
-    version: str
-    db: str
-    model_id: str
-    dimension: int
-    documents: int
-    chunks: int
-    chunks_embedded: int
-    embedding_cache: int
-    file_errors: int
+    version: Annotated[str, _d("lode version")]
+    db: Annotated[str, _d("Index folder (database path) on the server's machine")]
+    model_id: Annotated[str, _d("Embedding model id")]
+    dimension: Annotated[int, _d("Length of the embedding vectors")]
+    documents: Annotated[int, _d("Indexed files of every project")]
+    chunks: Annotated[int, _d("Chunks of every project")]
+    chunks_embedded: Annotated[int, _d("Chunks with a vector")]
+    embedding_cache: Annotated[int, _d("Cached vectors, keyed by model and chunk text hash")]
+    file_errors: Annotated[int, _d("Files that failed to chunk or embed (retried on the next run)")]
     queue: Annotated[dict[str, int], _d("Tasks by status")]
-    projects: list[ProjectOut]
-    worker_error: str | None = None
+    projects: Annotated[list[ProjectOut], _d("Every project with its index size")]
+    worker_error: Annotated[str | None, _d("Last error of the index writer thread (null if none)")] = None

@@ -72,18 +72,18 @@ class SearchContentIn(msgspec.Struct, forbid_unknown_fields=True):
 class ContentResultOut(msgspec.Struct):
     """A retrieved chunk with its full text."""
 
-    chunk_id: str
+    chunk_id: Annotated[str, _d("Chunk id (UUID v7)")]
     document_id: Annotated[str, _d("Path relative to the project root; use it with get_document_*")]
-    project: str
-    project_id: str
-    content: str
+    project: Annotated[str, _d("Project name")]
+    project_id: Annotated[str, _d("Project id")]
+    content: Annotated[str, _d("The chunk's full text")]
     relevance_score: Annotated[float, _d("0-1; the same scale on every page of a query")]
     chunk_index: Annotated[int, _d("0-based position of the chunk in its file")]
-    start_line: int
-    end_line: int
-    language: str
-    node_type: str
-    node_name: str
+    start_line: Annotated[int, _d("First line (1-based)")]
+    end_line: Annotated[int, _d("Last line (1-based, inclusive)")]
+    language: Annotated[str, _d("Language of the chunk, e.g. python")]
+    node_type: Annotated[str, _d("Unit kind, e.g. function, class or section")]
+    node_name: Annotated[str, _d("Name of the unit ('' when it has none)")]
     matched_terms: Annotated[list[str], _d("The exact_terms this chunk contains")]
     document_keywords: Annotated[list[str], _d("Key phrases of the whole file")]
 
@@ -91,27 +91,29 @@ class ContentResultOut(msgspec.Struct):
 class ContentStatisticsOut(msgspec.Struct):
     """Facts about the whole result set (the same on every page)."""
 
-    total_results: int
+    total_results: Annotated[int, _d("Results at or above min_score, over all pages")]
     files_covered: Annotated[list[str], _d("Files of the results, best first (at most 20)")]
-    total_files: int
-    avg_relevance: float
+    total_files: Annotated[int, _d("Files holding those results")]
+    avg_relevance: Annotated[float, _d("Mean relevance_score of all results, 0-1 (0 when none)")]
     search_interpretation: Annotated[str, _d("How the query was understood and scored")]
-    took_ms: float
+    took_ms: Annotated[float, _d("Time to answer this page on the server, in milliseconds")]
 
 
 class ResponseStatusOut(msgspec.Struct):
     """The outcome in words."""
 
-    success: bool
-    code: int
-    message: str
-    warnings: list[str]
+    success: Annotated[bool, _d("Always true: failures are HTTP errors with an ErrorOut body")]
+    code: Annotated[int, _d("Always 200: failures are HTTP errors with an ErrorOut body")]
+    message: Annotated[str, _d("Result count in words, e.g. 'Found 47 result(s) in 2 file(s)'")]
+    warnings: Annotated[
+        list[str], _d("Notes on how the results were found, e.g. an incomplete semantic index")
+    ]
 
 
 class ContinuationOut(msgspec.Struct):
     """Whether more results exist and how to fetch them."""
 
-    has_more: bool
+    has_more: Annotated[bool, _d("True when another page exists (next_token is then set)")]
     next_token: Annotated[
         str | None, _d("Opaque; send as continuation_token (expires with a 409 if the index changed)")
     ] = None
@@ -120,24 +122,26 @@ class ContinuationOut(msgspec.Struct):
 class NavigationHintsOut(msgspec.Struct):
     """Suggested next calls and related queries (from the results' document keywords)."""
 
-    next_actions: list[str]
-    related_queries: list[str]
+    next_actions: Annotated[list[str], _d("Suggested next calls, written as tool calls")]
+    related_queries: Annotated[
+        list[str], _d("Up to 5 key phrases or names from the results, not already in the query")
+    ]
 
 
 class ContentDataOut(msgspec.Struct):
     """A page of results and the statistics of all of them."""
 
-    results: list[ContentResultOut]
-    statistics: ContentStatisticsOut
+    results: Annotated[list[ContentResultOut], _d("This page's chunks, best first")]
+    statistics: Annotated[ContentStatisticsOut, _d("Facts about all results of the query")]
 
 
 class SearchContentOut(msgspec.Struct):
     """One page of search_content."""
 
-    data: ContentDataOut
-    status: ResponseStatusOut
-    continuation: ContinuationOut
-    navigation_hints: NavigationHintsOut
+    data: Annotated[ContentDataOut, _d("The page of results and statistics")]
+    status: Annotated[ResponseStatusOut, _d("The outcome in words")]
+    continuation: Annotated[ContinuationOut, _d("Whether more results exist and the token for them")]
+    navigation_hints: Annotated[NavigationHintsOut, _d("Suggested next calls and related queries")]
 
 
 class FindDocumentsIn(msgspec.Struct, forbid_unknown_fields=True):
@@ -153,79 +157,83 @@ class DocumentResultOut(msgspec.Struct):
     """A discovered file."""
 
     document_id: Annotated[str, _d("Path relative to the project root")]
-    project: str
-    project_id: str
+    project: Annotated[str, _d("Project name")]
+    project_id: Annotated[str, _d("Project id")]
     relevance_score: Annotated[float, _d("0-1, fused from the file's best chunks, vector and words")]
     summary: Annotated[str, _d("First doc comment or heading paragraph, at most ~300 characters")]
-    document_keywords: list[str]
-    languages: list[str]
-    primary_language: str
-    chunk_count: int
-    file_size: int
+    document_keywords: Annotated[list[str], _d("Up to 7 key phrases of the file")]
+    languages: Annotated[list[str], _d("Languages of its chunks, sorted (else the detected language)")]
+    primary_language: Annotated[str, _d("Language with the most chunk tokens (else the detected language)")]
+    chunk_count: Annotated[int, _d("Chunks of the file")]
+    file_size: Annotated[int, _d("Size in bytes")]
 
 
 class DocumentsStatisticsOut(msgspec.Struct):
     """Facts about the whole ranking."""
 
-    total_results: int
-    avg_relevance: float
-    search_interpretation: str
-    took_ms: float
+    total_results: Annotated[int, _d("Files in the whole ranking")]
+    avg_relevance: Annotated[float, _d("Mean relevance_score over the whole ranking, 0-1 (0 when empty)")]
+    search_interpretation: Annotated[str, _d("How the query was understood and ranked")]
+    took_ms: Annotated[float, _d("Time to answer this page on the server, in milliseconds")]
 
 
 class DocumentsDataOut(msgspec.Struct):
     """A page of files and the statistics of the whole ranking."""
 
-    documents: list[DocumentResultOut]
-    statistics: DocumentsStatisticsOut
+    documents: Annotated[list[DocumentResultOut], _d("This page's files, best first")]
+    statistics: Annotated[DocumentsStatisticsOut, _d("Facts about the whole ranking")]
 
 
 class FindDocumentsOut(msgspec.Struct):
     """One page of find_documents."""
 
-    data: DocumentsDataOut
-    status: ResponseStatusOut
-    continuation: ContinuationOut
-    navigation_hints: NavigationHintsOut
+    data: Annotated[DocumentsDataOut, _d("The page of files and statistics")]
+    status: Annotated[ResponseStatusOut, _d("The outcome in words")]
+    continuation: Annotated[ContinuationOut, _d("Whether more files exist and the token for them")]
+    navigation_hints: Annotated[NavigationHintsOut, _d("Suggested next calls and related queries")]
 
 
 class DocumentChunkOut(msgspec.Struct):
     """A chunk of a document, in file order."""
 
-    chunk_id: str
-    chunk_index: int
-    start_line: int
-    end_line: int
-    node_type: str
-    node_name: str
-    content: str
+    chunk_id: Annotated[str, _d("Chunk id (UUID v7)")]
+    chunk_index: Annotated[int, _d("0-based position of the chunk in its file")]
+    start_line: Annotated[int, _d("First line (1-based)")]
+    end_line: Annotated[int, _d("Last line (1-based, inclusive)")]
+    node_type: Annotated[str, _d("Unit kind, e.g. function, class or section")]
+    node_name: Annotated[str, _d("Name of the unit ('' when it has none)")]
+    content: Annotated[str, _d("The chunk's text")]
 
 
 class DocumentTextOut(msgspec.Struct):
     """Lines of a document as indexed (1-based, inclusive)."""
 
-    document_id: str
-    project: str
-    project_id: str
-    start_line: int
-    end_line: int
-    total_lines: int
-    text: str
+    document_id: Annotated[str, _d("Path relative to the project root")]
+    project: Annotated[str, _d("Project name")]
+    project_id: Annotated[str, _d("Project id")]
+    start_line: Annotated[int, _d("First line returned (1-based)")]
+    end_line: Annotated[int, _d("Last line returned (inclusive; 0 for an empty file)")]
+    total_lines: Annotated[int, _d("Lines in the whole document")]
+    text: Annotated[str, _d("The lines as indexed, with their line endings")]
 
 
 class DocumentDataOut(msgspec.Struct):
     """A document by path: metadata and every chunk, or (for ``…/text``) its lines in ``text``."""
 
     document_id: Annotated[str, _d("Path relative to the project root")]
-    project: str
-    project_id: str
-    languages: list[str] = []
-    primary_language: str = ""
-    chunk_count: int = 0
-    file_size: int = 0
-    last_modified: float = 0.0
-    indexed_at: datetime | None = None
-    keywords: list[str] = []
-    summary: str = ""
+    project: Annotated[str, _d("Project name")]
+    project_id: Annotated[str, _d("Project id")]
+    languages: Annotated[list[str], _d("Languages of its chunks, sorted (empty in a …/text answer)")] = []
+    primary_language: Annotated[str, _d("Language with the most chunk tokens ('' in a …/text answer)")] = ""
+    chunk_count: Annotated[int, _d("Chunks of the file (0 in a …/text answer)")] = 0
+    file_size: Annotated[int, _d("Size in bytes (0 in a …/text answer)")] = 0
+    last_modified: Annotated[float, _d("File modification time, Unix seconds (0 in a …/text answer)")] = 0.0
+    indexed_at: Annotated[
+        datetime | None, _d("When the file was last indexed, UTC (null in a …/text answer)")
+    ] = None
+    keywords: Annotated[list[str], _d("Up to 7 key phrases of the file (empty in a …/text answer)")] = []
+    summary: Annotated[
+        str, _d("First doc comment or heading paragraph ('' if none or in a …/text answer)")
+    ] = ""
     chunks: Annotated[list[DocumentChunkOut] | None, _d("Every chunk (metadata request)")] = None
     text: Annotated[DocumentTextOut | None, _d("The requested lines (…/text request)")] = None

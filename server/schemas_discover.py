@@ -60,20 +60,20 @@ class DiscoverRequest(msgspec.Struct, forbid_unknown_fields=True):
 class EvidenceChunkOut(msgspec.Struct):
     """A chunk of evidence and the stage that found it."""
 
-    project: str
-    file_path: str
-    content: str
-    start_line: int
-    end_line: int
-    chunk_index: int
+    project: Annotated[str, _d("Project name")]
+    file_path: Annotated[str, _d("Path relative to the project root")]
+    content: Annotated[str, _d("The chunk's text")]
+    start_line: Annotated[int, _d("First line (1-based)")]
+    end_line: Annotated[int, _d("Last line (1-based, inclusive)")]
+    chunk_index: Annotated[int, _d("0-based position of the chunk in its file")]
     score: Annotated[float, _d("Relevance after the stage's reranking and README promotion")]
     similarity: Annotated[float | None, _d("Best cosine similarity to any query (null without a vector)")]
-    id: str
-    file_id: str
-    project_id: str
-    language: str
-    node_type: str
-    node_name: str
+    id: Annotated[str, _d("Chunk id (UUID v7)")]
+    file_id: Annotated[str, _d("Document id of the chunk's file")]
+    project_id: Annotated[str, _d("Project id")]
+    language: Annotated[str, _d("Language of the chunk, e.g. python")]
+    node_type: Annotated[str, _d("Unit kind, e.g. function, class or section")]
+    node_name: Annotated[str, _d("Name of the unit ('' when it has none)")]
     origin: Annotated[str, _d("broad, focus, or context (a neighbour of a focused chunk)")]
     citation: Annotated[str, _d("project:path:Lstart-Lend")]
 
@@ -81,33 +81,33 @@ class EvidenceChunkOut(msgspec.Struct):
 class BulletOut(msgspec.Struct):
     """One piece of evidence."""
 
-    text: str
+    text: Annotated[str, _d("A key sentence, or a code signature with its summary and key lines")]
     citation: Annotated[str, _d("project:path:Lstart-Lend of the sentence or code unit")]
     category: Annotated[
         str, _d("definition, feature, architecture, performance, integration, use_case, other")
     ]
-    score: float
-    project: str
-    file_path: str
-    start_line: int
-    end_line: int
+    score: Annotated[float, _d("The source chunk's score times a 0.7-1 factor (may exceed 1)")]
+    project: Annotated[str, _d("Project name")]
+    file_path: Annotated[str, _d("Path relative to the project root")]
+    start_line: Annotated[int, _d("First cited line (1-based)")]
+    end_line: Annotated[int, _d("Last cited line (1-based, inclusive)")]
     kind: Annotated[str, _d("prose or code")]
-    chunk_id: str
+    chunk_id: Annotated[str, _d("Id of the chunk the bullet was taken from")]
 
 
 class SectionOut(msgspec.Struct):
     """A section of the answer plan."""
 
-    title: str
-    category: str
+    title: Annotated[str, _d("Section heading, e.g. Definition or Key Features")]
+    category: Annotated[str, _d("The bullet category the section holds")]
     priority: Annotated[int, _d("1 = first")]
-    bullets: list[BulletOut]
+    bullets: Annotated[list[BulletOut], _d("The section's bullets, best first")]
 
 
 class AnswerPlanOut(msgspec.Struct):
     """Sections in priority order and the files they cite."""
 
-    sections: list[SectionOut]
+    sections: Annotated[list[SectionOut], _d("Sections in priority order")]
     total_bullets: Annotated[int, _d("Bullets in the plan")]
     sources: Annotated[list[str], _d("project:path of every cited file")]
     omitted: Annotated[int, _d("Bullets left out of the plan (section full or too small)")]
@@ -117,19 +117,21 @@ class DiscoverMetricsOut(msgspec.Struct):
     """Time per stage and the size of every step."""
 
     stage_ms: Annotated[dict[str, float], _d("Milliseconds per stage (embed_queries: the one query batch)")]
-    total_ms: float
-    projects_searched: int
-    projects: list[str]
+    total_ms: Annotated[float, _d("Milliseconds for the whole discovery")]
+    projects_searched: Annotated[int, _d("Projects left after the include/exclude globs")]
+    projects: Annotated[list[str], _d("Names of the projects searched")]
     focus_projects: Annotated[list[str], _d("Projects that got the focused search")]
     queries: Annotated[list[str], _d("The question and its expansions")]
     chunks_found: Annotated[int, _d("Broad candidates before the similarity threshold")]
-    chunks_after_threshold: int
-    chunks_after_dedup: int
+    chunks_after_threshold: Annotated[
+        int, _d("Broad candidates at or above the similarity threshold (or without a vector)")
+    ]
+    chunks_after_dedup: Annotated[int, _d("Broad candidates left after near-duplicate removal")]
     chunks_selected: Annotated[int, _d("Broad chunks kept by MMR")]
-    focus_chunks: int
+    focus_chunks: Annotated[int, _d("Chunks the focused search kept, before neighbours were added")]
     context_chunks: Annotated[int, _d("Neighbours added around focused chunks")]
     chunks: Annotated[int, _d("Chunks after merging broad and focus")]
-    bullets: int
+    bullets: Annotated[int, _d("Evidence bullets extracted from the chunks")]
     prompt_tokens: Annotated[int, _d("Prompt size with the embedding model's tokenizer")]
     dropped_bullets: Annotated[int, _d("Bullets dropped to fit the token budget")]
 
@@ -137,20 +139,25 @@ class DiscoverMetricsOut(msgspec.Struct):
 class DiscoverResponseOut(msgspec.Struct):
     """The prompt for an LLM and everything it was built from."""
 
-    question: str
+    question: Annotated[str, _d("The question, trimmed")]
     answer_prompt: Annotated[str, _d("The rendered prompt (markdown, plain text or JSON text)")]
-    plan: AnswerPlanOut
-    bullets: list[BulletOut]
-    chunks: list[EvidenceChunkOut]
-    metrics: DiscoverMetricsOut
-    warnings: list[str]
+    plan: Annotated[AnswerPlanOut, _d("The bullets grouped into sections")]
+    bullets: Annotated[list[BulletOut], _d("Every evidence bullet, best first")]
+    chunks: Annotated[
+        list[EvidenceChunkOut],
+        _d("Evidence from broad and focused search, with neighbours; README chunks boosted"),
+    ]
+    metrics: Annotated[DiscoverMetricsOut, _d("Time per stage and the size of every step")]
+    warnings: Annotated[
+        list[str], _d("Notes, e.g. no project matched or bullets dropped to fit the token budget")
+    ]
 
 
 class StageResponseOut(msgspec.Struct):
     """The output of one stage (feed it to the next stage)."""
 
-    stage: str
-    took_ms: float
+    stage: Annotated[str, _d("The stage that ran")]
+    took_ms: Annotated[float, _d("Milliseconds the stage took on the server")]
     result: Annotated[dict[str, Any], _d("The stage's JSON output")]
 
 

@@ -43,7 +43,7 @@ class OutlineNodeOut(msgspec.Struct):
     """One outline node (without its children)."""
 
     id: Annotated[str, _d("Stable node id: '.', a path, path#Scope.Name or path#Heading/Sub")]
-    title: str
+    title: Annotated[str, _d("Project, folder or file name, unit name, or heading text")]
     kind: Annotated[str, _d("project, directory, file, or the unit kind (class, method, section…)")]
     depth: Annotated[int, _d("0 for the project root")]
     path: Annotated[str, _d("Project-relative file or folder path ('.' for the root)")]
@@ -54,28 +54,30 @@ class OutlineNodeOut(msgspec.Struct):
     summary: Annotated[str, _d("Extractive: a docstring, doc comment or first paragraph")]
     topic_tags: Annotated[list[str], _d("Key terms of the node by TF-IDF within the project")]
     leaf_count: Annotated[int, _d("Leaves under this node (1 for a leaf)")]
-    child_count: int
+    child_count: Annotated[int, _d("Direct children of the node")]
 
 
 class OutlineListedOut(msgspec.Struct):
     """A child in a listing (with its own children when listed with depth > 1)."""
 
-    id: str
-    title: str
-    kind: str
-    summary: str
-    leaf_count: int
-    has_children: bool
-    start_line: int
-    end_line: int
-    children: list[OutlineListedOut] = []
+    id: Annotated[str, _d("Node id")]
+    title: Annotated[str, _d("Folder or file name, unit name, or heading text")]
+    kind: Annotated[str, _d("directory, file, or the unit kind (class, method, section…)")]
+    summary: Annotated[str, _d("Extractive: a docstring, doc comment or first paragraph ('' if none)")]
+    leaf_count: Annotated[int, _d("Leaves under this node (1 for a leaf)")]
+    has_children: Annotated[bool, _d("True when the node has children, listed or not")]
+    start_line: Annotated[int, _d("First line (1-based; 0 for folders)")]
+    end_line: Annotated[int, _d("Last line (inclusive; 0 for folders)")]
+    children: Annotated[
+        list[OutlineListedOut], _d("Its own children when listed with depth > 1, else empty")
+    ] = []
 
 
 class OutlineListingOut(msgspec.Struct):
     """``ls``: a node and its children."""
 
-    node: OutlineNodeOut
-    children: list[OutlineListedOut]
+    node: Annotated[OutlineNodeOut, _d("The listed node")]
+    children: Annotated[list[OutlineListedOut], _d("Its children, at most limit per level")]
     total_children: Annotated[int, _d("Children of the node before the limit")]
     truncated: Annotated[bool, _d("True when a limit left children out")]
 
@@ -83,9 +85,9 @@ class OutlineListingOut(msgspec.Struct):
 class OutlineCatOut(msgspec.Struct):
     """``cat``: a node's text, line-numbered (a folder's: its outline)."""
 
-    node: OutlineNodeOut
-    text: str
-    start_line: int
+    node: Annotated[OutlineNodeOut, _d("The node read")]
+    text: Annotated[str, _d("The node's lines, each prefixed with its number (a folder: its outline)")]
+    start_line: Annotated[int, _d("First line included (1-based; 0 for a folder's outline)")]
     end_line: Annotated[int, _d("Last line included (0 for a folder's outline)")]
     truncated: Annotated[bool, _d("True when max_chars cut the text")]
 
@@ -93,29 +95,29 @@ class OutlineCatOut(msgspec.Struct):
 class OutlineFindOut(msgspec.Struct):
     """``find``: nodes whose title matches a glob."""
 
-    title: str
-    nodes: list[OutlineNodeOut]
+    title: Annotated[str, _d("The title glob searched (case-insensitive)")]
+    nodes: Annotated[list[OutlineNodeOut], _d("Matching nodes in document order, at most limit")]
     total: Annotated[int, _d("Matching nodes before the limit")]
-    truncated: bool
+    truncated: Annotated[bool, _d("True when more nodes matched than the limit")]
 
 
 class OutlineGrepMatchOut(msgspec.Struct):
     """A matching line and the innermost node holding it."""
 
-    node: str
-    title: str
-    path: str
-    line: int
-    preview: str
+    node: Annotated[str, _d("Id of the innermost node holding the line")]
+    title: Annotated[str, _d("Title of that node")]
+    path: Annotated[str, _d("File path relative to the project root")]
+    line: Annotated[int, _d("Line number (1-based)")]
+    preview: Annotated[str, _d("The matching line, trimmed (about 200 characters at most)")]
 
 
 class OutlineGrepOut(msgspec.Struct):
     """``grep``: matching lines under a node."""
 
-    pattern: str
-    node: str
-    matches: list[OutlineGrepMatchOut]
-    files_searched: int
+    pattern: Annotated[str, _d("The regular expression searched")]
+    node: Annotated[str, _d("Id of the node searched under")]
+    matches: Annotated[list[OutlineGrepMatchOut], _d("Matching lines in outline order, at most limit")]
+    files_searched: Annotated[int, _d("Files scanned before the scan ended")]
     truncated: Annotated[bool, _d("True when the limit (or the time budget) stopped the scan")]
 
 
@@ -130,19 +132,19 @@ class OutlineCueOut(msgspec.Struct):
     """A node worth opening for the question."""
 
     node: Annotated[str, _d("Node id")]
-    title: str
-    kind: str
-    path: str
-    breadcrumb: str
+    title: Annotated[str, _d("Node title")]
+    kind: Annotated[str, _d("Node kind, e.g. file, section or class")]
+    path: Annotated[str, _d("File or folder path relative to the project root")]
+    breadcrumb: Annotated[str, _d("Titles from the root to this node, joined by '/'")]
     confidence: Annotated[float, _d("0-1: matched share of the question's words and relative score")]
-    reason: str
+    reason: Annotated[str, _d("Why the node was picked, e.g. its BM25 score and matched words")]
 
 
 class OutlineLocateOut(msgspec.Struct):
     """``locate``: cues, best first."""
 
-    question: str
-    cues: list[OutlineCueOut]
+    question: Annotated[str, _d("The question, trimmed")]
+    cues: Annotated[list[OutlineCueOut], _d("Nodes to open, best first")]
     fallback: Annotated[str | None, _d("overview or root when the cue is a fallback, else null")]
 
 
@@ -162,8 +164,8 @@ class OutlinePlanOut(msgspec.Struct):
     """``plan``: a prompt for the caller's own LLM."""
 
     intent: Annotated[str, _d("factual, summary, navigational or analytical")]
-    system: str
-    user: str
+    system: Annotated[str, _d("System prompt for the caller's LLM")]
+    user: Annotated[str, _d("User prompt (Markdown): question, intent, current node, structure and matches")]
 
 
 _NODE = {
