@@ -37,12 +37,16 @@ def find_server(config: LodeConfig, timeout: float = 0.3, same_db: bool = False)
     """The lode server listening on the configured address, if one answers ``/health``
     (with ``same_db``: only if it serves ``config.db``, the index the caller chose)."""
     remote = RemoteLode(_base_url(config), config.server.api_key, timeout=timeout)
-    try:
-        health = remote.get("/health")
-        if not isinstance(health, dict) or "worker_alive" not in health:
-            return None
-    except LodeError:  # nothing listens there, or not lode
+    try:  # a degraded server answers 503 with the same body: still a server, still the writer
+        health = httpx.get(remote.base_url + "/health", timeout=timeout).json()
+    except (httpx.HTTPError, ValueError):  # nothing listens there, or not lode
         return None
+    if not isinstance(health, dict) or "worker_alive" not in health:
+        return None
+    if not health["worker_alive"]:
+        raise ServerUnavailableError(
+            f"the lode server at {remote.base_url} is degraded (its index writer stopped): restart it"
+        )
     if same_db:
         try:
             served = remote.get("/api/v1/status").get("db", "")

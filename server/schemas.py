@@ -314,7 +314,7 @@ class HealthOut(msgspec.Struct):
     """Liveness and readiness."""
 
     status: Annotated[str, _d("ok when ready, starting while the model loads, degraded on a fault")]
-    store_open: Annotated[bool, _d("Always true: the store is opened before the server starts answering")]
+    store_open: Annotated[bool, _d("True while the index folder exists (it is opened before serving)")]
     model_loaded: Annotated[bool, _d("True once the embedding model is loaded")]
     worker_alive: Annotated[bool, _d("True while the index writer thread runs")]
     version: Annotated[str, _d("lode version")]

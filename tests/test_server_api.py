@@ -62,6 +62,23 @@ def test_health(server: tuple[str, Path]) -> None:
     }
 
 
+def test_health_is_503_once_the_writer_stopped(tmp_path: Path) -> None:
+    """A monitor's ``curl -f /health`` fails when the server can no longer index."""
+    from litestar.testing import TestClient
+
+    from server.app import create_app
+
+    config = load_config(env={}, overrides={"db": tmp_path / "db", "enabled": False})
+    app = create_app(config, embedder=FakeEmbedder())
+    with TestClient(app, base_url="http://127.0.0.1:7370", timeout=30) as client:
+        assert client.get("/health").status_code == 200
+        client.app.state.ctx.worker.stop()
+        response = client.get("/health")
+        assert response.status_code == 503
+        assert response.json()["status"] == "degraded"
+        assert response.json()["worker_alive"] is False
+
+
 def test_project_lifecycle_and_status(server: tuple[str, Path], project: dict[str, Any]) -> None:
     base, _ = server
     listed = httpx.get(f"{base}{API}/projects").json()

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
-from litestar import get
+from litestar import Response, get
 from litestar.di import Provide
+from litestar.openapi import ResponseSpec
 
 from indexer import __version__
 from server import examples
 from server.convert import to_project
-from server.routes._common import Ctx, blocking, get_ctx, ok
+from server.routes._common import Ctx, blocking, example, get_ctx, ok
 from server.schemas import HealthOut, StatusOut
 
 __all__ = ["service_routes"]
@@ -25,22 +27,40 @@ _deps = {"ctx": Provide(get_ctx, sync_to_thread=False)}
     tags=["service"],
     summary="Liveness and readiness",
     operation_id="health",
-    responses=ok(HealthOut, "Ready", examples.HEALTH),
+    description=(
+        "200 while the server works (`status` ok, or starting while the model loads); 503 when "
+        "it is degraded: the index writer stopped, the model failed to load or the index "
+        "folder is gone. Never needs the API key."
+    ),
+    responses={
+        **ok(HealthOut, "Ready", examples.HEALTH),
+        503: ResponseSpec(
+            data_container=HealthOut,
+            description="Degraded: the same fields, saying what is wrong",
+            examples=example(
+                "Writer stopped", {**examples.HEALTH, "status": "degraded", "worker_alive": False}
+            ),
+            generate_examples=False,
+        ),
+    },
 )
-def health(ctx: Ctx) -> HealthOut:
+def health(ctx: Ctx) -> Response[HealthOut]:
     """Is the server up, the store open, the model loaded and the writer alive?"""
     loaded = ctx.model_loaded
     alive = ctx.worker.alive
-    status = "ok" if loaded and alive else ("degraded" if not alive or ctx.model_error else "starting")
+    store_open = Path(ctx.config.db).is_dir()
+    faulty = not alive or not store_open or ctx.model_error
+    status = "degraded" if faulty else ("ok" if loaded else "starting")
     pool = ctx.search_pool
-    return HealthOut(
+    body = HealthOut(
         status=status,
-        store_open=True,
+        store_open=store_open,
         model_loaded=loaded,
         worker_alive=alive,
         version=__version__,
         search_processes=pool.ready if pool is not None else 0,
     )
+    return Response(body, status_code=503 if status == "degraded" else 200)
 
 
 @get(
