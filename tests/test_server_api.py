@@ -233,6 +233,24 @@ def test_patch_and_delete_project(server: tuple[str, Path], tmp_path: Path) -> N
     _error(resp, 400)
 
 
+def test_registering_a_folder_again_never_changes_it(server: tuple[str, Path], tmp_path: Path) -> None:
+    """POST the same folder again: the same project and a re-index; a different name or
+    globs is a 409 naming the field (PATCH changes them), never silently dropped."""
+    base, _ = server
+    folder = make_repo(tmp_path / "again")
+    first = httpx.post(f"{base}{API}/projects", json={"path": str(folder), "exclude": ["docs/"]}).json()
+    wait_task(base, first["task_id"])
+    same = httpx.post(f"{base}{API}/projects", json={"path": str(folder), "name": "again"})
+    assert same.status_code == 201
+    assert same.json()["project"]["id"] == first["project"]["id"]
+    wait_task(base, same.json()["task_id"])
+    renamed = _error(httpx.post(f"{base}{API}/projects", json={"path": str(folder), "name": "other"}), 409)
+    assert renamed["extra"][0]["key"] == "name"
+    globs = httpx.post(f"{base}{API}/projects", json={"path": str(folder), "exclude": ["src/"]})
+    assert _error(globs, 409)["extra"][0]["key"] == "exclude"
+    assert httpx.get(f"{base}{API}/projects/{first['project']['id']}").json()["exclude"] == ["docs/"]
+
+
 def test_a_delete_not_done_in_time_answers_202_with_its_task(
     server: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -11,7 +11,8 @@ from litestar.openapi import ResponseSpec
 from litestar.params import Body, FromPath, QueryParameter
 
 from indexer.api import relative_paths, resolve_project_root
-from indexer.errors import StoreError, ValidationError
+from indexer.errors import ConflictError, StoreError, ValidationError
+from indexer.models import Project
 from indexer.walker import IgnoreRules
 from server import examples
 from server.convert import to_project, to_task
@@ -71,9 +72,27 @@ def create_project(
         project = store.add_project(
             data.name or root.name, str(root), tuple(data.include), tuple(data.exclude)
         )
+    else:  # registering it again re-indexes it; what would change it is PATCH's job
+        _check_same(project, data)
     task = ctx.worker.submit(project.id)
     ctx.watch(project)
     return ProjectCreated(project=to_project(ctx, project), task_id=task.id)
+
+
+def _check_same(project: Project, data: ProjectCreate) -> None:
+    """A second registration of a folder may repeat its name and globs, never change them."""
+    asked = {
+        "name": (data.name, project.name),
+        "include": (tuple(data.include) or None, project.include),
+        "exclude": (tuple(data.exclude) or None, project.exclude),
+    }
+    for field, (wanted, current) in asked.items():
+        if wanted is not None and wanted != current:
+            raise ConflictError(
+                f"{project.root} is already registered as project {project.name!r} with {field} "
+                f"{current!r}: PATCH /api/v1/projects/{project.id} to change it",
+                field,
+            )
 
 
 @get(
