@@ -22,6 +22,7 @@ from indexer.config import LodeConfig
 from indexer.embed import Embedder
 from server.context import ServerContext, open_context
 from server.errors import EXCEPTION_HANDLERS
+from server.limits import limit_body
 from server.mcp import build_mcp
 from server.metrics import metrics_middleware
 from server.routes import ROUTES
@@ -90,7 +91,8 @@ def create_app(
             if context is None:
                 ctx.close()
 
-    mcp_app = StreamableHTTPASGIApp(mcp.session_manager)
+    # Litestar's body limit stops at a mount: the MCP endpoint gets the same one here
+    mcp_app = limit_body(StreamableHTTPASGIApp(mcp.session_manager), config.server.max_body_bytes)
 
     @asgi("/mcp", is_mount=True, copy_scope=True)
     async def mcp_endpoint(scope: Any, receive: Any, send: Any) -> None:

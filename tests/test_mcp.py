@@ -7,6 +7,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -130,3 +131,39 @@ def test_mcp_over_http(tmp_path: Path) -> None:
                 await _exercise(client, repo)
 
         anyio.run(main)
+
+
+def test_mcp_over_http_has_the_body_limit(tmp_path: Path) -> None:
+    """``/mcp`` is mounted beside the routes, where Litestar's body limit does not reach:
+    a body over ``max_body_bytes`` is a 413 in lode's error shape, declared or streamed."""
+    import httpx
+
+    config = load_config(env={}, overrides={"db": tmp_path / "db", "enabled": False, "max_body_bytes": 4096})
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    big = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "' + b"x" * 8000 + b'"}}'
+    with serve_in_thread(config, FakeEmbedder()) as base:
+        declared = httpx.post(f"{base}/mcp/", content=big, headers=headers)
+        assert declared.status_code == 413
+        assert declared.json()["status_code"] == 413
+
+        def streamed() -> Iterator[bytes]:
+            yield big[:3000]
+            yield big[3000:]
+
+        chunked = httpx.post(f"{base}/mcp/", content=streamed(), headers=headers)
+        assert chunked.status_code == 413
+        small = httpx.post(
+            f"{base}/mcp/",
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            },
+            headers=headers,
+        )
+        assert small.status_code == 200, small.text
