@@ -42,6 +42,10 @@ _SAVE_EVERY = 1.0
 #: for this long: an optimize holds the write lock for ~1-4 s, which a file saved during a
 #: burst of edits should not wait behind.
 _QUIET_SECONDS = 2.0
+#: Finished tasks kept (the newest): the watcher queues one per save, and every read of the
+#: queue scans the table. Older ones are dropped when the worker is idle, hourly at most.
+KEEP_FINISHED_TASKS = 1000
+_PRUNE_EVERY = 3600.0
 
 
 def _now() -> datetime:
@@ -97,6 +101,7 @@ class IndexWorker:
         self._thread: threading.Thread | None = None
         self._last_save = 0.0
         self._last_work = time.monotonic()
+        self._last_prune = -math.inf
         self.last_error: str | None = None
 
     # ---- lifecycle ----------------------------------------------------------------
@@ -221,10 +226,14 @@ class IndexWorker:
             self._wake.clear()
 
     def _maintain(self) -> None:
-        """Fold written rows into the indexes once the worker has been idle a moment."""
+        """Fold written rows into the indexes once the worker has been idle a moment; drop
+        old finished tasks now and then."""
         if time.monotonic() - self._last_work >= _QUIET_SECONDS:
             # idle: fold in even a few hundred rows (each costs every full-text query ~27 µs)
             self.store.maybe_optimize(quiet=True)
+            if time.monotonic() - self._last_prune >= _PRUNE_EVERY:
+                self._last_prune = time.monotonic()
+                self.store.prune_tasks(KEEP_FINISHED_TASKS)
 
     def _step(self) -> bool:
         """Do one piece of work; False when there was nothing to do."""

@@ -14,6 +14,7 @@ from indexer.api import Lode
 from indexer.config import load_config
 from indexer.embed import FakeEmbedder
 from indexer.models import Task
+from indexer.store import Store
 from indexer.tasks import IndexWorker
 
 
@@ -116,3 +117,25 @@ def test_a_delete_runs_before_older_index_work(lode_repo: tuple[Lode, Path], tmp
     assert deleted.finished_at is not None
     assert indexed.started_at is not None
     assert deleted.finished_at <= indexed.started_at
+
+
+def test_old_finished_tasks_are_pruned_live_ones_never(store: Store) -> None:
+    from dataclasses import replace
+    from datetime import UTC, datetime, timedelta
+
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    made = []
+    for i in range(30):
+        stamp = start + timedelta(minutes=i)
+        task = Task(id=f"t{i:02d}", project_id="p", kind="index", created_at=stamp, updated_at=stamp)
+        status = ("done", "failed", "cancelled", "queued", "running")[i % 5]
+        finished = stamp + timedelta(seconds=30) if status in ("done", "failed", "cancelled") else None
+        made.append(replace(task, status=status, finished_at=finished))
+    for task in made:
+        store.save_task(task)
+    assert store.prune_tasks(keep=5) == 18 - 5
+    left = {t.id for t in store.list_tasks()}
+    live = {t.id for t in made if t.status in ("queued", "running")}
+    newest_finished = {t.id for t in sorted(made, key=lambda t: t.created_at or start) if t.id not in live}
+    assert left == live | set(sorted(newest_finished)[-5:])
+    assert store.prune_tasks(keep=5) == 0

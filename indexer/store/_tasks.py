@@ -13,6 +13,9 @@ from indexer.store._base import StoreBase, rows
 from indexer.store._schema import TASKS, tasks_schema
 from indexer.store._sql import and_all, in_list, quote
 
+#: Task states that never change again.
+FINISHED = ("done", "failed", "cancelled")
+
 __all__ = ["TasksMixin"]
 
 
@@ -70,10 +73,18 @@ class TasksMixin(StoreBase):
         tasks.sort(key=lambda t: (t.created_at is not None, t.created_at), reverse=True)
         return tasks[:limit] if limit else tasks
 
-    def delete_tasks(self, statuses: tuple[str, ...], older_than: Any = None) -> None:
-        """Drop finished tasks (housekeeping)."""
-        where = and_all(
-            [in_list("status", statuses), f"finished_at < {quote(str(older_than))}" if older_than else None]
-        )
+    def prune_tasks(self, keep: int) -> int:
+        """Drop finished tasks (done, failed, cancelled) but the ``keep`` newest; returns how
+        many went. A watcher queues a task per save: unpruned, every queue read grows."""
+        finished = in_list("status", FINISHED)
+        table = self._t(TASKS).search().where(finished).select(["id", "finished_at", "created_at"])
+        found = rows(table.limit(None).to_arrow())
+        if len(found) <= keep:
+            return 0
+        stamps = [(r["finished_at"] or r["created_at"], r["id"]) for r in found]
+        stamps.sort(key=lambda s: s[0].timestamp() if s[0] is not None else 0.0, reverse=True)
+        old = [task_id for _, task_id in stamps[keep:]]
         with self._write_lock:
-            self._t(TASKS).delete(where or "false")
+            for start in range(0, len(old), 500):
+                self._t(TASKS).delete(in_list("id", old[start : start + 500]))
+        return len(old)
