@@ -23,6 +23,9 @@ from indexer.search import ChunkHit, DocumentHit, FileGroup, SearchOptions, Sear
 
 __all__ = ["RemoteLode", "find_server"]
 
+#: How long a server that is there but slow gets to answer before the caller gives up.
+_PATIENT_SECONDS = 5.0
+
 
 def _base_url(config: LodeConfig) -> str:
     host = config.server.host
@@ -35,19 +38,31 @@ def _base_url(config: LodeConfig) -> str:
 
 def find_server(config: LodeConfig, timeout: float = 0.3, same_db: bool = False) -> RemoteLode | None:
     """The lode server listening on the configured address, if one answers ``/health``
-    (with ``same_db``: only if it serves ``config.db``, the index the caller chose)."""
+    (with ``same_db``: only if it serves ``config.db``, the index the caller chose).
+
+    None only when nothing listens there (or what listens is not lode): a lode server that
+    is slow to answer, or will not say which index it serves, raises instead of being
+    taken for none, since the caller would then write beside it."""
     remote = RemoteLode(_base_url(config), config.server.api_key, timeout=timeout)
     try:  # a degraded server answers 503 with the same body: still a server, still the writer
-        health = httpx.get(remote.base_url + "/health", timeout=timeout).json()
+        health = _health(remote.base_url, timeout)
+    except httpx.TimeoutException:  # something listens but is busy: ask again, patiently
+        try:
+            health = _health(remote.base_url, _PATIENT_SECONDS)
+        except httpx.TimeoutException:
+            raise ServerUnavailableError(
+                f"something at {remote.base_url} accepts connections but did not answer /health "
+                f"within {_PATIENT_SECONDS:.0f} s: a busy lode server? (stop it, or use another port)"
+            ) from None
+        except (httpx.HTTPError, ValueError):
+            return None
     except (httpx.HTTPError, ValueError):  # nothing listens there, or not lode
         return None
     if not isinstance(health, dict) or "worker_alive" not in health:
         return None
-    if not health["worker_alive"]:
-        raise ServerUnavailableError(
-            f"the lode server at {remote.base_url} is degraded (its index writer stopped): restart it"
-        )
+    remote.health = health
     if same_db:
+        remote.timeout = _PATIENT_SECONDS
         try:
             served = remote.get("/api/v1/status").get("db", "")
         except UnauthorizedError:
@@ -57,12 +72,18 @@ def find_server(config: LodeConfig, timeout: float = 0.3, same_db: bool = False)
                 f"a lode server at {remote.base_url} refused the API key, so whether it serves "
                 f"{config.db} is unknown: set LODE_API_KEY to its key (or stop it)"
             ) from None
-        except LodeError:
-            return None
+        except LodeError as exc:
+            raise ServerUnavailableError(
+                f"the lode server at {remote.base_url} did not say which index it serves ({exc})"
+            ) from None
         if Path(served).resolve() != Path(config.db).resolve():
             return None
     remote.timeout = 60.0
     return remote
+
+
+def _health(base_url: str, timeout: float) -> Any:
+    return httpx.get(base_url + "/health", timeout=timeout).json()
 
 
 class RemoteLode:
@@ -72,6 +93,13 @@ class RemoteLode:
         self.base_url = base_url
         self.api_key = api_key
         self.timeout = timeout
+        self.health: dict[str, Any] = {}
+        """What the server's ``/health`` said when it was found."""
+
+    @property
+    def writer_alive(self) -> bool:
+        """False when the server said its index writer stopped (it is degraded)."""
+        return bool(self.health.get("worker_alive", True))
 
     def _request(self, method: str, path: str, body: Any = None) -> Any:
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}

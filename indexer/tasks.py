@@ -155,7 +155,7 @@ class IndexWorker:
             self.store.save_task(task)
             self._paused.discard(project_id)
             if kind == "delete":
-                for live in self._live.values():
+                for live in list(self._live.values()):  # the worker changes it without the lock
                     if live.project_id == project_id:
                         self._cancel.setdefault(live.id, threading.Event()).set()
         self._preempt.set()

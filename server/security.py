@@ -16,6 +16,7 @@ Either refusal is a 403 in lode's error shape that names the header.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from collections.abc import Callable, MutableMapping
 from typing import Any
@@ -41,8 +42,24 @@ def host_name(host_header: str) -> str:
 
 
 def is_loopback_host(host: str) -> bool:
-    """True for a loopback name or address (``localhost``, ``*.localhost``, 127.x, ::1)."""
-    return host in LOOPBACK_HOSTS or host.endswith(".localhost") or host.startswith("127.")
+    """True for a loopback name or address (``localhost``, ``*.localhost``, 127.x, ::1);
+    a name that merely starts like one (``127.evil.example``) is not."""
+    if host in LOOPBACK_HOSTS or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _host_port(url: str) -> tuple[str | None, int | None] | None:
+    """The host and port of a URL; None when it cannot be read (a port that is not a
+    number, a broken IPv6 literal)."""
+    try:
+        parts = urlsplit(url)
+        return parts.hostname, parts.port
+    except ValueError:
+        return None
 
 
 def _origin_of(host_header: str, scheme: str) -> str:
@@ -64,6 +81,7 @@ def browser_guard_middleware(config: LodeConfig) -> Callable[[Any], Any]:
     writes (always, unless the origin is configured in ``cors_origins``)."""
     check_host = is_loopback_host(config.server.host.strip("[]").lower())
     allowed_origins = {o.rstrip("/").lower() for o in config.server.cors_origins}
+    any_origin = "*" in allowed_origins  # CORS for every origin: writes from any too
 
     def wrap(app: Any) -> Any:  # an ASGI app (Litestar's middleware protocol)
         async def middleware(scope: Scope, receive: Any, send: Any) -> None:
@@ -78,16 +96,20 @@ def browser_guard_middleware(config: LodeConfig) -> Callable[[Any], Any]:
                     "Host",
                     f"Host {host_header!r} is not this machine: lode on loopback answers only to localhost",
                 )
-            elif scope["method"] not in _SAFE_METHODS and "origin" in headers:
+            elif scope["method"] not in _SAFE_METHODS and "origin" in headers and not any_origin:
                 origin = headers["origin"].rstrip("/").lower()
                 own = _origin_of(host_header, scope.get("scheme", "http"))
-                parts = urlsplit(origin)
-                same_loopback = check_host and parts.hostname is not None and is_loopback_host(parts.hostname)
-                if (
-                    origin != own
-                    and origin not in allowed_origins
-                    and not (same_loopback and parts.port == urlsplit(own).port)
-                ):
+                theirs, ours = _host_port(origin), _host_port(own)
+                # the same port of another loopback name (localhost for 127.0.0.1) is this server
+                same_loopback = (
+                    check_host
+                    and theirs is not None
+                    and ours is not None
+                    and theirs[0] is not None
+                    and is_loopback_host(theirs[0])
+                    and theirs[1] == ours[1]
+                )
+                if origin != own and origin not in allowed_origins and not same_loopback:
                     refusal = _refusal(
                         "Origin", f"cross-site request from {headers['origin']!r} refused (see cors_origins)"
                     )

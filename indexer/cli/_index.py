@@ -17,7 +17,7 @@ from indexer.cli._common import (
     server_for,
 )
 from indexer.cli._progress import IndexBar
-from indexer.errors import ConflictError, LodeError
+from indexer.errors import ConflictError, LodeError, ServerUnavailableError
 from indexer.remote import RemoteLode
 
 __all__ = ["index_command", "projects_group", "status_command"]
@@ -51,6 +51,10 @@ def index_command(
         raise ConflictError(
             f"the lode server at {remote.base_url} writes this index; {flag} would index it "
             f"in-process beside it: drop {flag} (the server indexes it) or stop the server"
+        )
+    if remote is not None and not remote.writer_alive:
+        raise ServerUnavailableError(
+            f"the lode server at {remote.base_url} is degraded (its index writer stopped): restart it"
         )
     if remote is not None:
         _index_remote(remote, path, name, full, as_json)

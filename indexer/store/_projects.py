@@ -120,7 +120,9 @@ class ProjectsMixin(StoreBase):
         """Remove a project and every index row it owns (never its source files)."""
         with self._write_lock:
             where = f"project_id = {quote(project_id)}"
-            for name in (CHUNKS, DOCUMENTS, FILE_ERRORS, TASKS):
+            for name in (CHUNKS, DOCUMENTS, FILE_ERRORS):
                 self._t(name).delete(where)
+            # its delete tasks stay (a retried DELETE waits on its own), pruned like any other
+            self._t(TASKS).delete(f"{where} AND kind != 'delete'")
             self._t(PROJECTS).delete(in_list("id", [project_id]))
             self._cache.clear()

@@ -81,16 +81,16 @@ def create_project(
 
 def _check_same(project: Project, data: ProjectCreate) -> None:
     """A second registration of a folder may repeat its name and globs, never change them."""
-    asked = {
-        "name": (data.name, project.name),
-        "include": (tuple(data.include) or None, project.include),
-        "exclude": (tuple(data.exclude) or None, project.exclude),
+    asked: dict[str, tuple[object, object]] = {
+        "name": (data.name, project.name),  # globs in any order are the same globs
+        "include": (frozenset(data.include) or None, frozenset(project.include)),
+        "exclude": (frozenset(data.exclude) or None, frozenset(project.exclude)),
     }
     for field, (wanted, current) in asked.items():
         if wanted is not None and wanted != current:
             raise ConflictError(
                 f"{project.root} is already registered as project {project.name!r} with {field} "
-                f"{current!r}: PATCH /api/v1/projects/{project.id} to change it",
+                f"{getattr(project, field)!r}: PATCH /api/v1/projects/{project.id} to change it",
                 field,
             )
 
@@ -196,6 +196,7 @@ def delete_project(ctx: Ctx, project_id: FromPath[str]) -> Response[None]:
     if task.live:
         return Response(content=to_task(task), status_code=202)  # type: ignore[arg-type]
     if task.status != "done":
+        ctx.watch(project)  # still there: keep it fresh
         raise StoreError(f"deleting project {project.name!r} failed: {task.message or task.status}")
     return Response(content=None, status_code=204)
 
