@@ -13,6 +13,26 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
+from server._fields import (
+    ChunkCount,
+    ChunkId,
+    ChunkIndex,
+    ChunkLanguage,
+    ChunkText,
+    EndLine,
+    FileId,
+    FilePath,
+    FileSize,
+    Languages,
+    NodeName,
+    NodeType,
+    PrimaryLanguage,
+    ProjectId,
+    ProjectName,
+    StartLine,
+)
+from server._fields import describe as _d
+
 __all__ = [
     "ChunkHitOut",
     "ChunkOut",
@@ -36,10 +56,6 @@ __all__ = [
 
 Str = Annotated[str, Meta(min_length=1, max_length=4096)]
 Globs = Annotated[list[Str], Meta(max_length=100)]
-
-
-def _d(text: str, max_length: int | None = None) -> Meta:
-    return Meta(description=text, max_length=max_length)
 
 
 class ErrorOut(msgspec.Struct):
@@ -136,11 +152,11 @@ class FileOut(msgspec.Struct):
     """One indexed file."""
 
     id: Annotated[str, _d("Document id (UUID v5 of project id and path)")]
-    path: Annotated[str, _d("Path relative to the project root")]
-    language: Annotated[str, _d("Language with the most chunk tokens (else the detected language)")]
-    languages: Annotated[list[str], _d("Languages of its chunks, sorted (else the detected language)")]
-    chunk_count: Annotated[int, _d("Chunks of the file")]
-    file_size: Annotated[int, _d("Size in bytes")]
+    path: FilePath
+    language: PrimaryLanguage
+    languages: Languages
+    chunk_count: ChunkCount
+    file_size: FileSize
     indexed_at: Annotated[datetime | None, _d("When the file was last indexed (UTC)")]
 
 
@@ -200,18 +216,18 @@ class SearchRequest(msgspec.Struct, forbid_unknown_fields=True):
 class ChunkHitOut(msgspec.Struct):
     """A ranked chunk."""
 
-    id: Annotated[str, _d("Chunk id (UUID v7)")]
-    file_id: Annotated[str, _d("Document id of the chunk's file")]
-    file_path: Annotated[str, _d("Path relative to the project root")]
-    project_id: Annotated[str, _d("Project id")]
-    project: Annotated[str, _d("Project name")]
-    chunk_index: Annotated[int, _d("0-based position of the chunk in its file")]
-    content: Annotated[str, _d("The chunk's text")]
-    start_line: Annotated[int, _d("First line (1-based)")]
-    end_line: Annotated[int, _d("Last line (1-based, inclusive)")]
-    language: Annotated[str, _d("Language of the chunk, e.g. python")]
+    id: ChunkId
+    file_id: FileId
+    file_path: FilePath
+    project_id: ProjectId
+    project: ProjectName
+    chunk_index: ChunkIndex
+    content: ChunkText
+    start_line: StartLine
+    end_line: EndLine
+    language: ChunkLanguage
     node_type: Annotated[str, _d("Unit kind, e.g. function, class or section (see node_types)")]
-    node_name: Annotated[str, _d("Name of the unit ('' when it has none)")]
+    node_name: NodeName
     parent_context: Annotated[str, _d("Header of the enclosing declaration or heading ('' at top level)")]
     scope_path: Annotated[list[str], _d("Names of the enclosing units and this one, outermost first")]
     relevance_score: Annotated[float, _d("0-1, comparable across pages of one query")]
@@ -221,13 +237,13 @@ class DocumentHitOut(msgspec.Struct):
     """A ranked file with its best chunks."""
 
     id: Annotated[str, _d("Document id of the file")]
-    file_path: Annotated[str, _d("Path relative to the project root")]
-    project_id: Annotated[str, _d("Project id")]
-    project: Annotated[str, _d("Project name")]
+    file_path: FilePath
+    project_id: ProjectId
+    project: ProjectName
     relevance_score: Annotated[float, _d("0-1, rank fusion of the file's chunk and whole-file rankings")]
     chunk_count: Annotated[int, _d("Chunks of the whole file")]
-    languages: Annotated[list[str], _d("Languages of its chunks, sorted (else the detected language)")]
-    primary_language: Annotated[str, _d("Language with the most chunk tokens (else the detected language)")]
+    languages: Languages
+    primary_language: PrimaryLanguage
     chunks: Annotated[list[ChunkHitOut], _d("The file's best chunks (at most chunks_per_file)")]
 
 
@@ -235,9 +251,9 @@ class FileGroupOut(msgspec.Struct):
     """Chunk-granularity results of one file."""
 
     file_id: Annotated[str, _d("Document id of the file")]
-    file_path: Annotated[str, _d("Path relative to the project root")]
-    project_id: Annotated[str, _d("Project id")]
-    project: Annotated[str, _d("Project name")]
+    file_path: FilePath
+    project_id: ProjectId
+    project: ProjectName
     total_relevance: Annotated[float, _d("Best chunk score plus a tenth of the other chunks' scores")]
     chunks: Annotated[list[ChunkHitOut], _d("This page's chunks of the file, best first")]
 
@@ -268,15 +284,15 @@ class DocumentOut(msgspec.Struct):
     """An indexed file: metadata, and optionally its text and chunks."""
 
     id: Annotated[str, _d("Document id (UUID v5 of project id and path)")]
-    project_id: Annotated[str, _d("Project id")]
-    file_path: Annotated[str, _d("Path relative to the project root")]
+    project_id: ProjectId
+    file_path: FilePath
     content_hash: Annotated[str, _d("blake3 hex digest of the file's bytes")]
-    file_size: Annotated[int, _d("Size in bytes")]
+    file_size: FileSize
     last_modified: Annotated[float, _d("File modification time (Unix seconds) seen by the last index run")]
     indexed_at: Annotated[datetime | None, _d("When the file was last indexed (UTC)")]
-    languages: Annotated[list[str], _d("Languages of its chunks, sorted (else the detected language)")]
-    primary_language: Annotated[str, _d("Language with the most chunk tokens (else the detected language)")]
-    chunk_count: Annotated[int, _d("Chunks of the file")]
+    languages: Languages
+    primary_language: PrimaryLanguage
+    chunk_count: ChunkCount
     keywords: Annotated[list[str], _d("Up to 7 key phrases of the file")]
     summary: Annotated[
         str, _d("First doc comment or heading paragraph, at most ~300 characters ('' if none)")
@@ -288,20 +304,20 @@ class DocumentOut(msgspec.Struct):
 class ChunkOut(msgspec.Struct):
     """One stored chunk with all its metadata."""
 
-    id: Annotated[str, _d("Chunk id (UUID v7)")]
-    file_id: Annotated[str, _d("Document id of the chunk's file")]
-    project_id: Annotated[str, _d("Project id")]
-    file_path: Annotated[str, _d("Path relative to the project root")]
-    chunk_index: Annotated[int, _d("0-based position of the chunk in its file")]
-    content: Annotated[str, _d("The chunk's text")]
+    id: ChunkId
+    file_id: FileId
+    project_id: ProjectId
+    file_path: FilePath
+    chunk_index: ChunkIndex
+    content: ChunkText
     chunk_hash: Annotated[str, _d("blake3 hex digest of content (UTF-8)")]
     start_byte: Annotated[int, _d("Offset of the first byte in the file (0-based)")]
     end_byte: Annotated[int, _d("Offset just past the last byte (0-based, exclusive)")]
-    start_line: Annotated[int, _d("First line (1-based)")]
-    end_line: Annotated[int, _d("Last line (1-based, inclusive)")]
-    language: Annotated[str, _d("Language of the chunk, e.g. python")]
-    node_type: Annotated[str, _d("Unit kind, e.g. function, class or section")]
-    node_name: Annotated[str, _d("Name of the unit ('' when it has none)")]
+    start_line: StartLine
+    end_line: EndLine
+    language: ChunkLanguage
+    node_type: NodeType
+    node_name: NodeName
     parent_context: Annotated[str, _d("Header of the enclosing declaration or heading ('' at top level)")]
     scope_path: Annotated[list[str], _d("Names of the enclosing units and this one, outermost first")]
     definitions: Annotated[list[str], _d("Names the chunk defines")]

@@ -12,6 +12,25 @@ from typing import Annotated, Any, TypeVar
 import msgspec
 from msgspec import Meta
 
+from server._fields import (
+    ChunkCount,
+    ChunkId,
+    ChunkIndex,
+    ChunkLanguage,
+    ChunkText,
+    EndLine,
+    FilePath,
+    FileSize,
+    Languages,
+    NodeName,
+    NodeType,
+    PrimaryLanguage,
+    ProjectId,
+    ProjectName,
+    StartLine,
+)
+from server._fields import describe as _d
+
 __all__ = [
     "ContentDataOut",
     "ContentResultOut",
@@ -35,10 +54,6 @@ __all__ = [
 T = TypeVar("T")
 Item = Annotated[str, Meta(min_length=1, max_length=500)]
 Items = Annotated[list[Item], Meta(max_length=20)]
-
-
-def _d(text: str) -> Meta:
-    return Meta(description=text)
 
 
 def to_out(value: Any, model: type[T]) -> T:
@@ -72,18 +87,18 @@ class SearchContentIn(msgspec.Struct, forbid_unknown_fields=True):
 class ContentResultOut(msgspec.Struct):
     """A retrieved chunk with its full text."""
 
-    chunk_id: Annotated[str, _d("Chunk id (UUID v7)")]
+    chunk_id: ChunkId
     document_id: Annotated[str, _d("Path relative to the project root; use it with get_document_*")]
-    project: Annotated[str, _d("Project name")]
-    project_id: Annotated[str, _d("Project id")]
+    project: ProjectName
+    project_id: ProjectId
     content: Annotated[str, _d("The chunk's full text")]
     relevance_score: Annotated[float, _d("0-1; the same scale on every page of a query")]
-    chunk_index: Annotated[int, _d("0-based position of the chunk in its file")]
-    start_line: Annotated[int, _d("First line (1-based)")]
-    end_line: Annotated[int, _d("Last line (1-based, inclusive)")]
-    language: Annotated[str, _d("Language of the chunk, e.g. python")]
-    node_type: Annotated[str, _d("Unit kind, e.g. function, class or section")]
-    node_name: Annotated[str, _d("Name of the unit ('' when it has none)")]
+    chunk_index: ChunkIndex
+    start_line: StartLine
+    end_line: EndLine
+    language: ChunkLanguage
+    node_type: NodeType
+    node_name: NodeName
     matched_terms: Annotated[list[str], _d("The exact_terms this chunk contains")]
     document_keywords: Annotated[list[str], _d("Key phrases of the whole file")]
 
@@ -156,16 +171,16 @@ class FindDocumentsIn(msgspec.Struct, forbid_unknown_fields=True):
 class DocumentResultOut(msgspec.Struct):
     """A discovered file."""
 
-    document_id: Annotated[str, _d("Path relative to the project root")]
-    project: Annotated[str, _d("Project name")]
-    project_id: Annotated[str, _d("Project id")]
+    document_id: FilePath
+    project: ProjectName
+    project_id: ProjectId
     relevance_score: Annotated[float, _d("0-1, fused from the file's best chunks, vector and words")]
     summary: Annotated[str, _d("First doc comment or heading paragraph, at most ~300 characters")]
     document_keywords: Annotated[list[str], _d("Up to 7 key phrases of the file")]
-    languages: Annotated[list[str], _d("Languages of its chunks, sorted (else the detected language)")]
-    primary_language: Annotated[str, _d("Language with the most chunk tokens (else the detected language)")]
-    chunk_count: Annotated[int, _d("Chunks of the file")]
-    file_size: Annotated[int, _d("Size in bytes")]
+    languages: Languages
+    primary_language: PrimaryLanguage
+    chunk_count: ChunkCount
+    file_size: FileSize
 
 
 class DocumentsStatisticsOut(msgspec.Struct):
@@ -196,21 +211,21 @@ class FindDocumentsOut(msgspec.Struct):
 class DocumentChunkOut(msgspec.Struct):
     """A chunk of a document, in file order."""
 
-    chunk_id: Annotated[str, _d("Chunk id (UUID v7)")]
-    chunk_index: Annotated[int, _d("0-based position of the chunk in its file")]
-    start_line: Annotated[int, _d("First line (1-based)")]
-    end_line: Annotated[int, _d("Last line (1-based, inclusive)")]
-    node_type: Annotated[str, _d("Unit kind, e.g. function, class or section")]
-    node_name: Annotated[str, _d("Name of the unit ('' when it has none)")]
-    content: Annotated[str, _d("The chunk's text")]
+    chunk_id: ChunkId
+    chunk_index: ChunkIndex
+    start_line: StartLine
+    end_line: EndLine
+    node_type: NodeType
+    node_name: NodeName
+    content: ChunkText
 
 
 class DocumentTextOut(msgspec.Struct):
     """Lines of a document as indexed (1-based, inclusive)."""
 
-    document_id: Annotated[str, _d("Path relative to the project root")]
-    project: Annotated[str, _d("Project name")]
-    project_id: Annotated[str, _d("Project id")]
+    document_id: FilePath
+    project: ProjectName
+    project_id: ProjectId
     start_line: Annotated[int, _d("First line returned (1-based)")]
     end_line: Annotated[int, _d("Last line returned (inclusive; 0 for an empty file)")]
     total_lines: Annotated[int, _d("Lines in the whole document")]
@@ -220,9 +235,9 @@ class DocumentTextOut(msgspec.Struct):
 class DocumentDataOut(msgspec.Struct):
     """A document by path: metadata and every chunk, or (for ``…/text``) its lines in ``text``."""
 
-    document_id: Annotated[str, _d("Path relative to the project root")]
-    project: Annotated[str, _d("Project name")]
-    project_id: Annotated[str, _d("Project id")]
+    document_id: FilePath
+    project: ProjectName
+    project_id: ProjectId
     languages: Annotated[list[str], _d("Languages of its chunks, sorted (empty in a …/text answer)")] = []
     primary_language: Annotated[str, _d("Language with the most chunk tokens ('' in a …/text answer)")] = ""
     chunk_count: Annotated[int, _d("Chunks of the file (0 in a …/text answer)")] = 0

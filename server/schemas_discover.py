@@ -11,6 +11,22 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import Meta
 
+from server._fields import (
+    ChunkId,
+    ChunkIndex,
+    ChunkLanguage,
+    ChunkText,
+    EndLine,
+    FileId,
+    FilePath,
+    NodeName,
+    NodeType,
+    ProjectId,
+    ProjectName,
+    StartLine,
+)
+from server._fields import describe as _d
+
 __all__ = [
     "DISCOVER_EXAMPLE",
     "DISCOVER_REQUEST_EXAMPLE",
@@ -27,10 +43,6 @@ __all__ = [
 ]
 
 Str = Annotated[str, Meta(min_length=1, max_length=4096)]
-
-
-def _d(text: str) -> Meta:
-    return Meta(description=text)
 
 
 class DiscoverRequest(msgspec.Struct, forbid_unknown_fields=True):
@@ -60,20 +72,20 @@ class DiscoverRequest(msgspec.Struct, forbid_unknown_fields=True):
 class EvidenceChunkOut(msgspec.Struct):
     """A chunk of evidence and the stage that found it."""
 
-    project: Annotated[str, _d("Project name")]
-    file_path: Annotated[str, _d("Path relative to the project root")]
-    content: Annotated[str, _d("The chunk's text")]
-    start_line: Annotated[int, _d("First line (1-based)")]
-    end_line: Annotated[int, _d("Last line (1-based, inclusive)")]
-    chunk_index: Annotated[int, _d("0-based position of the chunk in its file")]
+    project: ProjectName
+    file_path: FilePath
+    content: ChunkText
+    start_line: StartLine
+    end_line: EndLine
+    chunk_index: ChunkIndex
     score: Annotated[float, _d("Relevance after the stage's reranking and README promotion")]
     similarity: Annotated[float | None, _d("Best cosine similarity to any query (null without a vector)")]
-    id: Annotated[str, _d("Chunk id (UUID v7)")]
-    file_id: Annotated[str, _d("Document id of the chunk's file")]
-    project_id: Annotated[str, _d("Project id")]
-    language: Annotated[str, _d("Language of the chunk, e.g. python")]
-    node_type: Annotated[str, _d("Unit kind, e.g. function, class or section")]
-    node_name: Annotated[str, _d("Name of the unit ('' when it has none)")]
+    id: ChunkId
+    file_id: FileId
+    project_id: ProjectId
+    language: ChunkLanguage
+    node_type: NodeType
+    node_name: NodeName
     origin: Annotated[str, _d("broad, focus, or context (a neighbour of a focused chunk)")]
     citation: Annotated[str, _d("project:path:Lstart-Lend")]
 
@@ -87,8 +99,8 @@ class BulletOut(msgspec.Struct):
         str, _d("definition, feature, architecture, performance, integration, use_case, other")
     ]
     score: Annotated[float, _d("The source chunk's score times a 0.7-1 factor (may exceed 1)")]
-    project: Annotated[str, _d("Project name")]
-    file_path: Annotated[str, _d("Path relative to the project root")]
+    project: ProjectName
+    file_path: FilePath
     start_line: Annotated[int, _d("First cited line (1-based)")]
     end_line: Annotated[int, _d("Last cited line (1-based, inclusive)")]
     kind: Annotated[str, _d("prose or code")]

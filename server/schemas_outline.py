@@ -8,6 +8,8 @@ from typing import Annotated, Any, TypeVar
 import msgspec
 from msgspec import Meta
 
+from server._fields import describe as _d
+
 __all__ = [
     "EXAMPLES",
     "OutlineCatOut",
@@ -28,10 +30,6 @@ __all__ = [
 T = TypeVar("T")
 NodeId = Annotated[str, Meta(min_length=1, max_length=4096)]
 Question = Annotated[str, Meta(min_length=1, max_length=2000)]
-
-
-def _d(text: str) -> Meta:
-    return Meta(description=text)
 
 
 def to_out(value: Any, schema: type[T]) -> T:
