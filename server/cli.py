@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import socket
 from pathlib import Path
@@ -14,23 +13,15 @@ from indexer.cli import cli
 from indexer.cli._common import db_option, handle_errors, make_config
 from indexer.config import LodeConfig
 from indexer.errors import ConfigError
+from server.security import is_loopback_address
 
 __all__ = ["main", "mcp_command", "serve_command"]
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def check_bind(config: LodeConfig) -> None:
     """Refuse to listen beyond loopback without an API key, or on a port already taken."""
     server = config.server
-    if not _is_loopback(server.host) and not server.api_key:
+    if not is_loopback_address(server.host) and not server.api_key:
         raise ConfigError(
             f"refusing to listen on {server.host} without an API key: set --api-key or LODE_API_KEY "
             "(or bind 127.0.0.1)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from typing import Any
@@ -20,7 +21,7 @@ from indexer.errors import (
     ValidationError,
 )
 
-__all__ = ["EXCEPTION_HANDLERS", "error_body", "status_for"]
+__all__ = ["EXCEPTION_HANDLERS", "error_body", "send_error", "status_for"]
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,15 @@ def _json(status: int, body: dict[str, Any]) -> Response[dict[str, Any]]:
 
 def _response(status: int, detail: str, extra: Any = None) -> Response[dict[str, Any]]:
     return _json(status, _body(status, detail, extra))
+
+
+async def send_error(send: Any, status: int, detail: str, key: str, source: str) -> None:
+    """Answer a raw ASGI request in lode's error shape, ``extra`` naming ``key`` (for the
+    middleware and mounts that answer before Litestar's handlers and exception handlers)."""
+    body = json.dumps(_body(status, detail, [{"key": key, "message": detail, "source": source}])).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def error_body(exc: Exception) -> tuple[int, dict[str, Any]]:

@@ -3,37 +3,15 @@ which Litestar's ``request_max_body_size`` does not reach."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
+
+from server.errors import send_error
 
 __all__ = ["limit_body"]
 
 Scope = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
-
-
-def _too_large(limit: int) -> bytes:
-    detail = f"request body over {limit} bytes"
-    return json.dumps(
-        {
-            "status_code": 413,
-            "detail": detail,
-            "extra": [{"key": "body", "message": detail, "source": "body"}],
-        }
-    ).encode()
-
-
-async def _refuse(send: Any, limit: int) -> None:
-    body = _too_large(limit)
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 413,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
 
 
 def limit_body(app: ASGIApp, limit: int) -> ASGIApp:
@@ -47,7 +25,7 @@ def limit_body(app: ASGIApp, limit: int) -> ASGIApp:
             return
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
-            await _refuse(send, limit)
+            await send_error(send, 413, f"request body over {limit} bytes", "body", "body")
             return
         chunks: list[bytes] = []
         size = 0
@@ -58,7 +36,7 @@ def limit_body(app: ASGIApp, limit: int) -> ASGIApp:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:
-                await _refuse(send, limit)
+                await send_error(send, 413, f"request body over {limit} bytes", "body", "body")
                 return
             chunks.append(chunk)
             if not message.get("more_body", False):

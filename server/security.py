@@ -17,17 +17,15 @@ Either refusal is a 403 in lode's error shape that names the header.
 from __future__ import annotations
 
 import ipaddress
-import json
 from collections.abc import Callable, MutableMapping
 from typing import Any
 from urllib.parse import urlsplit
 
 from indexer.config import LodeConfig
+from server.errors import send_error
 
-__all__ = ["LOOPBACK_HOSTS", "browser_guard_middleware", "host_name", "is_loopback_host"]
+__all__ = ["browser_guard_middleware", "host_name", "is_loopback_address", "is_loopback_host"]
 
-#: Host names a loopback-bound server answers to.
-LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 Scope = MutableMapping[str, Any]
@@ -41,15 +39,20 @@ def host_name(host_header: str) -> str:
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
-def is_loopback_host(host: str) -> bool:
-    """True for a loopback name or address (``localhost``, ``*.localhost``, 127.x, ::1);
-    a name that merely starts like one (``127.evil.example``) is not."""
-    if host in LOOPBACK_HOSTS or host.endswith(".localhost"):
+def is_loopback_address(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.x, ::1): what ``serve`` may bind
+    without an API key; a name that merely starts like one (``127.evil.example``) is not."""
+    if host == "localhost":
         return True
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def is_loopback_host(host: str) -> bool:
+    """A loopback address, or a name under ``.localhost`` (which resolves to loopback)."""
+    return host.endswith(".localhost") or is_loopback_address(host)
 
 
 def _host_port(url: str) -> tuple[str | None, int | None] | None:
@@ -66,16 +69,6 @@ def _origin_of(host_header: str, scheme: str) -> str:
     return f"{scheme}://{host_header.strip().lower()}"
 
 
-def _refusal(header: str, message: str) -> bytes:
-    return json.dumps(
-        {
-            "status_code": 403,
-            "detail": message,
-            "extra": [{"key": header, "message": message, "source": "header"}],
-        }
-    ).encode()
-
-
 def browser_guard_middleware(config: LodeConfig) -> Callable[[Any], Any]:
     """ASGI middleware refusing rebinding hosts (when bound to loopback) and cross-origin
     writes (always, unless the origin is configured in ``cors_origins``)."""
@@ -90,9 +83,9 @@ def browser_guard_middleware(config: LodeConfig) -> Callable[[Any], Any]:
                 return
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
             host_header = headers.get("host", "")
-            refusal = None
+            refusal: tuple[str, str] | None = None  # (the header, why)
             if check_host and not is_loopback_host(host_name(host_header)):
-                refusal = _refusal(
+                refusal = (
                     "Host",
                     f"Host {host_header!r} is not this machine: lode on loopback answers only to localhost",
                 )
@@ -110,23 +103,15 @@ def browser_guard_middleware(config: LodeConfig) -> Callable[[Any], Any]:
                     and theirs[1] == ours[1]
                 )
                 if origin != own and origin not in allowed_origins and not same_loopback:
-                    refusal = _refusal(
-                        "Origin", f"cross-site request from {headers['origin']!r} refused (see cors_origins)"
+                    refusal = (
+                        "Origin",
+                        f"cross-site request from {headers['origin']!r} refused (see cors_origins)",
                     )
             if refusal is None:
                 await app(scope, receive, send)
                 return
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 403,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"content-length", str(len(refusal)).encode()),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": refusal})
+            header, message = refusal
+            await send_error(send, 403, message, header, "header")
 
         return middleware
 
