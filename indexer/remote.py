@@ -44,20 +44,7 @@ def find_server(config: LodeConfig, timeout: float = 0.3, same_db: bool = False)
     is slow to answer, or will not say which index it serves, raises instead of being
     taken for none, since the caller would then write beside it."""
     remote = RemoteLode(_base_url(config), config.server.api_key, timeout=timeout)
-    try:  # a degraded server answers 503 with the same body: still a server, still the writer
-        health = _health(remote.base_url, timeout)
-    except httpx.TimeoutException:  # something listens but is busy: ask again, patiently
-        try:
-            health = _health(remote.base_url, _PATIENT_SECONDS)
-        except httpx.TimeoutException:
-            raise ServerUnavailableError(
-                f"something at {remote.base_url} accepts connections but did not answer /health "
-                f"within {_PATIENT_SECONDS:.0f} s: a busy lode server? (stop it, or use another port)"
-            ) from None
-        except (httpx.HTTPError, ValueError):
-            return None
-    except (httpx.HTTPError, ValueError):  # nothing listens there, or not lode
-        return None
+    health = _health(remote.base_url, timeout)  # a degraded server's 503 has the same body
     if not isinstance(health, dict) or "worker_alive" not in health:
         return None
     remote.health = health
@@ -83,7 +70,19 @@ def find_server(config: LodeConfig, timeout: float = 0.3, same_db: bool = False)
 
 
 def _health(base_url: str, timeout: float) -> Any:
-    return httpx.get(base_url + "/health", timeout=timeout).json()
+    """The body ``/health`` answers; None when nothing listens there (or it is not JSON).
+    Something that accepts but stays silent is asked again, patiently, then raises."""
+    for wait in (timeout, _PATIENT_SECONDS):
+        try:
+            return httpx.get(base_url + "/health", timeout=wait).json()
+        except httpx.TimeoutException:  # something listens but is busy
+            continue
+        except (httpx.HTTPError, ValueError):
+            return None
+    raise ServerUnavailableError(
+        f"something at {base_url} accepts connections but did not answer /health within "
+        f"{_PATIENT_SECONDS:.0f} s: a busy lode server? (stop it, or use another port)"
+    )
 
 
 class RemoteLode:
