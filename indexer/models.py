@@ -11,6 +11,8 @@ from datetime import datetime
 from typing import Final
 
 __all__ = [
+    "FINISHED_STATUSES",
+    "LIVE_STATUSES",
     "NODE_TYPES",
     "TASK_STATUSES",
     "Chunk",
@@ -215,6 +217,9 @@ class ChunkFilter:
 
 #: Task states; ``queued`` and ``running`` are live, the others final.
 TASK_STATUSES: Final[tuple[str, ...]] = ("queued", "running", "done", "failed", "cancelled")
+#: A task in these states still changes; in the others (``FINISHED_STATUSES``) never again.
+LIVE_STATUSES: Final[tuple[str, ...]] = ("queued", "running")
+FINISHED_STATUSES: Final[tuple[str, ...]] = tuple(s for s in TASK_STATUSES if s not in LIVE_STATUSES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,4 +248,4 @@ class Task:
     @property
     def live(self) -> bool:
         """True while queued or running."""
-        return self.status in ("queued", "running")
+        return self.status in LIVE_STATUSES

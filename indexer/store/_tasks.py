@@ -8,13 +8,10 @@ from typing import Any
 import pyarrow as pa
 
 from indexer.errors import NotFoundError
-from indexer.models import Task
+from indexer.models import FINISHED_STATUSES, Task
 from indexer.store._base import StoreBase, rows
 from indexer.store._schema import TASKS, tasks_schema
 from indexer.store._sql import and_all, in_list, quote
-
-#: Task states that never change again.
-FINISHED = ("done", "failed", "cancelled")
 
 __all__ = ["TasksMixin"]
 
@@ -76,7 +73,7 @@ class TasksMixin(StoreBase):
     def prune_tasks(self, keep: int) -> int:
         """Drop finished tasks (done, failed, cancelled) but the ``keep`` newest; returns how
         many went. A watcher queues a task per save: unpruned, every queue read grows."""
-        finished = in_list("status", FINISHED)
+        finished = in_list("status", FINISHED_STATUSES)
         table = self._t(TASKS).search().where(finished).select(["id", "finished_at", "created_at"])
         found = rows(table.limit(None).to_arrow())
         if len(found) <= keep:
