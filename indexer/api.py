@@ -15,6 +15,7 @@ from typing import Any
 
 from indexer.activity import SearchActivity
 from indexer.config import LodeConfig
+from indexer.containment import refuse_broad_root
 from indexer.embed import Embedder, LazyEmbedder, load_embedder
 from indexer.errors import ModelMismatchError, NotFoundError, PathError, StoreError
 from indexer.models import IndexReport, Project
@@ -37,8 +38,9 @@ from indexer.store import Store, open_store, read_store_info
 __all__ = ["Lode", "relative_paths", "resolve_project_root"]
 
 
-def resolve_project_root(path: str | Path, field: str = "path") -> Path:
-    """An absolute, readable folder, or a PathError naming ``field``."""
+def resolve_project_root(path: str | Path, field: str = "path", *, force: bool = False) -> Path:
+    """An absolute, readable folder, or a PathError naming ``field``; ``/``, a system folder
+    or the home folder itself only with ``force``."""
     raw = str(path).strip()
     if not raw:
         raise PathError(field, "is empty")
@@ -53,9 +55,11 @@ def resolve_project_root(path: str | Path, field: str = "path") -> Path:
             raise PathError(field, f"{shown} is not a folder")
         if not os.access(candidate, os.R_OK | os.X_OK):
             raise PathError(field, f"{shown} is not readable")
-        return candidate.resolve()
+        root = candidate.resolve()
     except (OSError, RuntimeError, ValueError) as exc:
         raise PathError(field, f"{shown} cannot be used: {exc.__class__.__name__}") from None
+    refuse_broad_root(root, field, force=force)
+    return root
 
 
 def relative_paths(paths: Sequence[str], field: str = "paths") -> tuple[str, ...]:
@@ -167,9 +171,11 @@ class Lode:
         name: str | None = None,
         include: tuple[str, ...] = (),
         exclude: tuple[str, ...] = (),
+        *,
+        force: bool = False,
     ) -> Project:
         """Register a folder as a project (or return the one already registered for it)."""
-        root = resolve_project_root(path)
+        root = resolve_project_root(path, force=force)
         existing = self.store.find_project_by_root(str(root))
         if existing is not None:
             return existing
@@ -197,18 +203,21 @@ class Lode:
         path: str | Path,
         *,
         name: str | None = None,
+        paths: Sequence[str] = (),
         full: bool = False,
         embed: bool = True,
+        force: bool = False,
         progress: ProgressCallback | None = None,
         cancel: threading.Event | None = None,
     ) -> IndexReport:
-        """Register ``path`` if needed and bring its index up to date."""
-        project = self.register(path, name)
+        """Register ``path`` if needed and bring its index (or only ``paths`` in it) up to date."""
+        project = self.register(path, name, force=force)
         return index_project(
             self.store,
             self.lazy_embedder,
             project,
             self.config,
+            paths=relative_paths(paths),
             full=full,
             embed=embed,
             progress=progress,

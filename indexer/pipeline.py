@@ -282,6 +282,8 @@ def _job(
         project_id=project.id,
         rel_path=entry.rel_path,
         abs_path=str(entry.abs_path),
+        root=project.root,
+        follow_symlinks=config.walker.follow_symlinks,
         mtime=entry.mtime,
         old_hash=old.content_hash if old is not None else None,
         full=full,

@@ -23,6 +23,7 @@ import blake3
 
 from indexer.chunker import chunk_file, estimate_tokens
 from indexer.config import ChunkerConfig
+from indexer.containment import ContainedRead, read_contained
 from indexer.ids import document_id, uuid7
 from indexer.keywords import TEXT_SUFFIXES, document_keywords, document_summary
 from indexer.models import ChunkedFile, Document
@@ -45,6 +46,8 @@ class FileJob:
     project_id: str
     rel_path: str
     abs_path: str
+    root: str
+    follow_symlinks: bool
     mtime: float
     old_hash: str | None
     full: bool
@@ -65,11 +68,10 @@ class Prepared:
 
 def prepare_file(job: FileJob) -> Prepared:
     """Read, hash, chunk and describe one file (never raises)."""
-    data = _read(job.abs_path)
+    read = _read(job)
+    data = read.data
     if data is None:
-        return Prepared("gone", reason="vanished or unreadable during the run")
-    if len(data) > job.max_file_bytes:
-        return Prepared("skip", size=len(data), reason=f"too large ({len(data)} bytes)")
+        return Prepared("gone" if read.gone else "skip", size=read.size, reason=read.reason)
     digest = blake3.blake3(data).hexdigest()
     if job.old_hash == digest and not job.full:
         return Prepared("same", size=len(data))
@@ -82,12 +84,9 @@ def prepare_file(job: FileJob) -> Prepared:
     return Prepared("write", _file_write(job, data, digest, chunked), size=len(data))
 
 
-def _read(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError:
-        return None
+def _read(job: FileJob) -> ContainedRead:
+    """The file's bytes, read only if it is still a regular file inside the project root."""
+    return read_contained(job.abs_path, job.root, job.max_file_bytes, job.follow_symlinks)
 
 
 def _priority(run_started_ms: int, rel_path: str) -> int:

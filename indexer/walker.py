@@ -20,6 +20,7 @@ from pathlib import Path
 from pathspec import GitIgnoreSpec
 
 from indexer.config import WalkerConfig
+from indexer.containment import display_path, outside_reason, real_relative
 from indexer.models import SkippedFile
 
 __all__ = [
@@ -82,9 +83,9 @@ class WalkEntry:
     """One file to consider for indexing."""
 
     rel_path: str
-    """Path relative to the project root, POSIX separators."""
+    """Path relative to the project root, POSIX separators (undecodable bytes as ``\\xHH``)."""
     abs_path: Path
-    """Absolute path to read (may be a symlink inside the root)."""
+    """Absolute path to read (may be a symlink inside the root; the name as on disk)."""
     size: int
     """Size in bytes at walk time."""
     mtime: float
@@ -204,11 +205,15 @@ def walk_project(
     rules = rules or IgnoreRules(root)
     result = WalkResult()
     seen_dirs: set[tuple[int, int]] = set()
-    starts = [p.strip("/") for p in under] or [""]
+    starts = [real_relative(root, p.strip("/")) for p in under] or [""]
     for start in starts:
-        if start and not (root / start).exists() and not (root / start).is_symlink():
+        if start and not os.path.lexists(root / start):
             continue  # a path that vanished: nothing to walk (its rows are removed by the diff)
         if start and rules.ignored(start, is_dir=(root / start).is_dir()):
+            continue
+        reason = outside_reason(root, start, config.follow_symlinks) if start else None
+        if reason is not None:  # an explicit path is held to the walk's rule for symlinks
+            result.skipped.append(SkippedFile(display_path(start), reason))
             continue
         for entry in _iter_tree(root, start, rules, config, seen_dirs, result.skipped):
             result.files.append(entry)
@@ -238,12 +243,12 @@ def _iter_tree(
             st = folder.stat()
             key = (st.st_dev, st.st_ino)
             if key in seen_dirs:
-                skipped.append(SkippedFile(rel_dir, "symlink loop"))
+                skipped.append(SkippedFile(display_path(rel_dir), "symlink loop"))
                 continue
             seen_dirs.add(key)
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as exc:
-            skipped.append(SkippedFile(rel_dir or ".", f"unreadable folder ({exc.strerror})"))
+            skipped.append(SkippedFile(display_path(rel_dir) or ".", f"unreadable folder ({exc.strerror})"))
             continue
         for item in entries:
             rel = f"{rel_dir}/{item.name}" if rel_dir else item.name
@@ -279,15 +284,15 @@ def _visit(
 
 def _link_inside(root: Path, path: Path, config: WalkerConfig, rel: str, skipped: list[SkippedFile]) -> bool:
     if not config.follow_symlinks:
-        skipped.append(SkippedFile(rel, "symlink (not followed)"))
+        skipped.append(SkippedFile(display_path(rel), "symlink (not followed)"))
         return False
     try:
         target = path.resolve(strict=True)
     except (OSError, RuntimeError):
-        skipped.append(SkippedFile(rel, "broken or looping symlink"))
+        skipped.append(SkippedFile(display_path(rel), "broken or looping symlink"))
         return False
     if target != root and root not in target.parents:
-        skipped.append(SkippedFile(rel, "symlink leaves the project root"))
+        skipped.append(SkippedFile(display_path(rel), "symlink leaves the project root"))
         return False
     return True
 
@@ -298,18 +303,22 @@ def _file_entry(
     try:
         st = path.stat()
     except OSError as exc:
-        skipped.append(SkippedFile(rel, f"unreadable ({exc.strerror})"))
+        skipped.append(SkippedFile(display_path(rel), f"unreadable ({exc.strerror})"))
         return None
+    reason = _file_problem(rel, path, st, config)
+    if reason is not None:
+        skipped.append(SkippedFile(display_path(rel), reason))
+        return None
+    return WalkEntry(rel_path=display_path(rel), abs_path=root / rel, size=st.st_size, mtime=st.st_mtime)
+
+
+def _file_problem(rel: str, path: Path, st: os.stat_result, config: WalkerConfig) -> str | None:
     if not stat.S_ISREG(st.st_mode):
-        skipped.append(SkippedFile(rel, "not a regular file"))
-        return None
+        return "not a regular file"
     if Path(rel).suffix.lower() in _BINARY_SUFFIXES:
-        skipped.append(SkippedFile(rel, "binary file type"))
-        return None
+        return "binary file type"
     if st.st_size > config.max_file_bytes:
-        skipped.append(SkippedFile(rel, f"too large ({st.st_size} bytes > {config.max_file_bytes})"))
-        return None
+        return f"too large ({st.st_size} bytes > {config.max_file_bytes})"
     if not os.access(path, os.R_OK):
-        skipped.append(SkippedFile(rel, "unreadable (permission denied)"))
-        return None
-    return WalkEntry(rel_path=rel, abs_path=root / rel, size=st.st_size, mtime=st.st_mtime)
+        return "unreadable (permission denied)"
+    return None

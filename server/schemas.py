@@ -77,6 +77,13 @@ class ProjectCreate(msgspec.Struct, forbid_unknown_fields=True):
     name: Annotated[Str | None, _d("Unique project name (default: the folder's name)")] = None
     include: Annotated[Globs, _d("Gitignore-style globs; when given, only matching files are indexed")] = []
     exclude: Annotated[Globs, _d("Gitignore-style globs of files never indexed")] = []
+    force: Annotated[
+        bool,
+        _d(
+            "Register /, a system folder or the home folder itself anyway "
+            "(refused by default: it would read everything below it)"
+        ),
+    ] = False
 
 
 class ProjectPatch(msgspec.Struct, forbid_unknown_fields=True):

@@ -196,10 +196,10 @@ def test_files_vanishing_during_run_are_skipped(
 
     real_read = prepare._read
 
-    def vanish(path: str) -> bytes | None:
-        if path.endswith("src/web/widget.js"):
-            Path(path).unlink()
-        return real_read(path)
+    def vanish(job: prepare.FileJob) -> prepare.ContainedRead:
+        if job.abs_path.endswith("src/web/widget.js"):
+            Path(job.abs_path).unlink()
+        return real_read(job)
 
     monkeypatch.setattr(prepare, "_read", vanish)
     report = lode.index(repo)
@@ -253,8 +253,24 @@ def test_files_are_prepared_on_worker_processes_like_in_process(tmp_path: Path) 
         path = root / f"mod_{i}.py"
         body = f'"""Module {i}."""\n\n\nclass Thing{i}:\n    def run(self):\n        return helper_{i}()\n'
         path.write_text(body if i % 7 else "")
-        jobs.append(FileJob("p", path.name, str(path), 1.0, None, False, 1 << 20, ChunkerConfig(), 5))
-    jobs.append(FileJob("p", "gone.py", str(root / "gone.py"), 1.0, None, False, 1 << 20, ChunkerConfig(), 5))
+        jobs.append(
+            FileJob("p", path.name, str(path), str(root), True, 1.0, None, False, 1 << 20, ChunkerConfig(), 5)
+        )
+    jobs.append(
+        FileJob(
+            "p",
+            "gone.py",
+            str(root / "gone.py"),
+            str(root),
+            True,
+            1.0,
+            None,
+            False,
+            1 << 20,
+            ChunkerConfig(),
+            5,
+        )
+    )
 
     def summary(results):  # type: ignore[no-untyped-def]
         return [
@@ -294,7 +310,7 @@ def test_worker_processes_leave_when_the_indexer_is_killed(tmp_path: Path) -> No
         "    jobs = []\n"
         "    for i in range(100):\n"
         "        (root / f'm{i}.py').write_text(f'def f{i}():\\n    return {i}\\n')\n"
-        "        jobs.append(FileJob('p', f'm{i}.py', str(root / f'm{i}.py'), 1.0, None, False, 1 << 20, ChunkerConfig(), 1))\n"
+        "        jobs.append(FileJob('p', f'm{i}.py', str(root / f'm{i}.py'), str(root), True, 1.0, None, False, 1 << 20, ChunkerConfig(), 1))\n"
         "    results = prepare_all(jobs, workers=2)\n"
         "    next(results)\n"
         "    print(' '.join(str(p.pid) for p in multiprocessing.active_children()), flush=True)\n"

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
+from indexer.containment import display_path
 from indexer.walker import IGNORE_FILES, IgnoreRules
 
 __all__ = ["ChangeHandler", "PathChange", "is_editor_temp", "iter_changes"]
@@ -88,7 +89,7 @@ def _relative(path: bytes | str, root: str) -> str | None:
     if not text.startswith(prefix):
         return None
     rel = text[len(prefix) :]
-    return rel.replace(os.sep, "/") if os.sep != "/" else rel
+    return display_path(rel.replace(os.sep, "/") if os.sep != "/" else rel)
 
 
 class ChangeHandler(FileSystemEventHandler):

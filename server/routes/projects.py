@@ -63,7 +63,7 @@ def create_project(
     ],
 ) -> ProjectCreated:
     """Register a readable folder as a project and queue the task that indexes it."""
-    root = resolve_project_root(data.path)
+    root = resolve_project_root(data.path, force=data.force)
     _check_globs("include", data.include)
     _check_globs("exclude", data.exclude)
     store = ctx.lode.store
