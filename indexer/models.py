@@ -22,6 +22,8 @@ __all__ = [
     "IndexReport",
     "Project",
     "SkippedFile",
+    "StoreCheck",
+    "StoreProblem",
     "StoredChunk",
     "Task",
 ]
@@ -249,3 +251,37 @@ class Task:
     def live(self) -> bool:
         """True while queued or running."""
         return self.status in LIVE_STATUSES
+
+
+@dataclass(frozen=True, slots=True)
+class StoreProblem:
+    """One inconsistency or damage ``Store.check`` found."""
+
+    kind: str
+    """What is wrong: ``unreadable``, ``index``, ``duplicate``, ``orphan``, ``missing``,
+    ``stale``, ``unembedded``, ``hash``, ``vector``."""
+    table: str
+    """The table it is in."""
+    detail: str
+    """What was seen, with an example row (file path or id)."""
+    count: int = 1
+    """How many rows have it."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoreCheck:
+    """The result of verifying the store: tables, data files, indexes and row agreement."""
+
+    problems: tuple[StoreProblem, ...]
+    """Everything wrong (empty: the store is sound)."""
+    rows: dict[str, int]
+    """Rows read per table."""
+    indexes: dict[str, str]
+    """Each index and whether it answered (``ok`` or the error)."""
+    seconds: float
+    """How long the check took."""
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing is wrong."""
+        return not self.problems

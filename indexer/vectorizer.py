@@ -116,6 +116,9 @@ def embed_backlog(
         activity,
     )
     state.phase = "embed"
+    # a run killed between a file's last vectors and its document's leaves the document
+    # unembedded with nothing left in the backlog to complete it
+    store.complete_pending_documents(project_id)
     state.chunks_total = store.count_chunks(project_id)
     state.chunks_embedded = store.count_chunks(project_id, embedded=True)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lode-vector-writer") as pool:

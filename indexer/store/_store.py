@@ -11,6 +11,7 @@ from typing import Any
 import pyarrow as pa
 
 from indexer.errors import ModelMismatchError, StoreError, StoreVersionError
+from indexer.store._check import CheckMixin
 from indexer.store._content import ContentMixin
 from indexer.store._evidence import EvidenceMixin
 from indexer.store._files import FilesMixin
@@ -58,6 +59,7 @@ class Store(
     ContentMixin,
     EvidenceMixin,
     VocabularyMixin,
+    CheckMixin,
 ):
     """lode's index on disk: the only object that talks to LanceDB."""
 

@@ -142,6 +142,19 @@ class VectorsMixin(StoreBase):
             self._t(DOCUMENTS).merge_insert("id").when_matched_update_all().execute(table)
         return len(ready)
 
+    def complete_pending_documents(self, project_id: str | None = None) -> int:
+        """Complete documents left unembedded although all their chunks have vectors (a run
+        killed between ``set_chunk_vectors`` and ``complete_documents``); returns how many."""
+        where = and_all(
+            [
+                "embedded = false",
+                "chunk_count > 0",
+                f"project_id = {quote(project_id)}" if project_id else None,
+            ]
+        )
+        table = self._t(DOCUMENTS).search().where(where).select(["id"]).limit(None).to_arrow()
+        return self.complete_documents(table["id"].to_pylist())
+
     def raise_priority(self, file_ids: Sequence[str], priority: int) -> None:
         """Move these files' unembedded chunks to the front of the backlog."""
         if not file_ids:

@@ -1,0 +1,286 @@
+"""Verifying the store: every table opens, every data file reads, every index answers, and
+the rows agree with each other (``lode check``, ``GET /api/v1/check``).
+
+Row agreement, per project: no duplicate chunk or document, no chunk without its document
+(orphan) or document without its project, each document's ``chunk_count`` equals its
+chunks (missing) and their ``file_hash`` equals its ``content_hash`` (stale), every chunk's
+``chunk_hash`` is the blake3 of its content, every vector marked embedded is finite and
+unit-length, and a document is marked embedded exactly when all its chunks are. A check
+reads every row of every table: seconds per 100k chunks.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from blake3 import blake3
+
+from indexer.models import StoreCheck, StoreProblem
+from indexer.store._base import StoreBase, is_vector_index
+from indexer.store._schema import (
+    CHUNKS,
+    DOCUMENTS,
+    EMBEDDING_CACHE,
+    FILE_ERRORS,
+    META,
+    PROJECTS,
+    TASKS,
+    VOCABULARY,
+)
+
+__all__ = ["CheckMixin"]
+
+_TABLES = (PROJECTS, DOCUMENTS, CHUNKS, EMBEDDING_CACHE, TASKS, FILE_ERRORS, VOCABULARY)
+#: A stored unit vector's norm may differ from 1 by float32 rounding, not more.
+_NORM_TOLERANCE = 1e-3
+_BATCH_ROWS = 8192
+_CHUNK_COLUMNS = [
+    "id",
+    "file_id",
+    "project_id",
+    "file_path",
+    "file_hash",
+    "content",
+    "chunk_hash",
+    "embedded",
+]
+_DOCUMENT_COLUMNS = ["id", "project_id", "file_path", "content_hash", "chunk_count", "embedded"]
+#: Storage-library panics (pyo3's PanicException) derive from BaseException, not Exception.
+_NOT_FAILURES = (KeyboardInterrupt, SystemExit, GeneratorExit)
+
+
+@dataclass(slots=True)
+class _Found:
+    """Problems collected while reading, one entry per (kind, table, what)."""
+
+    counts: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    examples: dict[tuple[str, str, str], str] = field(default_factory=dict)
+
+    def add(self, kind: str, table: str, what: str, example: str, count: int = 1) -> None:
+        key = (kind, table, what)
+        self.counts[key] += count
+        self.examples.setdefault(key, example)
+
+    def problems(self) -> tuple[StoreProblem, ...]:
+        return tuple(
+            StoreProblem(kind, table, f"{what} (e.g. {self.examples[(kind, table, what)]})", count)
+            for (kind, table, what), count in sorted(self.counts.items())
+        )
+
+
+@dataclass(slots=True)
+class _FileFacts:
+    """What the chunk table says of one document."""
+
+    path: str = ""
+    chunks: int = 0
+    hashes: set[str] = field(default_factory=set)
+    embedded: int = 0
+
+
+def _is_failure(exc: BaseException) -> bool:
+    return not isinstance(exc, _NOT_FAILURES)
+
+
+class CheckMixin(StoreBase):
+    """``check``: read everything and report what is damaged or out of step."""
+
+    def check(self) -> StoreCheck:
+        """Verify tables, data files, indexes and row agreement; never raises for damage."""
+        started = time.perf_counter()
+        found = _Found()
+        counts: dict[str, int] = {META: self._read_meta_rows(found)}
+        for name in _TABLES:
+            counts[name] = self._read_all(name, found)
+        files: dict[str, _FileFacts] = defaultdict(_FileFacts)
+        projects = self._ids(PROJECTS, found)
+        if counts.get(CHUNKS, -1) >= 0:
+            self._check_chunks(files, found)
+        if counts.get(DOCUMENTS, -1) >= 0:
+            self._check_documents(files, projects, found)
+        self._check_cache(found)
+        indexes = self._check_indexes(found)
+        return StoreCheck(
+            problems=found.problems(),
+            rows=counts,
+            indexes=indexes,
+            seconds=round(time.perf_counter() - started, 3),
+        )
+
+    # ---- reading ------------------------------------------------------------------
+    def _batches(self, name: str, columns: list[str] | None = None) -> Iterator[Any]:
+        dataset = self._own_dataset(name)
+        yield from dataset.to_batches(columns=columns, batch_size=_BATCH_ROWS)
+
+    def _read_all(self, name: str, found: _Found) -> int:
+        """Every column of every row (each data file is read); -1 when the table fails."""
+        total = 0
+        try:
+            for batch in self._batches(name):
+                total += batch.num_rows
+        except BaseException as exc:
+            if not _is_failure(exc):
+                raise
+            found.add("unreadable", name, "the table cannot be read whole", _short(exc))
+            return -1
+        return total
+
+    def _read_meta_rows(self, found: _Found) -> int:
+        try:
+            return int(self._conn.open_table(META).to_arrow().num_rows)
+        except BaseException as exc:
+            if not _is_failure(exc):
+                raise
+            found.add("unreadable", META, "the table cannot be read", _short(exc))
+            return -1
+
+    def _ids(self, name: str, found: _Found) -> set[str]:
+        try:
+            return {i for b in self._batches(name, ["id"]) for i in b.column("id").to_pylist()}
+        except BaseException as exc:
+            if not _is_failure(exc):
+                raise
+            found.add("unreadable", name, "ids cannot be read", _short(exc))
+            return set()
+
+    # ---- rows ---------------------------------------------------------------------
+    def _check_chunks(self, files: dict[str, _FileFacts], found: _Found) -> None:
+        seen: set[str] = set()
+        for batch in self._batches(CHUNKS, [*_CHUNK_COLUMNS, "embedding"]):
+            cols = {c: batch.column(c).to_pylist() for c in _CHUNK_COLUMNS}
+            vectors = _matrix(batch.column("embedding"), self.dimension)
+            for i, chunk_id in enumerate(cols["id"]):
+                path = cols["file_path"][i]
+                if chunk_id in seen:
+                    found.add("duplicate", CHUNKS, "chunk id stored twice", path)
+                seen.add(chunk_id)
+                facts = files[cols["file_id"][i]]
+                facts.path = path
+                facts.chunks += 1
+                facts.hashes.add(cols["file_hash"][i])
+                content = cols["content"][i] or ""
+                if blake3(content.encode("utf-8")).hexdigest() != cols["chunk_hash"][i]:
+                    found.add("hash", CHUNKS, "content does not match chunk_hash", path)
+                if cols["embedded"][i]:
+                    facts.embedded += 1
+                    _check_vector(vectors[i], found, CHUNKS, path)
+
+    def _check_documents(self, files: dict[str, _FileFacts], projects: set[str], found: _Found) -> None:
+        doc_ids: set[str] = set()
+        paths: set[tuple[str, str]] = set()
+        for batch in self._batches(DOCUMENTS, [*_DOCUMENT_COLUMNS, "content_embedding"]):
+            cols = {c: batch.column(c).to_pylist() for c in _DOCUMENT_COLUMNS}
+            vectors = _matrix(batch.column("content_embedding"), self.dimension)
+            for i, doc_id in enumerate(cols["id"]):
+                path, project = cols["file_path"][i], cols["project_id"][i]
+                if doc_id in doc_ids or (project, path) in paths:
+                    found.add("duplicate", DOCUMENTS, "document stored twice", path)
+                doc_ids.add(doc_id)
+                paths.add((project, path))
+                if project not in projects:
+                    found.add("orphan", DOCUMENTS, "document of no registered project", path)
+                facts = files.get(doc_id, _FileFacts(path=path))
+                self._check_agreement(facts, cols, i, found)
+                if cols["embedded"][i] and cols["chunk_count"][i]:
+                    _check_vector(vectors[i], found, DOCUMENTS, path)
+        for file_id, facts in files.items():
+            if file_id not in doc_ids:
+                found.add("orphan", CHUNKS, "chunks of no document", facts.path, facts.chunks)
+
+    @staticmethod
+    def _check_agreement(facts: _FileFacts, cols: dict[str, list[Any]], i: int, found: _Found) -> None:
+        path, expected = cols["file_path"][i], cols["chunk_count"][i] or 0
+        if facts.chunks != expected:
+            found.add("missing", DOCUMENTS, "chunk_count differs from the chunks stored", path)
+        if facts.hashes - {cols["content_hash"][i]}:
+            found.add("stale", CHUNKS, "chunks of another version of their file", path)
+        all_embedded = facts.chunks > 0 and facts.embedded == facts.chunks
+        if expected and bool(cols["embedded"][i]) != all_embedded:
+            what = (
+                "embedded before its chunks"
+                if cols["embedded"][i]
+                else "every chunk embedded, not the document"
+            )
+            found.add("unembedded", DOCUMENTS, what, path)
+
+    def _check_cache(self, found: _Found) -> None:
+        try:
+            for batch in self._batches(EMBEDDING_CACHE, ["chunk_hash", "vector"]):
+                vectors = _matrix(batch.column("vector"), self.dimension)
+                hashes = batch.column("chunk_hash").to_pylist()
+                for i, vector in enumerate(vectors):
+                    _check_vector(vector, found, EMBEDDING_CACHE, hashes[i])
+        except BaseException as exc:
+            if not _is_failure(exc):
+                raise
+            found.add("unreadable", EMBEDDING_CACHE, "vectors cannot be read", _short(exc))
+
+    # ---- indexes --------------------------------------------------------------------
+    def _check_indexes(self, found: _Found) -> dict[str, str]:
+        """Ask every index of the searched tables one question it must answer."""
+        answers: dict[str, str] = {}
+        probe = np.zeros(self.dimension, dtype=np.float32)
+        probe[0] = 1.0
+        for name in (CHUNKS, DOCUMENTS):
+            try:
+                dataset = self._own_dataset(name)
+                described = list(dataset.describe_indices())
+            except BaseException as exc:
+                if not _is_failure(exc):
+                    raise
+                found.add("index", name, "indexes cannot be listed", _short(exc))
+                continue
+            for index in described:
+                column = index.field_names[0]
+                query = functools.partial(_ask, dataset, column, str(index.index_type), probe)
+                answers[f"{name}.{index.name}"] = _answer(query, found, name, index.name)
+        return answers
+
+
+def _ask(dataset: Any, column: str, index_type: str, probe: np.ndarray) -> Any:
+    """One query the index on ``column`` answers (nearest row, a word, a filter)."""
+    from lance.query import MatchQuery
+
+    if is_vector_index(index_type):
+        return dataset.to_table(columns=["id"], nearest={"column": column, "q": probe, "k": 1})
+    if "inverted" in index_type.lower() or "fts" in index_type.lower():
+        return dataset.to_table(columns=["id", "_score"], full_text_query=MatchQuery("lode", column), limit=1)
+    return dataset.to_table(columns=["id"], filter=f"{column} IS NOT NULL", limit=1)
+
+
+def _answer(query: Callable[[], Any], found: _Found, table: str, index: str) -> str:
+    try:
+        query()
+    except BaseException as exc:
+        if not _is_failure(exc):
+            raise
+        found.add("index", table, f"index {index} does not answer", _short(exc))
+        return _short(exc)
+    return "ok"
+
+
+def _check_vector(vector: np.ndarray, found: _Found, table: str, example: str) -> None:
+    if not np.all(np.isfinite(vector)):
+        found.add("vector", table, "vector with NaN or infinite values", example)
+        return
+    norm = float(np.linalg.norm(vector))
+    if not math.isclose(norm, 1.0, abs_tol=_NORM_TOLERANCE):
+        found.add("vector", table, "vector not of unit length", example)
+
+
+def _matrix(column: Any, dimension: int) -> np.ndarray:
+    whole = column.combine_chunks() if hasattr(column, "combine_chunks") else column
+    values = np.asarray(whole.flatten().to_numpy(zero_copy_only=False), dtype=np.float32)
+    return values.reshape(-1, dimension) if values.size else np.zeros((0, dimension), dtype=np.float32)
+
+
+def _short(exc: BaseException) -> str:
+    text = f"{exc.__class__.__name__}: {exc}"
+    return text if len(text) <= 300 else text[:300] + "…"

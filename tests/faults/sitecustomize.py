@@ -1,0 +1,70 @@
+"""Loaded only by the fault-injection test's subprocesses (via PYTHONPATH).
+
+Every LanceDB/Lance commit (a table created, rows added, merged, updated or deleted, an
+index created, optimized or compacted) is counted; with ``LODE_TEST_KILL_AFTER=N`` the
+process SIGKILLs itself right after the N-th commit, so a test can stop a run at each
+write boundary. ``LODE_TEST_COMMITS_FILE`` receives the count of a run that was not killed.
+The model is replaced by the deterministic fake embedder (the model is not the point).
+"""
+
+import atexit
+import functools
+import os
+import signal
+
+import lancedb.db
+import lancedb.merge
+import lancedb.table
+from lance.dataset import DatasetOptimizer
+
+import indexer.api
+from indexer.embed import FakeEmbedder
+
+_KILL_AFTER = int(os.environ.get("LODE_TEST_KILL_AFTER", "0"))
+_COUNT_FILE = os.environ.get("LODE_TEST_COMMITS_FILE")
+_state = {"commits": 0}
+
+
+def _counted(func):  # type: ignore[no-untyped-def]
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
+        result = func(*args, **kwargs)
+        _state["commits"] += 1
+        if _state["commits"] == _KILL_AFTER:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return result
+
+    return wrapper
+
+
+for _cls, _names in (
+    (
+        lancedb.table.LanceTable,
+        (
+            "add",
+            "delete",
+            "update",
+            "create_index",
+            "create_fts_index",
+            "create_scalar_index",
+            "optimize",
+            "compact_files",
+            "add_columns",
+        ),
+    ),
+    (lancedb.merge.LanceMergeInsertBuilder, ("execute",)),
+    (lancedb.db.LanceDBConnection, ("create_table",)),
+    (DatasetOptimizer, ("compact_files", "optimize_indices")),
+):
+    for _name in _names:
+        if hasattr(_cls, _name):
+            setattr(_cls, _name, _counted(getattr(_cls, _name)))
+
+indexer.api.load_embedder = lambda *a, **k: FakeEmbedder()  # type: ignore[assignment]
+
+
+@atexit.register
+def _report() -> None:
+    if _COUNT_FILE:
+        with open(_COUNT_FILE, "w") as out:
+            out.write(str(_state["commits"]))

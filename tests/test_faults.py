@@ -1,0 +1,149 @@
+"""Fault injection: SIGKILL an index run right after each of its commits, in both phases, then
+check that the next run leaves a store with nothing duplicate, orphan, missing, stale or
+unembedded, identical to a clean index of the same files (issue 28)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from indexer.api import Lode
+from indexer.config import load_config
+from indexer.embed import FakeEmbedder
+
+pytestmark = pytest.mark.slow
+
+_FAULTS = Path(__file__).parent / "faults"
+#: Kill points per scenario: after every commit, or spread evenly over them past this many.
+_KILLS = 48
+
+
+def _write_repo(root: Path, version: int) -> None:
+    """Version 1: 40 modules; version 2: edits, deletes, additions and renames of version 1."""
+    if root.exists():
+        shutil.rmtree(root)
+    for i in range(40):
+        if version == 2 and i % 10 == 3:
+            continue  # deleted
+        name = f"mod_{i}.py" if not (version == 2 and i % 10 == 5) else f"renamed_{i}.py"
+        extra = f"\n\ndef added_{i}():\n    return {i} * 2\n" if version == 2 and i % 10 == 7 else ""
+        folder = root / f"pkg{i % 4}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(
+            f'"""Module {i}."""\n\n\nclass Handler{i}:\n    def run(self, value):\n'
+            f"        return value + {i}\n\n\ndef helper_{i}(items):\n"
+            f"    return [item * {i} for item in items]\n{extra}"
+        )
+    if version == 2:
+        for i in range(5):
+            (root / "new").mkdir(exist_ok=True)
+            (root / "new" / f"fresh_{i}.py").write_text(f"def fresh_{i}():\n    return 'fresh {i}'\n")
+    (root / "README.md").write_text(f"# Demo v{version}\n\nHandlers and helpers.\n")
+
+
+def _env(db: Path, **extra: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "PYTHONPATH": str(_FAULTS),
+        "LODE_DB": str(db),
+        "LODE_MODEL": "fake-hash-256",
+        "LODE_PORT": "9",  # no server there: the run is in-process
+        **extra,
+    }
+
+
+def _run(repo: Path, db: Path, **extra: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "indexer", "index", str(repo), "--json"],
+        env=_env(db, **extra),
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@contextmanager
+def _lode(db: Path) -> Iterator[Lode]:
+    config = load_config(env={}, overrides={"db": db, "model": "fake-hash-256"})
+    lode = Lode(config, embedder=FakeEmbedder())
+    try:
+        yield lode
+    finally:
+        lode.close()
+
+
+def _snapshot(lode: Lode) -> dict[str, tuple[str, tuple[str, ...], bool]]:
+    store = lode.store
+    project = store.list_projects()[0]
+    states = store.document_states(project.id)
+    chunks = store.chunks_of_files([s.id for s in states.values()])
+    out = {}
+    for path, state in states.items():
+        mine = sorted(
+            (c.chunk.chunk_index, c.chunk.chunk_hash, c.embedded) for c in chunks if c.file_id == state.id
+        )
+        out[path] = (
+            state.content_hash,
+            tuple(h for _, h, _ in mine),
+            state.embedded and all(e for _, _, e in mine),
+        )
+    return out
+
+
+def _commits(repo: Path, db: Path, tmp: Path) -> int:
+    counter = tmp / "commits.txt"
+    done = _run(repo, db, LODE_TEST_COMMITS_FILE=str(counter))
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    return int(counter.read_text())
+
+
+def _kill_points(total: int) -> list[int]:
+    if total <= _KILLS:
+        return list(range(1, total + 1))
+    step = (total - 1) / (_KILLS - 1)
+    return sorted({1 + round(k * step) for k in range(_KILLS)})
+
+
+@pytest.mark.parametrize("scenario", ["first-index", "edits"])
+def test_a_kill_after_any_commit_is_repaired_by_the_next_run(tmp_path: Path, scenario: str) -> None:
+    repo, base = tmp_path / "repo", tmp_path / "base-db"
+    if scenario == "edits":
+        _write_repo(repo, 1)
+        with _lode(base) as lode:
+            lode.index(repo, name="demo")
+    _write_repo(repo, 2)
+    reference_db = tmp_path / "reference-db"
+    with _lode(reference_db) as lode:
+        lode.index(repo, name="demo")
+        reference = _snapshot(lode)
+    assert all(embedded for _, _, embedded in reference.values())
+
+    dry = tmp_path / "dry-db"
+    if base.exists():
+        shutil.copytree(base, dry)
+    total = _commits(repo, dry, tmp_path)
+    assert total >= 10, f"only {total} commits: the run did not write what it should"
+    print(f"{scenario}: {total} commits, kills after {_kill_points(total)}")
+    killed = 0
+    for point in _kill_points(total):
+        db = tmp_path / f"db-{point}"
+        if base.exists():
+            shutil.copytree(base, db)
+        run = _run(repo, db, LODE_TEST_KILL_AFTER=str(point))
+        assert run.returncode == -signal.SIGKILL, f"commit {point} of {total}: {run.stderr.decode()[-1500:]}"
+        killed += 1
+        with _lode(db) as lode:
+            lode.index(repo, name="demo")
+            check = lode.store.check()
+            assert check.ok, f"after a kill at commit {point} of {total}: {check.problems}"
+            assert _snapshot(lode) == reference, f"after a kill at commit {point} of {total}"
+        shutil.rmtree(db)
+    assert killed >= min(_KILLS, total)

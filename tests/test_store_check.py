@@ -1,0 +1,108 @@
+"""``Store.check``: a sound store passes; each kind of damage or disagreement is named."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import lance
+import numpy as np
+import pyarrow as pa
+import pytest
+from conftest import make_repo
+
+from indexer.api import Lode
+from indexer.config import load_config
+from indexer.embed import FakeEmbedder
+from indexer.models import StoreCheck
+from indexer.store._schema import CHUNKS, DOCUMENTS
+
+
+@pytest.fixture
+def indexed(tmp_path: Path) -> Iterator[Lode]:
+    """The fixture repo indexed with the fake model (every vector in)."""
+    lode = Lode(load_config(env={}, overrides={"db": tmp_path / "db"}), embedder=FakeEmbedder())
+    lode.index(make_repo(tmp_path / "repo"))
+    yield lode
+    lode.close()
+
+
+def _kinds(check: StoreCheck) -> set[tuple[str, str]]:
+    return {(p.kind, p.table) for p in check.problems}
+
+
+def _data_files(lode: Lode, table: str) -> list[Path]:
+    dataset = lance.dataset(lode.store._t(table).uri)
+    base = Path(lode.store._t(table).uri)
+    return [base / "data" / f.path for frag in dataset.get_fragments() for f in frag.data_files()]
+
+
+def test_a_sound_store_passes(indexed: Lode) -> None:
+    check = indexed.store.check()
+    assert check.ok, check.problems
+    assert check.rows[CHUNKS] == indexed.store.count_chunks() > 0
+    assert check.indexes
+    assert set(check.indexes.values()) == {"ok"}
+
+
+def test_a_vector_that_is_not_unit_length_or_not_finite_is_named(indexed: Lode) -> None:
+    table = indexed.store._t(CHUNKS)
+    first = table.search().select(["id"]).limit(2).to_arrow()["id"].to_pylist()
+    dim = indexed.store.dimension
+    bad = np.full((2, dim), 0.5, dtype=np.float32)
+    bad[1, 0] = np.nan
+    update = pa.table({"id": first, "embedding": indexed.store._vector_array(bad)})
+    # through Lance itself: LanceDB refuses NaN vectors, damage on disk does not ask
+    lance.dataset(table.uri).merge_insert("id").when_matched_update_all().execute(update)
+    problems = {p.detail.split(" (")[0]: p.count for p in indexed.store.check().problems}
+    assert problems == {"vector not of unit length": 1, "vector with NaN or infinite values": 1}
+
+
+def test_content_that_does_not_match_its_hash_is_named(indexed: Lode) -> None:
+    table = indexed.store._t(CHUNKS)
+    chunk_id = table.search().select(["id"]).limit(1).to_arrow()["id"][0].as_py()
+    table.update(where=f"id = '{chunk_id}'", values={"content": "tampered"})
+    assert _kinds(indexed.store.check()) == {("hash", CHUNKS)}
+
+
+def test_rows_out_of_step_are_named(indexed: Lode) -> None:
+    store = indexed.store
+    docs = store._t(DOCUMENTS).search().select(["id", "file_path"]).limit(None).to_arrow().to_pylist()
+    orphaned, unembedded = docs[0], docs[1]
+    store._t(DOCUMENTS).delete(f"id = '{orphaned['id']}'")
+    store._t(DOCUMENTS).update(where=f"id = '{unembedded['id']}'", values={"embedded": False})
+    check = store.check()
+    assert _kinds(check) == {("orphan", CHUNKS), ("unembedded", DOCUMENTS)}
+    # what the next run's repair and phase 2 do puts them back in step
+    project = store.list_projects()[0]
+    store.repair(project.id)
+    assert store.complete_pending_documents(project.id) == 1
+    assert store.check().ok
+
+
+def test_a_truncated_data_file_is_unreadable_not_healthy(indexed: Lode) -> None:
+    victim = max(_data_files(indexed, CHUNKS), key=lambda p: p.stat().st_size)
+    data = victim.read_bytes()
+    victim.write_bytes(data[: len(data) // 2])
+    check = indexed.store.check()
+    assert ("unreadable", CHUNKS) in _kinds(check)
+
+
+def test_random_bytes_in_a_data_file_are_noticed(indexed: Lode) -> None:
+    victim = max(_data_files(indexed, CHUNKS), key=lambda p: p.stat().st_size)
+    data = bytearray(victim.read_bytes())
+    for offset in range(len(data) // 8, len(data) // 2, max(1, len(data) // 40)):
+        data[offset : offset + 16] = b"\xff" * 16
+    victim.write_bytes(bytes(data))
+    assert not indexed.store.check().ok
+
+
+def test_a_corrupted_full_text_index_is_named(indexed: Lode) -> None:
+    dataset = lance.dataset(indexed.store._t(CHUNKS).uri)
+    fts = next(i for i in dataset.describe_indices() if i.field_names == ["search_text"])
+    folder = Path(indexed.store._t(CHUNKS).uri) / "_indices" / str(fts.segments[0].uuid)
+    for file in folder.iterdir():
+        file.write_bytes(b"\x00garbage" * 3)
+    check = indexed.store.check()
+    assert ("index", CHUNKS) in _kinds(check)
+    assert check.indexes[f"{CHUNKS}.{fts.name}"] != "ok"
