@@ -7,9 +7,11 @@ on a domain that re-resolves to 127.0.0.1 (DNS rebinding) can read the index. So
 
 - bound to loopback, a request must name a loopback host (``Host: localhost:7370``,
   ``127.0.0.1``, ``[::1]``): a rebinding page's Host is its own domain;
-- a request that changes something (not GET/HEAD/OPTIONS) from a browser must come from
-  this server's own origin or one of ``cors_origins``: browsers send ``Origin`` on every
-  cross-origin POST, PATCH and DELETE. Clients that are not browsers send no ``Origin``.
+- a request from a browser, whatever its method, must come from this server's own origin
+  or one of ``cors_origins``: browsers send ``Origin`` on every cross-origin POST, PATCH,
+  DELETE and ``fetch``, and ``Sec-Fetch-Site: cross-site`` on the rest (an ``<img>`` or a
+  link to ``/api/v1/projects/x/outline/grep?pattern=…`` does work before any CORS check).
+  Clients that are not browsers send neither header.
 
 Either refusal is a 403 in lode's error shape that names the header.
 """
@@ -25,8 +27,6 @@ from indexer.config import LodeConfig
 from server.errors import send_error
 
 __all__ = ["browser_guard_middleware", "host_name", "is_loopback_address", "is_loopback_host"]
-
-_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 Scope = MutableMapping[str, Any]
 
@@ -69,44 +69,51 @@ def _origin_of(host_header: str, scheme: str) -> str:
     return f"{scheme}://{host_header.strip().lower()}"
 
 
+def _foreign_origin(origin: str, host_header: str, scheme: str, check_host: bool) -> bool:
+    """True when ``origin`` is not this server (the same port of another loopback name,
+    ``localhost`` for ``127.0.0.1``, is this server)."""
+    own = _origin_of(host_header, scheme)
+    if origin == own:
+        return False
+    theirs, ours = _host_port(origin), _host_port(own)
+    same_loopback = (
+        check_host
+        and theirs is not None
+        and ours is not None
+        and theirs[0] is not None
+        and is_loopback_host(theirs[0])
+        and theirs[1] == ours[1]
+    )
+    return not same_loopback
+
+
 def browser_guard_middleware(config: LodeConfig) -> Callable[[Any], Any]:
-    """ASGI middleware refusing rebinding hosts (when bound to loopback) and cross-origin
-    writes (always, unless the origin is configured in ``cors_origins``)."""
+    """ASGI middleware refusing rebinding hosts (when bound to loopback) and cross-site
+    requests of any method (unless the origin is configured in ``cors_origins``)."""
     check_host = is_loopback_host(config.server.host.strip("[]").lower())
     allowed_origins = {o.rstrip("/").lower() for o in config.server.cors_origins}
-    any_origin = "*" in allowed_origins  # CORS for every origin: writes from any too
+    any_origin = "*" in allowed_origins  # CORS for every origin: requests from any too
+
+    def refusal_of(scope: Scope) -> tuple[str, str] | None:
+        """(the header, why) when the request is refused."""
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        host_header = headers.get("host", "")
+        if check_host and not is_loopback_host(host_name(host_header)):
+            return "Host", f"Host {host_header!r} is not this machine: lode on loopback answers only to localhost"
+        if any_origin:
+            return None
+        if "origin" in headers:
+            origin = headers["origin"].rstrip("/").lower()
+            scheme = scope.get("scheme", "http")
+            if origin not in allowed_origins and _foreign_origin(origin, host_header, scheme, check_host):
+                return "Origin", f"cross-site request from {headers['origin']!r} refused (see cors_origins)"
+        elif headers.get("sec-fetch-site", "").strip().lower() == "cross-site":
+            return "Sec-Fetch-Site", "cross-site request refused (a page of another site sent it)"
+        return None
 
     def wrap(app: Any) -> Any:  # an ASGI app (Litestar's middleware protocol)
         async def middleware(scope: Scope, receive: Any, send: Any) -> None:
-            if scope["type"] != "http":
-                await app(scope, receive, send)
-                return
-            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-            host_header = headers.get("host", "")
-            refusal: tuple[str, str] | None = None  # (the header, why)
-            if check_host and not is_loopback_host(host_name(host_header)):
-                refusal = (
-                    "Host",
-                    f"Host {host_header!r} is not this machine: lode on loopback answers only to localhost",
-                )
-            elif scope["method"] not in _SAFE_METHODS and "origin" in headers and not any_origin:
-                origin = headers["origin"].rstrip("/").lower()
-                own = _origin_of(host_header, scope.get("scheme", "http"))
-                theirs, ours = _host_port(origin), _host_port(own)
-                # the same port of another loopback name (localhost for 127.0.0.1) is this server
-                same_loopback = (
-                    check_host
-                    and theirs is not None
-                    and ours is not None
-                    and theirs[0] is not None
-                    and is_loopback_host(theirs[0])
-                    and theirs[1] == ours[1]
-                )
-                if origin != own and origin not in allowed_origins and not same_loopback:
-                    refusal = (
-                        "Origin",
-                        f"cross-site request from {headers['origin']!r} refused (see cors_origins)",
-                    )
+            refusal = refusal_of(scope) if scope["type"] == "http" else None
             if refusal is None:
                 await app(scope, receive, send)
                 return

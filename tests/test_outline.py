@@ -243,6 +243,23 @@ def test_find_by_glob_and_kind(book: Outline, pkg: Outline) -> None:
     assert capped.total > 2
 
 
+def test_grep_runs_in_linear_time_on_a_backtracking_pattern(tmp_path: Path) -> None:
+    """``(a+)+$`` over 34 ``a``s and a ``!``: Python's re needs ~15 minutes (×4 per two more
+    characters); RE2 answers at once, so this test would time out if grep backtracked."""
+    root = tmp_path / "src"
+    root.mkdir()
+    (root / "victim.txt").write_text("a" * 34 + "!\n" + "a" * 30 + "\n")
+    lode = _index(tmp_path, root, "victim")
+    try:
+        result = lode.outline("victim").grep("(a+)+$")
+        assert [m.line for m in result.matches] == [2]
+        with pytest.raises(ValidationError, match="backreferences") as err:
+            lode.outline("victim").grep(r"(a)\1")
+        assert err.value.field == "pattern"
+    finally:
+        lode.close()
+
+
 def test_grep_names_the_innermost_node(pkg: Outline) -> None:
     result = pkg.grep(r"heapq\.heap(push|pop)")
     assert [(m.node, m.line) for m in result.matches] == [

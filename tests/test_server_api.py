@@ -416,8 +416,9 @@ def test_serve_paths_with_the_same_folder_name_both_register(tmp_path: Path) -> 
 
 
 def test_browser_attacks_are_refused(server: tuple[str, Path]) -> None:
-    """DNS rebinding (a foreign Host) and cross-site writes (a foreign Origin) get a 403
-    naming the header; this server's own origin and clients sending no Origin pass."""
+    """DNS rebinding (a foreign Host) and cross-site requests of any method (a foreign
+    Origin, Sec-Fetch-Site: cross-site) get a 403 naming the header; this server's own
+    origin and clients sending neither header pass."""
     base, _ = server
     port = base.rsplit(":", 1)[1]
     body = {"query": "cart", "granularity": "chunk"}
@@ -440,10 +441,20 @@ def test_browser_attacks_are_refused(server: tuple[str, Path]) -> None:
     for origin in (f"http://127.0.0.1:{port}", f"http://localhost:{port}"):
         assert httpx.post(f"{base}{API}/search", json=body, headers={"Origin": origin}).status_code == 200
     assert httpx.post(f"{base}{API}/search", json=body).status_code == 200
-    # reading with a foreign Origin is answered (no CORS header: the browser keeps it from the page)
+    # a cross-site GET does work too (a regex grep, a search page): refused like a write, by
+    # its Origin (fetch) or, with none, by Sec-Fetch-Site (an <img> or a link)
     read = httpx.get(f"{base}{API}/projects", headers={"Origin": "https://evil.example"})
-    assert read.status_code == 200
-    assert "access-control-allow-origin" not in read.headers
+    assert _error(read, 403)["extra"][0]["key"] == "Origin"
+    project = httpx.get(f"{base}{API}/projects").json()[0]["id"]
+    grep = f"{base}{API}/projects/{project}/outline/grep?pattern=cart"
+    assert _error(httpx.get(grep, headers={"Sec-Fetch-Site": "cross-site"}), 403)["extra"][0]["key"] == (
+        "Sec-Fetch-Site"
+    )
+    for site in ("same-origin", "same-site", "none"):
+        answer = httpx.get(grep, headers={"Sec-Fetch-Site": site})
+        assert answer.status_code == 200, answer.text
+    own = httpx.get(f"{base}{API}/projects", headers={"Origin": f"http://localhost:{port}"})
+    assert own.status_code == 200
 
 
 def test_a_configured_cors_origin_may_write(tmp_path: Path) -> None:
