@@ -99,7 +99,8 @@ def browser_guard_middleware(config: LodeConfig) -> Callable[[Any], Any]:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         host_header = headers.get("host", "")
         if check_host and not is_loopback_host(host_name(host_header)):
-            return "Host", f"Host {host_header!r} is not this machine: lode on loopback answers only to localhost"
+            why = f"Host {host_header!r} is not this machine: lode on loopback answers only to localhost"
+            return "Host", why
         if any_origin:
             return None
         if "origin" in headers:

@@ -51,7 +51,8 @@ def compile_pattern(pattern: str, ignore_case: bool = False) -> Any:
     try:
         return re2.compile(pattern, options)
     except re2.error as exc:
-        reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else exc
+        first = exc.args[0] if exc.args else exc
+        reason = first.decode("utf-8", "replace") if isinstance(first, bytes) else first
         raise ValidationError(
             "pattern",
             f"{shown!r} is not a valid regular expression for RE2 ({reason}; RE2 has no backreferences "
