@@ -22,7 +22,7 @@ from indexer.config import LodeConfig
 from indexer.embed import Embedder
 from server.context import ServerContext, open_context
 from server.errors import EXCEPTION_HANDLERS
-from server.limits import limit_body
+from server.limits import json_body_middleware, limit_body
 from server.mcp import build_mcp
 from server.metrics import metrics_middleware
 from server.routes import ROUTES
@@ -104,7 +104,11 @@ def create_app(
         route_handlers=[*ROUTES, mcp_endpoint, *(extra_routes or [])],
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,
-        middleware=[metrics_middleware, browser_guard_middleware(config)],
+        middleware=[
+            metrics_middleware,
+            browser_guard_middleware(config),
+            json_body_middleware(config.server.max_body_bytes),
+        ],
         # no guard without a key: Litestar copies the route handler for every guard call
         guards=[_auth_guard(config.server.api_key)] if config.server.api_key is not None else [],
         cors_config=cors,

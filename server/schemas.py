@@ -56,6 +56,9 @@ __all__ = [
 
 Str = Annotated[str, Meta(min_length=1, max_length=4096)]
 Globs = Annotated[list[Str], Meta(max_length=100)]
+#: Most items a list filter of a request may hold.
+MAX_LIST_ITEMS = 1000
+Names = Annotated[list[Str], Meta(max_length=MAX_LIST_ITEMS)]
 
 
 class ErrorOut(msgspec.Struct):
@@ -191,17 +194,17 @@ class SearchRequest(msgspec.Struct, forbid_unknown_fields=True):
         _d("Natural language or identifiers, e.g. 'parse http request' or 'parseRequest'"),
         Meta(max_length=2000),
     ]
-    projects: Annotated[list[Str], _d("Project ids or names (default: all)")] = []
+    projects: Annotated[Names, _d("Project ids or names (default: all)")] = []
     granularity: Annotated[
         str, _d("document (files with their best chunks) or chunk (chunks grouped by file)")
     ] = "document"
     mode: Annotated[str, _d("hybrid (vector + full text), semantic, or lexical")] = "hybrid"
-    languages: Annotated[list[Str], _d("Only these languages, e.g. python, go")] = []
+    languages: Annotated[Names, _d("Only these languages, e.g. python, go")] = []
     path_include: Annotated[
         Globs, _d("Path globs to include, e.g. src/**/*.py; a glob without / matches file names")
     ] = []
     path_exclude: Annotated[Globs, _d("Path globs to exclude")] = []
-    node_types: Annotated[list[Str], _d(_NODE_TYPES_HELP)] = []
+    node_types: Annotated[Names, _d(_NODE_TYPES_HELP)] = []
     node_name_pattern: Annotated[
         str | None, _d("Glob on the unit's name, case-sensitive (exact name = glob without wildcards)")
     ] = None
@@ -212,8 +215,8 @@ class SearchRequest(msgspec.Struct, forbid_unknown_fields=True):
         Annotated[list[int], Meta(min_length=2, max_length=2)] | None,
         _d("[min, max] length of the scope path"),
     ] = None
-    has_definitions: Annotated[list[Str], _d("Chunk defines any of these names")] = []
-    has_references: Annotated[list[Str], _d("Chunk references any of these names")] = []
+    has_definitions: Annotated[Names, _d("Chunk defines any of these names")] = []
+    has_references: Annotated[Names, _d("Chunk references any of these names")] = []
     file_limit: Annotated[int, _d("Files returned (document granularity)")] = 5
     chunks_per_file: Annotated[int, _d("Chunks per file (document granularity)")] = 3
     limit: Annotated[int, _d("Chunks returned (chunk granularity), at most 100")] = 10

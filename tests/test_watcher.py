@@ -519,10 +519,13 @@ def test_watching_resumes_when_a_vanished_folder_comes_back(tmp_path: Path) -> N
         root.rmdir()
         observers[-1].fire(DirDeletedEvent(str(root)))
         assert watcher.status().state == "error"
-        assert watcher.tick(clock.advance(10)) == []  # still gone: nothing is diffed
+        assert watcher.tick(clock.advance(1)) == []  # still gone: nothing is diffed
+        assert watcher.status().last_error
         root.mkdir()
-        assert [t.paths for t in watcher.tick(clock.advance(10))] == [()]
+        # back within a second, long before the rescan: a whole-project diff, the error cleared
+        assert [t.paths for t in watcher.tick(clock.advance(1))] == [()]
         assert watcher.status().state == "watching"
+        assert watcher.status().last_error is None
         assert len(observers) == 2
     finally:
         watcher.stop()

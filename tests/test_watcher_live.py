@@ -258,6 +258,20 @@ def test_a_deleted_project_folder_is_an_error_not_an_empty_index(live: Live) -> 
     assert str(live.root) in (live.status().last_error or "")
 
 
+def test_a_deleted_then_recreated_folder_is_watched_again_within_seconds(live: Live) -> None:
+    """No rescan runs here (rescan_seconds=0): the watcher finds its folder back by itself,
+    diffs it, watches it again and clears its error."""
+    shutil.rmtree(live.root)
+    wait_until(lambda: live.status().state == "error", what="error state")
+    live.root.mkdir()
+    (live.root / "back.py").write_text("def came_back():\n    return 1\n")
+    wait_until(lambda: live.status().state == "watching", timeout=10, what="watching again")
+    live.wait_for_paths(present={"back.py"})
+    assert live.status().last_error is None
+    (live.root / "later.py").write_text("def after_return():\n    return 2\n")
+    live.wait_for_paths(present={"later.py"})
+
+
 @pytest.mark.slow
 def test_a_burst_of_2000_files_makes_few_tasks(live: Live) -> None:
     tasks_before = len(live.worker.list(live.project.id))

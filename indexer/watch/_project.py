@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 
 #: Longest sleep of the timer thread when nothing is due.
 _IDLE_WAKE = 60.0
+#: While in error (the folder vanished), how often the timer looks for the folder's return.
+_RECOVER_POLL = 1.0
 _JOIN_TIMEOUT = 10.0
 
 
@@ -179,6 +181,8 @@ class ProjectWatcher:
         """Send a due batch and run a due rescan (the timer thread calls this)."""
         now = self._clock() if now is None else now
         sent: list[Task | None] = []
+        if self._state == "error" and self._recover():  # back: diff what changed meanwhile
+            sent.append(self._send(self._whole_project("recovered", now)))
         batch = self._debouncer.poll(now)
         if batch is not None:
             sent.append(self._send(batch))
@@ -249,16 +253,19 @@ class ProjectWatcher:
         with self._lock:
             self._observer, self._state, self._reason, self._error = observer, "polling", reason, reason
 
-    def _recover(self) -> None:
-        """After an error (folder gone, observer died), watch again once the folder is back."""
+    def _recover(self) -> bool:
+        """After an error (folder gone, observer died), watch again once the folder is back
+        (the error clears); True when it did."""
         if self._state != "error" or not self.root.is_dir():
-            return
+            return False
         with self._lock:
             observer, self._observer = self._observer, None
+            self._error = None
         if observer is not None:
             _discard(observer)
         log.info("watcher: %s is back; watching again", self.root)
         self._start_observer()
+        return self._state != "error"
 
     def _check_watch_limit(self) -> None:
         """Sub-folders created since start may have hit the limit unnoticed: re-probe."""
@@ -284,6 +291,8 @@ class ProjectWatcher:
     def _sleep_for(self) -> float:
         now = self._clock()
         due = [t for t in (self._debouncer.due_at(), self._next_rescan) if t is not None]
+        if self._state == "error":
+            due.append(now + _RECOVER_POLL)
         return min(_IDLE_WAKE, max(0.0, min(due) - now)) if due else _IDLE_WAKE
 
     # ---- callbacks -------------------------------------------------------------------
@@ -308,6 +317,8 @@ class ProjectWatcher:
                 self._last_update_at = datetime.now(UTC)
                 self._last_task_id = task.id
                 self._batches += 1
+                if self._state != "error" and self._error != self._reason:
+                    self._error = None  # what went wrong before (a failed submit) is over
         if self._on_batch is not None:
             try:
                 self._on_batch(batch, task)
