@@ -3,11 +3,21 @@ several response shapes carry (one description per meaning)."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from typing import Annotated
 
 from msgspec import Meta
 
+from indexer.chunker import KNOWN_LANGUAGES
+from indexer.models import NODE_TYPES
+
 __all__ = [
+    "NOT_BLANK",
+    "NOT_EMPTY",
+    "NO_NUL",
+    "PATTERN_WORDS",
+    "RELATIVE",
     "ChunkCount",
     "ChunkId",
     "ChunkIndex",
@@ -17,20 +27,56 @@ __all__ = [
     "FileId",
     "FilePath",
     "FileSize",
+    "LanguageName",
     "Languages",
     "NodeName",
     "NodeType",
+    "NodeTypeName",
     "PrimaryLanguage",
     "ProjectId",
     "ProjectName",
+    "RelativePath",
     "StartLine",
+    "Text",
     "describe",
+    "one_of",
 ]
 
 
 def describe(text: str, max_length: int | None = None) -> Meta:
     """A schema field's OpenAPI description (and optional length bound)."""
     return Meta(description=text, max_length=max_length)
+
+
+def one_of(values: Iterable[str]) -> str:
+    """A pattern that admits exactly ``values`` (a JSON-schema enum the decoder enforces)."""
+    return "^(?:" + "|".join(re.escape(v) for v in sorted(values)) + ")$"
+
+
+# ---- request fields: the constraint is both the schema and the check ---------------------
+#: Not only blanks, without NUL.
+NOT_BLANK = r"^[^\x00]*[^\x00\s][^\x00]*$"
+#: Not empty, without NUL.
+NOT_EMPTY = r"^[^\x00]+$"
+#: Without NUL (may be empty).
+NO_NUL = r"^[^\x00]*$"
+#: Not absolute, no ``..`` segment, without NUL.
+RELATIVE = r"^(?![/\\])(?!(?:.*/)?\.\.(?:/|$))[^\x00]+$"
+#: What each pattern means, in words (the 400's message).
+PATTERN_WORDS = {
+    NOT_BLANK: "must not be blank or contain NUL characters",
+    NOT_EMPTY: "must not be empty or contain NUL characters",
+    NO_NUL: "must not contain NUL characters",
+    RELATIVE: "must be a path relative to the project root, without '..'",
+}
+#: Text of 1 to 4,096 characters, not only blanks, without NUL (names, globs, terms).
+Text = Annotated[str, Meta(min_length=1, max_length=4096, pattern=NOT_BLANK)]
+#: A path relative to the project root: not absolute, no ``..`` segment, no NUL.
+RelativePath = Annotated[str, Meta(min_length=1, max_length=4096, pattern=RELATIVE)]
+#: A language lode knows (``python``, ``go``, ``markdown``…).
+LanguageName = Annotated[str, Meta(pattern=one_of(KNOWN_LANGUAGES))]
+#: A node type of the shared vocabulary (``function``, ``method``, ``class``…).
+NodeTypeName = Annotated[str, Meta(pattern=one_of(NODE_TYPES))]
 
 
 FilePath = Annotated[str, describe("Path relative to the project root")]

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from litestar import Litestar, asgi
+from litestar._openapi.plugin import OpenAPIPlugin
 from litestar.config.cors import CORSConfig
 from litestar.connection import ASGIConnection
 from litestar.exceptions import NotAuthorizedException
@@ -20,6 +21,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from indexer import __version__
 from indexer.config import LodeConfig
 from indexer.embed import Embedder
+from server.conformance import exact_request_schemas, strict_body
 from server.context import ServerContext, open_context
 from server.errors import EXCEPTION_HANDLERS
 from server.limits import json_body_middleware, limit_body
@@ -76,6 +78,8 @@ def create_app(
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         ctx = context or open_context(config, embedder=embedder)
         app.state.ctx = state["ctx"] = ctx
+        # the document every /api/openapi.json and docs page serves, made exact once
+        exact_request_schemas(app.plugins.get(OpenAPIPlugin).provide_openapi_schema())
         try:  # a failed start closes what it opened too
             if on_ready is not None:
                 on_ready(ctx)
@@ -104,6 +108,7 @@ def create_app(
         route_handlers=[*ROUTES, mcp_endpoint, *(extra_routes or [])],
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,
+        before_request=strict_body,
         middleware=[
             metrics_middleware,
             browser_guard_middleware(config),

@@ -8,12 +8,16 @@ and ``indexer.search`` results, never from storage rows.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 from msgspec import Meta
 
+from indexer.search import MAX_LIMIT
+from indexer.search._options import MAX_OFFSET, MAX_QUERY_CHARS
 from server._fields import (
+    NOT_BLANK,
+    NOT_EMPTY,
     ChunkCount,
     ChunkId,
     ChunkIndex,
@@ -23,13 +27,17 @@ from server._fields import (
     FileId,
     FilePath,
     FileSize,
+    LanguageName,
     Languages,
     NodeName,
     NodeType,
+    NodeTypeName,
     PrimaryLanguage,
     ProjectId,
     ProjectName,
+    RelativePath,
     StartLine,
+    Text,
 )
 from server._fields import describe as _d
 
@@ -55,10 +63,12 @@ __all__ = [
 ]
 
 Str = Annotated[str, Meta(min_length=1, max_length=4096)]
-Globs = Annotated[list[Str], Meta(max_length=100)]
+Globs = Annotated[list[Text], Meta(max_length=100)]
 #: Most items a list filter of a request may hold.
 MAX_LIST_ITEMS = 1000
-Names = Annotated[list[Str], Meta(max_length=MAX_LIST_ITEMS)]
+Names = Annotated[list[Text], Meta(max_length=MAX_LIST_ITEMS)]
+#: A glob on a unit's name or parent: not empty, without NUL.
+NamePattern = Annotated[str, Meta(min_length=1, max_length=4096, pattern=NOT_EMPTY)]
 
 
 class ErrorOut(msgspec.Struct):
@@ -76,8 +86,8 @@ class ErrorOut(msgspec.Struct):
 class ProjectCreate(msgspec.Struct, forbid_unknown_fields=True):
     """Register a folder as a project (its full index is queued at once)."""
 
-    path: Annotated[Str, _d("Absolute path of a readable folder on the server's machine")]
-    name: Annotated[Str | None, _d("Unique project name (default: the folder's name)")] = None
+    path: Annotated[Text, _d("Absolute path of a readable folder on the server's machine")]
+    name: Annotated[Text | None, _d("Unique project name (default: the folder's name)")] = None
     include: Annotated[Globs, _d("Gitignore-style globs; when given, only matching files are indexed")] = []
     exclude: Annotated[Globs, _d("Gitignore-style globs of files never indexed")] = []
     force: Annotated[
@@ -92,7 +102,7 @@ class ProjectCreate(msgspec.Struct, forbid_unknown_fields=True):
 class ProjectPatch(msgspec.Struct, forbid_unknown_fields=True):
     """Change a project's name or globs (changing globs queues a re-index)."""
 
-    name: Annotated[Str | None, _d("New unique name")] = None
+    name: Annotated[Text | None, _d("New unique name")] = None
     include: Annotated[Globs | None, _d("New include globs")] = None
     exclude: Annotated[Globs | None, _d("New exclude globs")] = None
 
@@ -153,7 +163,7 @@ class IndexRequest(msgspec.Struct, forbid_unknown_fields=True):
     """Refresh some paths of a project, or all of it."""
 
     paths: Annotated[
-        list[Str], _d("Project-relative files or folders; empty = whole project", max_length=10000)
+        list[RelativePath], _d("Project-relative files or folders; empty = whole project", max_length=1000)
     ] = []
     full: Annotated[bool, _d("Re-chunk every file even if unchanged")] = False
 
@@ -192,35 +202,50 @@ class SearchRequest(msgspec.Struct, forbid_unknown_fields=True):
     query: Annotated[
         str,
         _d("Natural language or identifiers, e.g. 'parse http request' or 'parseRequest'"),
-        Meta(max_length=2000),
+        Meta(min_length=1, max_length=MAX_QUERY_CHARS, pattern=NOT_BLANK),
     ]
     projects: Annotated[Names, _d("Project ids or names (default: all)")] = []
     granularity: Annotated[
-        str, _d("document (files with their best chunks) or chunk (chunks grouped by file)")
+        Literal["document", "chunk"],
+        _d("document (files with their best chunks) or chunk (chunks grouped by file)"),
     ] = "document"
-    mode: Annotated[str, _d("hybrid (vector + full text), semantic, or lexical")] = "hybrid"
-    languages: Annotated[Names, _d("Only these languages, e.g. python, go")] = []
+    mode: Annotated[
+        Literal["hybrid", "semantic", "lexical"], _d("hybrid (vector + full text), semantic, or lexical")
+    ] = "hybrid"
+    languages: Annotated[
+        Annotated[list[LanguageName], Meta(max_length=MAX_LIST_ITEMS)],
+        _d("Only these languages, e.g. python, go"),
+    ] = []
     path_include: Annotated[
         Globs, _d("Path globs to include, e.g. src/**/*.py; a glob without / matches file names")
     ] = []
     path_exclude: Annotated[Globs, _d("Path globs to exclude")] = []
-    node_types: Annotated[Names, _d(_NODE_TYPES_HELP)] = []
+    node_types: Annotated[
+        Annotated[list[NodeTypeName], Meta(max_length=MAX_LIST_ITEMS)], _d(_NODE_TYPES_HELP)
+    ] = []
     node_name_pattern: Annotated[
-        str | None, _d("Glob on the unit's name, case-sensitive (exact name = glob without wildcards)")
+        NamePattern | None,
+        _d("Glob on the unit's name, case-sensitive (exact name = glob without wildcards)"),
     ] = None
     parent_context_pattern: Annotated[
-        str | None, _d("Glob on the enclosing declaration, e.g. 'class Cart*'")
+        NamePattern | None, _d("Glob on the enclosing declaration, e.g. 'class Cart*'")
     ] = None
     scope_depth: Annotated[
-        Annotated[list[int], Meta(min_length=2, max_length=2)] | None,
-        _d("[min, max] length of the scope path"),
+        Annotated[list[Annotated[int, Meta(ge=0)]], Meta(min_length=2, max_length=2)] | None,
+        _d("[min, max] length of the scope path (min > max is an empty range: nothing matches)"),
     ] = None
     has_definitions: Annotated[Names, _d("Chunk defines any of these names")] = []
     has_references: Annotated[Names, _d("Chunk references any of these names")] = []
-    file_limit: Annotated[int, _d("Files returned (document granularity)")] = 5
-    chunks_per_file: Annotated[int, _d("Chunks per file (document granularity)")] = 3
-    limit: Annotated[int, _d("Chunks returned (chunk granularity), at most 100")] = 10
-    offset: Annotated[int, _d("Results to skip (files or chunks)")] = 0
+    file_limit: Annotated[
+        Annotated[int, Meta(ge=1, le=MAX_LIMIT)], _d("Files returned (document granularity)")
+    ] = 5
+    chunks_per_file: Annotated[
+        Annotated[int, Meta(ge=1, le=50)], _d("Chunks per file (document granularity)")
+    ] = 3
+    limit: Annotated[
+        Annotated[int, Meta(ge=1, le=MAX_LIMIT)], _d("Chunks returned (chunk granularity), at most 100")
+    ] = 10
+    offset: Annotated[Annotated[int, Meta(ge=0, le=MAX_OFFSET)], _d("Results to skip (files or chunks)")] = 0
 
 
 class ChunkHitOut(msgspec.Struct):

@@ -13,6 +13,8 @@ import msgspec
 from msgspec import Meta
 
 from server._fields import (
+    NO_NUL,
+    NOT_BLANK,
     ChunkCount,
     ChunkId,
     ChunkIndex,
@@ -52,7 +54,13 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-Item = Annotated[str, Meta(min_length=1, max_length=500)]
+Item = Annotated[str, Meta(min_length=1, max_length=500, pattern=NOT_BLANK)]
+#: Results per page of search_content and find_documents.
+PageSize = Annotated[int, Meta(ge=1, le=50)]
+#: A continuation token: the opaque next_token of a previous page.
+Token = Annotated[str, Meta(min_length=1)]
+#: A project name or id: not blank, without NUL.
+ProjectRef = Annotated[str, Meta(min_length=1, max_length=4096, pattern=NOT_BLANK)]
 Items = Annotated[list[Item], Meta(max_length=20)]
 
 
@@ -76,12 +84,13 @@ class SearchContentIn(msgspec.Struct, forbid_unknown_fields=True):
             "as grep would"
         ),
     ] = []
-    project: Annotated[str | None, _d("Project name or id (default: every project)")] = None
+    project: Annotated[ProjectRef | None, _d("Project name or id (default: every project)")] = None
     min_score: Annotated[
-        float | None, _d("Lowest relevance_score returned, 0-1 (default 0.35); part of the query")
+        Annotated[float, Meta(ge=0, le=1)] | None,
+        _d("Lowest relevance_score returned, 0-1 (default 0.35); part of the query"),
     ] = None
-    limit: Annotated[int, _d("Results per page, 1-50")] = 10
-    continuation_token: Annotated[str | None, _d("next_token of the previous page")] = None
+    limit: Annotated[PageSize, _d("Results per page, 1-50")] = 10
+    continuation_token: Annotated[Token | None, _d("next_token of the previous page")] = None
 
 
 class ContentResultOut(msgspec.Struct):
@@ -162,10 +171,14 @@ class SearchContentOut(msgspec.Struct):
 class FindDocumentsIn(msgspec.Struct, forbid_unknown_fields=True):
     """Discover the files that matter for a question (summaries, not text)."""
 
-    query: Annotated[str, _d("What the files should be about"), Meta(max_length=2000)] = ""
-    project: Annotated[str | None, _d("Project name or id (default: every project)")] = None
-    limit: Annotated[int, _d("Files per page, 1-50")] = 10
-    continuation_token: Annotated[str | None, _d("next_token of the previous page")] = None
+    query: Annotated[
+        str,
+        _d("What the files should be about (needed unless continuation_token is given)"),
+        Meta(max_length=2000, pattern=NO_NUL),
+    ] = ""
+    project: Annotated[ProjectRef | None, _d("Project name or id (default: every project)")] = None
+    limit: Annotated[PageSize, _d("Files per page, 1-50")] = 10
+    continuation_token: Annotated[Token | None, _d("next_token of the previous page")] = None
 
 
 class DocumentResultOut(msgspec.Struct):

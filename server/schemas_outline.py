@@ -123,7 +123,7 @@ class OutlineLocateRequest(msgspec.Struct, forbid_unknown_fields=True):
     """Where to start reading for a question."""
 
     question: Annotated[Question, _d("A question in natural language")]
-    max_branches: Annotated[int, _d("Cues returned, one per branch (1-10)")] = 3
+    max_branches: Annotated[Annotated[int, Meta(ge=1, le=10)], _d("Cues returned, one per branch (1-10)")] = 3
 
 
 class OutlineCueOut(msgspec.Struct):

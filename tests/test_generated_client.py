@@ -64,7 +64,10 @@ def _use_client(base: str, repo: Path) -> None:
             task = tasks_api.sync(task_id=created.task_id, client=api)
         assert task.status == "done"
         body = models.SearchRequest(
-            query="apply discount percentage", granularity="chunk", limit=3, languages=["python"]
+            query="apply discount percentage",
+            granularity=models.SearchRequestGranularity.CHUNK,
+            limit=3,
+            languages=["python"],
         )
         result = search_api.sync(client=api, body=body)
         assert isinstance(result, models.SearchResponseOut), result

@@ -1,5 +1,8 @@
-"""Property-based API tests generated from lode's own OpenAPI document (schemathesis CLI):
-no 5xx, and every response matches the documented status codes, content type and schema."""
+"""Property-based API tests generated from lode's own OpenAPI document (schemathesis CLI),
+every check: no 5xx; responses match the documented status codes, content type, headers
+and schema; schema-valid requests are accepted and schema-invalid ones refused; OPTIONS
+lists every method. The few answers schemathesis cannot know are right from the schema
+are allowed per operation, each with its reason, in ``tests/schemathesis.toml``."""
 
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from indexer.embed import FakeEmbedder
 
 pytestmark = pytest.mark.slow
 
-CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance"
+CONFIG = Path(__file__).parent / "schemathesis.toml"
 
 
 def test_api_conforms_to_its_schema(tmp_path: Path) -> None:
@@ -29,8 +32,9 @@ def test_api_conforms_to_its_schema(tmp_path: Path) -> None:
         wait_task(base, created["task_id"])
         cli = Path(sys.executable).with_name("schemathesis")
         result = subprocess.run(
-            [str(cli), "run", f"{base}/api/openapi.json", "--checks", CHECKS, "--max-examples", "20",
-             "--seed", "7", "--workers", "1", "--phases", "examples,coverage,fuzzing", "--request-timeout", "30",
+            [str(cli), "--config-file", str(CONFIG), "run", f"{base}/api/openapi.json", "--checks", "all",
+             "--max-examples", "20", "--seed", "7", "--workers", "1",
+             "--phases", "examples,coverage,fuzzing,stateful", "--request-timeout", "30",
              # a generator limit, not an API defect: path ids of the by-path document route are
              # sometimes mostly filtered out by hypothesis (seen once in CI-like runs)
              "--suppress-health-check", "filter_too_much"],

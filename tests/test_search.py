@@ -13,7 +13,7 @@ from conftest import make_repo
 from indexer.api import Lode
 from indexer.config import load_config
 from indexer.embed import FakeEmbedder
-from indexer.errors import ValidationError
+from indexer.errors import NotFoundError, ValidationError
 from indexer.models import ChunkView
 from indexer.search import ChunkHit, SearchOptions, SearchResponse
 
@@ -175,7 +175,6 @@ def test_injection_strings_are_just_values(indexed: Lode, evil: str) -> None:
         ({"query": "   "}, "query"),
         ({"granularity": "page"}, "granularity"),
         ({"mode": "fuzzy"}, "mode"),
-        ({"scope_depth": (3, 1)}, "scope_depth"),
         ({"scope_depth": (-1, 1)}, "scope_depth"),
         ({"limit": 0}, "limit"),
         ({"limit": 101}, "limit"),
@@ -184,7 +183,6 @@ def test_injection_strings_are_just_values(indexed: Lode, evil: str) -> None:
         ({"chunks_per_file": 0}, "chunks_per_file"),
         ({"node_types": ("funktion",)}, "node_types"),
         ({"languages": ("klingon",)}, "languages"),
-        ({"projects": ("no-such-project",)}, "projects"),
         ({"node_name_pattern": ""}, "node_name_pattern"),
         ({"path_include": ("",)}, "path_include"),
     ],
@@ -194,6 +192,17 @@ def test_validation_names_the_field(indexed: Lode, kwargs: dict[str, object], fi
     with pytest.raises(ValidationError) as err:
         indexed.search(SearchOptions(**options))  # type: ignore[arg-type]
     assert err.value.field == field
+
+
+def test_an_unknown_project_is_not_found(indexed: Lode) -> None:
+    with pytest.raises(NotFoundError, match="no-such-project"):
+        indexed.search(SearchOptions(query="cart", projects=("no-such-project",)))
+
+
+def test_an_empty_scope_depth_range_finds_nothing_and_says_so(indexed: Lode) -> None:
+    answer = indexed.search(SearchOptions(query="cart", granularity="chunk", scope_depth=(3, 1)))
+    assert answer.groups == ()
+    assert any("empty range" in w for w in answer.warnings)
 
 
 def test_several_errors_are_all_named(indexed: Lode) -> None:

@@ -150,10 +150,11 @@ def test_documents_and_chunks(server: tuple[str, Path], project: dict[str, Any])
         ({"query": "x", "limit": 0}, "limit"),
         ({"query": "x", "limit": "ten"}, "limit"),
         ({"query": "x", "granularity": "page"}, "granularity"),
-        ({"query": "x", "scope_depth": [3, 1]}, "scope_depth"),
+        ({"query": "x", "scope_depth": [-1, 1]}, "scope_depth"),
         ({"query": "x", "scope_depth": [1]}, "scope_depth"),
+        ({"query": "x", "limit": "10"}, "limit"),
+        ({"query": "x", "languages": ["python"] * 1001}, "languages"),
         ({"query": "x", "node_types": ["funktion"]}, "node_types"),
-        ({"query": "x", "projects": ["nope"]}, "projects"),
         ({"query": "x", "languages": ["klingon"]}, "languages"),
         ({"limit": 3}, "query"),
     ],
@@ -163,6 +164,27 @@ def test_search_validation_names_the_field(
 ) -> None:
     err = _error(httpx.post(f"{server[0]}{API}/search", json=body), 400)
     assert field in [e["key"] for e in err["extra"]], err
+
+
+def test_an_empty_scope_depth_range_matches_nothing_and_says_so(server: tuple[str, Path]) -> None:
+    body = {"query": "cart", "granularity": "chunk", "scope_depth": [3, 1]}
+    answer = httpx.post(f"{server[0]}{API}/search", json=body).json()
+    assert answer["groups"] == []
+    assert any("empty range" in w for w in answer["warnings"])
+
+
+def test_strict_types_and_full_options_allow(server: tuple[str, Path], project: dict[str, Any]) -> None:
+    """No coercion of body values ("full": 0 is not false); OPTIONS lists every method."""
+    err = _error(httpx.post(f"{server[0]}{API}/projects/{project['id']}/index", json={"full": 0}), 400)
+    assert err["extra"][0]["key"] == "full"
+    for path, methods in (
+        ("/projects", "GET, OPTIONS, POST"),
+        (f"/projects/{project['id']}", "DELETE, GET, OPTIONS, PATCH"),
+        ("/tasks/x", "DELETE, GET, OPTIONS"),
+    ):
+        answer = httpx.options(f"{server[0]}{API}{path}")
+        assert answer.status_code == 204
+        assert answer.headers["allow"] == methods
 
 
 def test_injection_is_just_data(server: tuple[str, Path], project: dict[str, Any]) -> None:
@@ -230,7 +252,7 @@ def test_patch_and_delete_project(server: tuple[str, Path], tmp_path: Path) -> N
     _error(httpx.get(f"{base}{API}/projects/{pid}"), 404)
     assert (other / "src/shop/cart.py").exists()  # source files untouched
     resp = httpx.post(f"{base}{API}/search", json={"query": "cart", "projects": ["renamed"]})
-    _error(resp, 400)
+    assert "renamed" in _error(resp, 404)["detail"]
 
 
 def test_registering_a_folder_again_never_changes_it(server: tuple[str, Path], tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from indexer.embed import Embedder
-from indexer.errors import ValidationError
+from indexer.errors import NotFoundError
 from indexer.models import ChunkFilter, ChunkView, Document, Project, StoredChunk
 from indexer.search._fusion import Ranked, Scored, fuse, fuse_scores
 from indexer.search._lexical import exact_identifiers, fts_query, is_identifier_query
@@ -86,14 +86,15 @@ class Searcher:
         return vector
 
     def resolve_projects(self, refs: Sequence[str], field: str = "projects") -> list[Project]:
-        """Projects named by id or name (all when ``refs`` is empty)."""
+        """Projects named by id or name (all when ``refs`` is empty); an unknown one is a
+        NotFoundError naming ``field``."""
         projects = self.store.list_projects()
         if not refs:
             return projects
         by_ref = {p.id: p for p in projects} | {p.name: p for p in projects}
         unknown = [r for r in refs if r not in by_ref]
         if unknown:
-            raise ValidationError(field, f"unknown project(s) {unknown}")
+            raise NotFoundError(f"{field}: unknown project(s) {unknown}")
         return list({by_ref[r].id: by_ref[r] for r in refs}.values())
 
     def candidate_calls(
@@ -173,6 +174,8 @@ class Searcher:
             response = self._document_search(opts, flt, names)
         coverage = {pid: round(self.store.semantic_coverage(pid), 4) for pid in names}
         warnings = list(response.warnings)
+        if opts.scope_depth is not None and opts.scope_depth[0] > opts.scope_depth[1]:
+            warnings.append(f"scope_depth {list(opts.scope_depth)} is an empty range: no chunk matches it")
         if opts.mode != "lexical" and any(v < 1.0 for v in coverage.values()):
             warnings.append("semantic index incomplete: vector results cover only the embedded chunks")
         took = round((time.perf_counter() - started) * 1000, 2)

@@ -84,10 +84,9 @@ def _check_query(errors: list[FieldError], query: str) -> None:
 def _check_patterns(errors: list[FieldError], opts: SearchOptions) -> None:
     if opts.scope_depth is not None:
         low, high = opts.scope_depth
-        if low < 0 or high < 0 or low > high:
-            errors.append(
-                FieldError("scope_depth", f"must be [min, max] with 0 <= min <= max (got {[low, high]})")
-            )
+        if low < 0 or high < 0:
+            message = f"must be [min, max] with 0 <= min, max (got {[low, high]})"
+            errors.append(FieldError("scope_depth", message))
     for name in (
         "projects",
         "languages",

@@ -88,7 +88,10 @@ def outline_find(
     ctx: Ctx,
     project_id: FromPath[str],
     title: Annotated[
-        str, QueryParameter(description="Glob on titles, case-insensitive: *session*", max_length=500)
+        str,
+        QueryParameter(
+            description="Glob on titles, case-insensitive: *session*", min_length=1, max_length=500
+        ),
     ],
     kind: Annotated[
         str | None, QueryParameter(description="Only this kind (class, section…)", max_length=50)

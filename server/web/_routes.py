@@ -9,9 +9,11 @@ from litestar import MediaType, Response, get, post
 from litestar.di import Provide
 from litestar.exceptions import NotFoundException
 from litestar.params import Body, FromPath
+from msgspec import Meta
 
 from indexer.api import known_languages
 from indexer.models import NODE_TYPES
+from indexer.search._options import MAX_QUERY_CHARS
 from server.convert import to_options
 from server.routes._common import Ctx, blocking, get_ctx
 from server.schemas import SearchRequest
@@ -91,9 +93,15 @@ def static_file(name: FromPath[str]) -> Response[bytes]:
     return Response(asset.body, media_type=asset.media_type, headers=headers)
 
 
+class PageSearch(SearchRequest, forbid_unknown_fields=True):
+    """The search body of ``POST /api/v1/search``, where the page's empty box is a query too."""
+
+    query: Annotated[str, Meta(max_length=MAX_QUERY_CHARS)] = ""
+
+
 @post("/ui/fragments/results", dependencies=_deps, include_in_schema=False, status_code=200)
 @blocking
-def results_fragment(ctx: Ctx, data: Annotated[SearchRequest, Body()]) -> Response[str]:
+def results_fragment(ctx: Ctx, data: Annotated[PageSearch, Body()]) -> Response[str]:
     """Results as HTML (the search body of ``POST /api/v1/search``; an empty query gives a hint)."""
     filters = {f: ", ".join(getattr(data, f)) for f in _FILTER_FIELDS if getattr(data, f)}
     projects = ctx.lode.store.list_projects()

@@ -1,0 +1,198 @@
+"""Making requests and the OpenAPI document agree, both ways.
+
+Litestar converts request bodies in lax mode (``"limit": "10"`` became 10, ``"full": 0``
+became false) and its generated schemas drop constraints of list items and of optional
+fields (``minLength`` of a glob, the two items of ``scope_depth``) and never say
+``additionalProperties: false``. So:
+
+- ``strict_body``, a before-request hook, decodes a body with the route's own type in
+  msgspec's strict mode first: a value of the wrong type is a 400 naming its field;
+- ``exact_request_schemas`` replaces the component schema of every request type with
+  msgspec's own (the same rules the decoder applies) plus the cross-field rules msgspec
+  cannot state (``_ANY_OF``);
+- the same hook answers ``OPTIONS`` itself, with an ``Allow`` header listing every method
+  of the path (Litestar's listed only those registered before its OPTIONS handler).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+from litestar import Request, Response
+from litestar.status_codes import HTTP_204_NO_CONTENT
+
+from indexer.errors import ValidationError
+from server._fields import PATTERN_WORDS
+
+__all__ = ["exact_request_schemas", "request_types", "strict_body"]
+
+_AT = re.compile(r" - at `\$\.?([^`]*)`$")
+_FIELD = re.compile(r"field `([^`]+)`")
+_NOT_BLANK = {"pattern": r"\S"}
+#: Cross-field rules msgspec cannot state: the body must match one of these (the route
+#: refuses a body that matches none).
+_ANY_OF: dict[str, list[dict[str, Any]]] = {
+    "FindDocumentsIn": [
+        {"required": ["query"], "properties": {"query": _NOT_BLANK}},
+        {"required": ["continuation_token"]},
+    ],
+    "SearchContentIn": [
+        {"required": ["semantic_concepts"], "properties": {"semantic_concepts": {"minItems": 1}}},
+        {"required": ["exact_terms"], "properties": {"exact_terms": {"minItems": 1}}},
+        {"required": ["continuation_token"]},
+    ],
+}
+
+
+def _body_type(request: Request[Any, Any, Any]) -> type[msgspec.Struct] | None:
+    """The Struct a route takes as its body (``data``), if any."""
+    fn = getattr(request.route_handler.fn, "__wrapped__", request.route_handler.fn)
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except (NameError, TypeError):
+        return None
+    hint = hints.get("data")
+    if typing.get_origin(hint) is typing.Annotated:
+        hint = typing.get_args(hint)[0]
+    return hint if inspect.isclass(hint) and issubclass(hint, msgspec.Struct) else None
+
+
+_ITEM = re.compile(r"^([^.\[]+)(.*)$")
+_REGEX = re.compile(r"Expected `str` matching regex '(.*)'$")
+_ALTERNATIVES = re.compile(r"^\^\(\?:(.*)\)\$$")
+
+
+def _pattern_words(pattern: str) -> str:
+    """What failing ``pattern`` means, in words."""
+    choices = _ALTERNATIVES.match(pattern)
+    if choices is not None:
+        return "must be one of: " + ", ".join(re.sub(r"\\(.)", r"\1", c) for c in choices.group(1).split("|"))
+    return PATTERN_WORDS.get(pattern, f"must match {pattern}")
+
+
+def _field_and_message(message: str) -> tuple[str, str]:
+    """The top-level field a msgspec error is about, and the error in words (``node_types[2]``
+    → ``node_types``, "item 2: must be one of …")."""
+    at = _AT.search(message)
+    text = _AT.sub("", message)
+    if at is None:
+        named = _FIELD.search(message)
+        return (named.group(1) if named is not None else "body"), text
+    field, rest = _ITEM.match(at.group(1) or "body").groups()  # type: ignore[union-attr]
+    regex = _REGEX.search(text)
+    if regex is not None:
+        text = _pattern_words(regex.group(1).replace("\\\\", "\\"))  # the message shows repr()
+    where = rest.strip(".")
+    return field, (f"{where}: {text}" if where else text)
+
+
+def _integral_floats_as_ints(value: Any) -> Any:
+    """JSON's 1.0 is the integer 1 (JSON Schema agrees); msgspec's strict mode would refuse it."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_integral_floats_as_ints(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _integral_floats_as_ints(v) for k, v in value.items()}
+    return value
+
+
+def _choices(body_type: type[msgspec.Struct], field: str) -> list[str]:
+    """The values a Literal field of ``body_type`` admits."""
+    hint = typing.get_type_hints(body_type, include_extras=True).get(field)
+    while typing.get_origin(hint) is typing.Annotated:
+        hint = typing.get_args(hint)[0]
+    return [str(v) for v in typing.get_args(hint)] if typing.get_origin(hint) is typing.Literal else []
+
+
+async def strict_body(request: Request[Any, Any, Any]) -> Response[None] | None:
+    """Before-request hook: answer OPTIONS with the full ``Allow``; refuse a body that is not
+    exactly of the route's type (no coercion) with a 400 naming the field."""
+    if request.method == "OPTIONS":
+        known = request.app.route_handler_method_map
+        methods = {m for path in request.route_handler.paths for m in known.get(path, {})}
+        if methods:
+            allow = ", ".join(sorted(set(methods) | {"OPTIONS"}))
+            return Response(None, status_code=HTTP_204_NO_CONTENT, headers={"Allow": allow})
+        return None
+    body_type = _body_type(request)
+    if body_type is None:
+        return None
+    try:
+        value = _integral_floats_as_ints(msgspec.json.decode(await request.body()))
+        msgspec.convert(value, type=body_type, strict=True)
+    except msgspec.ValidationError as exc:
+        field, message = _field_and_message(str(exc))
+        if message.startswith("Invalid enum value"):
+            message = f"{message}: must be one of: {', '.join(_choices(body_type, field))}"
+        raise ValidationError(field, message) from None
+    except msgspec.DecodeError:
+        return None  # malformed JSON: Litestar's decoder answers it
+    return None
+
+
+def request_types() -> list[type[msgspec.Struct]]:
+    """Every request body type of the HTTP API (Structs that forbid unknown fields)."""
+    from server import schemas, schemas_content, schemas_discover, schemas_outline
+
+    found: dict[str, type[msgspec.Struct]] = {}
+    for module in (schemas, schemas_content, schemas_discover, schemas_outline):
+        for _, value in inspect.getmembers(module, inspect.isclass):
+            if issubclass(value, msgspec.Struct) and value.__struct_config__.forbid_unknown_fields:
+                found[value.__name__] = value
+    return [found[name] for name in sorted(found)]
+
+
+def _forbidding(components: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    for name, schema in components.items():
+        if schema.get("type") == "object" and "properties" in schema:
+            yield name, schema
+
+
+def _discover_config_schema() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ``config`` object of a discover request: each stage's section with its settings
+    (names and types; the ranges are the stage settings' own checks), nothing else."""
+    from dataclasses import fields
+
+    from indexer.search.discover import DiscoverConfig
+
+    sections = {f.name: type(getattr(DiscoverConfig(), f.name)) for f in fields(DiscoverConfig)}
+    _, components = msgspec.json.schema_components(
+        list(sections.values()), ref_template="#/components/schemas/{name}"
+    )
+    for schema in components.values():
+        schema["additionalProperties"] = False
+    config = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            name: {"$ref": f"#/components/schemas/{cls.__name__}"} for name, cls in sections.items()
+        },
+    }
+    return config, components
+
+
+def exact_request_schemas(document: dict[str, Any]) -> None:
+    """Replace, in a generated OpenAPI ``document``, each request type's schema with the
+    exact one (examples kept)."""
+    types = request_types()
+    strict = {t.__name__ for t in types}
+    _, exact = msgspec.json.schema_components(types, ref_template="#/components/schemas/{name}")
+    components = document.setdefault("components", {}).setdefault("schemas", {})
+    for name, schema in _forbidding(exact):
+        if name in strict:
+            schema["additionalProperties"] = False
+        if name in _ANY_OF:
+            schema["anyOf"] = _ANY_OF[name]
+    config, sections = _discover_config_schema()
+    exact.update(sections)
+    discover = exact["DiscoverRequest"]["properties"]["config"]
+    discover["anyOf"] = [config, {"type": "null"}]
+    for name, schema in exact.items():
+        examples = components.get(name, {}).get("examples")
+        components[name] = {**schema, **({"examples": examples} if examples else {})}
