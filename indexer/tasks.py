@@ -22,6 +22,7 @@ from indexer.activity import SearchActivity
 from indexer.config import LodeConfig
 from indexer.embed import Embedder
 from indexer.errors import ConflictError, NotFoundError
+from indexer.health import StorageHealth, is_storage_failure
 from indexer.ids import uuid7
 from indexer.models import Task
 from indexer.pipeline import IndexProgress, run_lexical_phase
@@ -46,6 +47,8 @@ _QUIET_SECONDS = 2.0
 #: queue scans the table. Older ones are dropped when the worker is idle, hourly at most.
 KEEP_FINISHED_TASKS = 1000
 _PRUNE_EVERY = 3600.0
+#: While a storage failure stands, the idle writer checks the store this often (seconds).
+_VERIFY_EVERY = 60.0
 
 
 def _now() -> datetime:
@@ -82,8 +85,13 @@ class IndexWorker:
         config: LodeConfig,
         on_change: Callable[[str], None] | None = None,
         activity: SearchActivity | None = None,
+        storage: StorageHealth | None = None,
     ) -> None:
         self.store = store
+        #: The last storage failure (shared with the server's /health); cleared by a task
+        #: that completes, or by a check of the store that passes (``_maintain``).
+        self.storage = storage or StorageHealth()
+        self._last_verify = -math.inf
         #: Searches phase 2 yields the cores to (``indexer.activity``).
         self.activity = activity
         self.embedder = embedder
@@ -210,24 +218,37 @@ class IndexWorker:
         try:  # indexes an older lode left missing or built differently (e.g. the vector index)
             self.store.ensure_indexes()
             self.store.adopt_unindexed_rows()  # rows a stopped server left unfolded
-        except Exception as exc:
-            self.last_error = repr(exc)
-            log.exception("index maintenance at start failed")
+        except BaseException as exc:
+            self._failed("index maintenance at start", exc)
         while not self._stop.is_set():
             try:
                 if self._step():
                     self._last_work = time.monotonic()
                     continue
                 self._maintain()
-            except Exception as exc:  # keep the writer alive; the task records the failure
-                self.last_error = repr(exc)
-                log.exception("index worker step failed")
+            except BaseException as exc:  # keep the writer alive (a storage panic included)
+                self._failed("index worker step", exc)
             self._wake.wait(timeout=min(1.0, _QUIET_SECONDS))
             self._wake.clear()
 
+    def _failed(self, where: str, exc: BaseException) -> None:
+        """Record an error of the writer thread (re-raising what must stop it)."""
+        if isinstance(exc, KeyboardInterrupt | SystemExit | GeneratorExit):
+            raise exc
+        self.last_error = repr(exc)
+        if is_storage_failure(exc):
+            self.storage.failed(where, exc)
+        log.error("%s failed", where, exc_info=exc)
+
     def _maintain(self) -> None:
         """Fold written rows into the indexes once the worker has been idle a moment; drop
-        old finished tasks now and then."""
+        old finished tasks now and then; while a storage failure stands, check the store
+        now and then and clear it once the check passes."""
+        if self.storage.failure is not None and time.monotonic() - self._last_verify >= _VERIFY_EVERY:
+            self._last_verify = time.monotonic()
+            if self.store.check().ok:
+                self.storage.recovered()
+                self.last_error = None
         if time.monotonic() - self._last_work >= _QUIET_SECONDS:
             # idle: fold in even a few hundred rows (each costs every full-text query ~27 µs)
             self.store.maybe_optimize(quiet=True)
@@ -286,6 +307,9 @@ class IndexWorker:
             self._finish(dataclasses.replace(task, message=str(exc)), "failed")
         except Exception as exc:
             log.exception("task %s failed", task.id)
+            if is_storage_failure(exc):
+                self.storage.failed("index task", exc)
+                self.last_error = repr(exc)
             self._finish(dataclasses.replace(task, message=repr(exc)), "failed")
 
     def _run_phase2(self) -> bool:
@@ -380,6 +404,9 @@ class IndexWorker:
             self.store.save_task(task)
 
     def _finish(self, task: Task, status: str) -> None:
+        if status == "done":  # the store was written whole: what failed before is over
+            self.storage.recovered()
+            self.last_error = None
         task = dataclasses.replace(task, status=status, phase=status, finished_at=_now(), updated_at=_now())
         self.store.save_task(task)
         self._live.pop(task.id, None)

@@ -38,7 +38,9 @@ def answer(lode: Lode, request: Any) -> tuple[int, bytes]:
     try:
         lode.store.forget_if_changed()
         return 200, encode_json(to_search_response(lode.search(to_options(request))))
-    except Exception as exc:
+    except BaseException as exc:  # a storage panic too: answer it, never lose the request
+        if isinstance(exc, KeyboardInterrupt | SystemExit | GeneratorExit):
+            raise
         if not isinstance(exc, LodeError):
             log.exception("search failed")
         status, body = error_body(exc)
@@ -80,7 +82,9 @@ def serve(config: LodeConfig, graph: QueryGraph | None, source: IO[bytes], out: 
         lode.searcher.query_vector("warm up")  # loads the model
         try:
             lode.store.prewarm()
-        except Exception:  # only a slower first search
+        except BaseException as exc:  # only a slower first search (a damaged index's panic too:
+            if isinstance(exc, KeyboardInterrupt | SystemExit):  # dying here crash-looped)
+                raise
             log.warning("the search indexes could not be prewarmed", exc_info=True)
         reply((0, 0, b"ready"))
         while (message := read_frame(source)) is not None:

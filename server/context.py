@@ -14,6 +14,7 @@ from indexer.api import Lode
 from indexer.config import LodeConfig
 from indexer.embed import Embedder, QueryGraph, query_graph_of
 from indexer.errors import ConflictError
+from indexer.health import StorageHealth, is_storage_failure
 from indexer.models import Project
 from indexer.tasks import IndexWorker
 from server.search_pool import SearchPool
@@ -38,6 +39,11 @@ class ServerContext:
     _model_thread: threading.Thread | None = None
 
     @property
+    def storage(self) -> StorageHealth:
+        """The last storage failure, shared with the writer (``/health`` reports it)."""
+        return self.worker.storage
+
+    @property
     def model_loaded(self) -> bool:
         """True once the embedding model is in memory."""
         embedder = self.lode.lazy_embedder
@@ -59,7 +65,10 @@ class ServerContext:
                 log.exception("the embedding model failed to load")
             try:
                 self.lode.store.prewarm()
-            except Exception:  # only a slower first search
+            except BaseException as exc:  # a panic of a damaged index too: never kill this thread
+                if not is_storage_failure(exc):
+                    raise
+                self.storage.failed("prewarming the search indexes", exc)
                 log.warning("the search indexes could not be prewarmed", exc_info=True)
 
         self._model_thread = threading.Thread(target=load, name="lode-model-load", daemon=True)

@@ -20,10 +20,16 @@ from indexer.errors import (
     UnauthorizedError,
     ValidationError,
 )
+from indexer.health import describe_storage_failure, is_storage_failure
 
-__all__ = ["EXCEPTION_HANDLERS", "error_body", "send_error", "status_for"]
+__all__ = ["EXCEPTION_HANDLERS", "error_body", "note_storage_failure", "send_error", "status_for"]
 
 log = logging.getLogger(__name__)
+
+#: ``extra`` of a storage failure's 503: the index, not the request, is at fault.
+_STORAGE_EXTRA = [
+    {"key": "index", "message": "the index is damaged or cannot be written", "source": "server"}
+]
 
 _STATUS: list[tuple[type[LodeError], int]] = [
     (ValidationError, 400),
@@ -65,11 +71,14 @@ async def send_error(send: Any, status: int, detail: str, key: str, source: str)
     await send({"type": "http.response.body", "body": body})
 
 
-def error_body(exc: Exception) -> tuple[int, dict[str, Any]]:
-    """The HTTP status and JSON body of an error: lode's own by their class, any other a
-    500 that says nothing of it (also what a search process answers, so its errors look
-    like the server's own)."""
+def error_body(exc: BaseException) -> tuple[int, dict[str, Any]]:
+    """The HTTP status and JSON body of an error: lode's own by their class, a storage
+    failure (a damaged or unwritable index) a 503 saying so, any other a 500 that says
+    nothing of it (also what a search process answers, so its errors look like the
+    server's own)."""
     if not isinstance(exc, LodeError):
+        if is_storage_failure(exc):
+            return 503, _body(503, describe_storage_failure(exc), _STORAGE_EXTRA)
         return 500, _body(500, "Internal Server Error")
     status = status_for(exc)
     extra = None
@@ -111,7 +120,17 @@ def _http_error(_: Request[Any, Any, Any], exc: HTTPException) -> Response[dict[
 
 def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-    return _json(*error_body(exc))
+    status, body = error_body(exc)
+    if status == 503:  # a storage failure: /health says degraded until the store proves sound
+        note_storage_failure(request, f"{request.method} {request.url.path}", exc)
+    return _json(status, body)
+
+
+def note_storage_failure(request: Request[Any, Any, Any], where: str, exc: BaseException) -> None:
+    """Tell the server's storage health about a storage failure met answering ``request``."""
+    ctx = getattr(request.app.state, "ctx", None)
+    if ctx is not None:
+        ctx.storage.failed(where, exc)
 
 
 EXCEPTION_HANDLERS: dict[int | type[Exception], Any] = {

@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CHUNK", "DOCUMENT", "FILES", "HEALTH", "PROJECT", "PROJECT_CREATED", "SEARCH", "STATUS", "TASK"]
+__all__ = [
+    "CHECK",
+    "CHUNK",
+    "DOCUMENT",
+    "FILES",
+    "HEALTH",
+    "PROJECT",
+    "PROJECT_CREATED",
+    "SEARCH",
+    "STATUS",
+    "TASK",
+]
 
 _PID = "6a1f3c52-1b7e-4f0e-9d7a-2f3e4c5b6a70"
 _FID = "0b9c8d7e-6f5a-5b4c-8d3e-2f1a0b9c8d7e"
@@ -158,6 +169,7 @@ HEALTH: dict[str, Any] = {
     "worker_alive": True,
     "version": "0.1.0",
     "search_processes": 1,
+    "reason": None,
 }
 
 STATUS: dict[str, Any] = {
@@ -173,4 +185,12 @@ STATUS: dict[str, Any] = {
     "queue": {"running": 1, "done": 3},
     "projects": [PROJECT],
     "worker_error": None,
+}
+
+CHECK: dict[str, Any] = {
+    "ok": True,
+    "problems": [],
+    "rows": {"meta": 3, "projects": 1, "code_documents": 412, "code_chunks": 5031, "embedding_cache": 5031},
+    "indexes": {"code_chunks.search_text_idx": "ok", "code_chunks.embedding_idx": "ok"},
+    "seconds": 0.84,
 }

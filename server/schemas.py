@@ -59,6 +59,8 @@ __all__ = [
     "SearchRequest",
     "SearchResponseOut",
     "StatusOut",
+    "StoreCheckOut",
+    "StoreProblemOut",
     "TaskOut",
 ]
 
@@ -372,6 +374,32 @@ class HealthOut(msgspec.Struct):
     search_processes: Annotated[
         int, _d("search processes answering searches now (0: searches run in the server process)")
     ] = 0
+    reason: Annotated[
+        str | None,
+        _d("Why the server is degraded or starting (null when ok), e.g. a storage failure and where"),
+    ] = None
+
+
+class StoreProblemOut(msgspec.Struct):
+    """One inconsistency or damage the check found."""
+
+    kind: Annotated[
+        str,
+        _d("unreadable, index, duplicate, orphan, missing, stale, unembedded, hash or vector"),
+    ]
+    table: Annotated[str, _d("The table it is in, e.g. code_chunks")]
+    detail: Annotated[str, _d("What was seen, with an example row")]
+    count: Annotated[int, _d("How many rows have it")]
+
+
+class StoreCheckOut(msgspec.Struct):
+    """The store verified: tables, data files, indexes and row agreement."""
+
+    ok: Annotated[bool, _d("True when nothing is wrong")]
+    problems: Annotated[list[StoreProblemOut], _d("Everything wrong (empty when ok)")]
+    rows: Annotated[dict[str, int], _d("Rows read per table (-1: the table could not be read)")]
+    indexes: Annotated[dict[str, str], _d("Each index and its answer to one query: ok, or the error")]
+    seconds: Annotated[float, _d("How long the check took")]
 
 
 class StatusOut(msgspec.Struct):

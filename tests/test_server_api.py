@@ -59,6 +59,7 @@ def test_health(server: tuple[str, Path]) -> None:
         "worker_alive": True,
         "version": "0.1.0",
         "search_processes": 0,  # none with a model handed in (the fake one here)
+        "reason": None,
     }
 
 

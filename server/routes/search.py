@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+import msgspec
 from litestar import MediaType, Response, post
 from litestar.di import Provide
 from litestar.params import Body
@@ -50,6 +51,8 @@ async def search(
         answer = await ctx.search_pool.search(data)
         if answer is not None:  # JSON the search process encoded (a result or an error)
             body: Any = answer.body  # sent as it is; the documented shape is SearchResponseOut's
+            if answer.status == 503:  # the search process met a storage failure
+                ctx.storage.failed("search", str(msgspec.json.decode(body)["detail"]))
             return Response(body, status_code=answer.status, media_type=MediaType.JSON)
     return Response(await _search_here(ctx, data))
 

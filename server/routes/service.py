@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import msgspec
 from litestar import Response, get
 from litestar.di import Provide
 from litestar.openapi import ResponseSpec
@@ -13,7 +14,7 @@ from indexer import __version__
 from server import examples
 from server.convert import to_project
 from server.routes._common import Ctx, blocking, example, get_ctx, ok
-from server.schemas import HealthOut, StatusOut
+from server.schemas import HealthOut, StatusOut, StoreCheckOut
 
 __all__ = ["service_routes"]
 
@@ -29,8 +30,10 @@ _deps = {"ctx": Provide(get_ctx, sync_to_thread=False)}
     operation_id="health",
     description=(
         "200 while the server works (`status` ok, or starting while the model loads); 503 when "
-        "it is degraded: the index writer stopped, the model failed to load or the index "
-        "folder is gone. Never needs the API key."
+        "it is degraded, `reason` saying why: the index writer stopped, the model failed to load, "
+        "the index folder is gone, or a read or write of the index failed in the storage layer "
+        "(a damaged data file or index, a read-only folder, a full disk; it clears once a task "
+        "completes or a check of the store passes). Never needs the API key."
     ),
     responses={
         **ok(HealthOut, "Ready", examples.HEALTH),
@@ -38,19 +41,32 @@ _deps = {"ctx": Provide(get_ctx, sync_to_thread=False)}
             data_container=HealthOut,
             description="Degraded: the same fields, saying what is wrong",
             examples=example(
-                "Writer stopped", {**examples.HEALTH, "status": "degraded", "worker_alive": False}
+                "Writer stopped",
+                {
+                    **examples.HEALTH,
+                    "status": "degraded",
+                    "worker_alive": False,
+                    "reason": "the index writer stopped",
+                },
             ),
             generate_examples=False,
         ),
     },
 )
 def health(ctx: Ctx) -> Response[HealthOut]:
-    """Is the server up, the store open, the model loaded and the writer alive?"""
+    """Is the server up, the store sound, the model loaded and the writer alive?"""
     loaded = ctx.model_loaded
     alive = ctx.worker.alive
     store_open = Path(ctx.config.db).is_dir()
-    faulty = not alive or not store_open or ctx.model_error
-    status = "degraded" if faulty else ("ok" if loaded else "starting")
+    failure = ctx.storage.failure
+    reasons = [
+        "the index writer stopped" if not alive else None,
+        f"the index folder {ctx.config.db} is gone" if not store_open else None,
+        f"the embedding model failed to load: {ctx.model_error}" if ctx.model_error else None,
+        f"storage failure while {failure.where}: {failure.message}" if failure is not None else None,
+    ]
+    faults = [r for r in reasons if r]
+    status = "degraded" if faults else ("ok" if loaded else "starting")
     pool = ctx.search_pool
     body = HealthOut(
         status=status,
@@ -59,8 +75,32 @@ def health(ctx: Ctx) -> Response[HealthOut]:
         worker_alive=alive,
         version=__version__,
         search_processes=pool.ready if pool is not None else 0,
+        reason="; ".join(faults) if faults else ("the embedding model is loading" if not loaded else None),
     )
     return Response(body, status_code=503 if status == "degraded" else 200)
+
+
+@get(
+    "/api/v1/check",
+    dependencies=_deps,
+    tags=["service"],
+    summary="Verify the index on disk",
+    operation_id="check",
+    description=(
+        "Reads every row of every table, asks every index one question and checks that rows "
+        "agree (no duplicate, orphan, missing, stale or unembedded row; content matches its "
+        "hash; vectors finite and unit-length). Seconds per 100k chunks. A check that passes "
+        "clears a standing storage failure of /health. The same as `lode check`."
+    ),
+    responses=ok(StoreCheckOut, "A sound store", examples.CHECK),
+)
+@blocking
+def check(ctx: Ctx) -> StoreCheckOut:
+    """Verify tables, data files, indexes and row agreement."""
+    result = ctx.lode.store.check()
+    if result.ok:
+        ctx.storage.recovered()
+    return msgspec.convert(result, StoreCheckOut, from_attributes=True)
 
 
 @get(
@@ -93,4 +133,4 @@ def status(ctx: Ctx) -> StatusOut:
     )
 
 
-service_routes = [health, status]
+service_routes = [health, status, check]
