@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -325,7 +326,12 @@ def test_openapi_and_docs(server: tuple[str, Path]) -> None:
     assert all("description" in prop or "$ref" in prop for prop in schema["properties"].values())
     docs = httpx.get(f"{base}/api/docs")
     assert docs.status_code == 200
-    assert "scalar" in docs.text.lower()
+    # the viewer is served by lode itself: every script and stylesheet is on this origin
+    sources = re.findall(r'(?:src|href)="([^"]+)"', docs.text)
+    assert any("swagger-ui-bundle.js" in s for s in sources)
+    for source in sources:
+        assert source.startswith("/"), source
+        assert httpx.get(base + source).status_code == 200, source
 
 
 def test_api_key_is_required_when_configured(tmp_path: Path) -> None:
