@@ -28,7 +28,7 @@ from indexer.errors import ValidationError
 from indexer.models import ChunkFilter, ChunkView, Document, Project, StoredChunk
 from indexer.search._fusion import Ranked, Scored, fuse, fuse_scores
 from indexer.search._lexical import exact_identifiers, fts_query, is_identifier_query
-from indexer.search._options import SearchOptions, to_filter, validate_options
+from indexer.search._options import SearchOptions, relative_path_globs, to_filter, validate_options
 from indexer.search._results import ChunkHit, DocumentHit, FileGroup, SearchResponse
 from indexer.store import Candidate, Detail, Store
 
@@ -165,6 +165,7 @@ class Searcher:
         started = time.perf_counter()
         validate_options(opts, self.known_languages)
         projects = self.resolve_projects(opts.projects)
+        opts = relative_path_globs(opts, [p.root for p in projects])
         names = {p.id: p.name for p in projects}
         flt = to_filter(opts, self.project_scope(projects))
         if opts.granularity == "chunk":
