@@ -11,7 +11,7 @@ torch embedded stay in one space. Any other model layout, or any failure, keeps 
 By default the exported graph is also quantized once (int8 weights, activations quantized
 as they run; ONNX Runtime's dynamic quantization), which embeds a query in ~2.5 ms: its
 vectors keep a cosine of ~0.99 to torch's, and the quality benchmark measures what that
-costs in ranking (see README, Performance). A failure to quantize keeps the float graph.
+costs in ranking (see docs/performance.md). A failure to quantize keeps the float graph.
 """
 
 from __future__ import annotations
