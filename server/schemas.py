@@ -191,9 +191,13 @@ class SearchRequest(msgspec.Struct, forbid_unknown_fields=True):
     mode: Annotated[str, _d("hybrid (vector + full text), semantic, or lexical")] = "hybrid"
     languages: Annotated[list[Str], _d("Only these languages, e.g. python, go")] = []
     path_include: Annotated[
-        Globs, _d("Path globs to include, e.g. src/**/*.py; a glob without / matches file names")
+        Globs,
+        _d(
+            "Path globs to include, relative to the project root, e.g. src/**/*.py; a glob without / "
+            "matches file names; an absolute glob inside the project is made relative, outside it is a 400"
+        ),
     ] = []
-    path_exclude: Annotated[Globs, _d("Path globs to exclude")] = []
+    path_exclude: Annotated[Globs, _d("Path globs to exclude, relative to the project root")] = []
     node_types: Annotated[list[Str], _d(_NODE_TYPES_HELP)] = []
     node_name_pattern: Annotated[
         str | None, _d("Glob on the unit's name, case-sensitive (exact name = glob without wildcards)")
