@@ -7,6 +7,7 @@ LanceDB or loads the model on its own.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import threading
 from collections.abc import Sequence
@@ -16,9 +17,17 @@ from typing import Any
 from indexer.activity import SearchActivity
 from indexer.config import LodeConfig
 from indexer.containment import refuse_broad_root
-from indexer.embed import Embedder, LazyEmbedder, load_embedder
+from indexer.embed import (
+    Embedder,
+    LazyEmbedder,
+    QueryGraph,
+    QueryGraphEmbedder,
+    cached_query_graph,
+    load_embedder,
+    model_dir,
+)
 from indexer.errors import ModelMismatchError, NotFoundError, PathError, StoreError
-from indexer.models import IndexReport, Project
+from indexer.models import LIVE_STATUSES, IndexReport, Project, Task
 from indexer.outline import Outline, OutlineCache
 from indexer.pipeline import ProgressCallback, index_project
 from indexer.search import Searcher, SearchOptions, SearchResponse
@@ -35,7 +44,9 @@ from indexer.search.content import (
 )
 from indexer.store import Store, open_store, read_store_info
 
-__all__ = ["Lode", "relative_paths", "resolve_project_root"]
+__all__ = ["Lode", "open_for_queries", "open_for_search", "relative_paths", "resolve_project_root"]
+
+log = logging.getLogger(__name__)
 
 
 def resolve_project_root(path: str | Path, field: str = "path", *, force: bool = False) -> Path:
@@ -225,7 +236,8 @@ class Lode:
         )
 
     def status(self) -> dict[str, Any]:
-        """Projects, sizes, failures and the model of the index."""
+        """Projects, sizes, failures and the model of the index, and the tasks the store
+        records as queued or running (a server's writer runs them; no watcher is known here)."""
         store = self.open_readonly()
         if store is None:
             return {"db": str(self.config.db), "exists": False, "projects": []}
@@ -250,6 +262,7 @@ class Lode:
             "dimension": store.dimension,
             **store.stats(),
             "projects": projects,
+            "tasks": [task_summary(t) for t in store.list_tasks(statuses=LIVE_STATUSES)],
         }
 
     # ---- search ---------------------------------------------------------------------
@@ -309,8 +322,52 @@ class Lode:
         return store
 
 
+def task_summary(task: Task) -> dict[str, Any]:
+    """A task as ``lode status`` shows it: its state and counts, with the percent done."""
+    from indexer.tasks import task_percent
+
+    fields = ("id", "project_id", "kind", "status", "phase", "files_total", "files_done")
+    counts = ("chunks_done", "chunks_total", "chunks_embedded")
+    return {
+        **{name: getattr(task, name) for name in (*fields, *counts)},
+        "percent": task_percent(task),
+        "eta_seconds": None,
+        "message": task.message,
+    }
+
+
 def known_languages() -> frozenset[str]:
     """Every language name the chunker can give a file."""
     from indexer.chunker import KNOWN_LANGUAGES
 
     return KNOWN_LANGUAGES
+
+
+def open_for_queries(config: LodeConfig, graph: QueryGraph | None) -> Lode:
+    """A Lode whose queries are embedded through ``graph`` (ONNX Runtime and the tokenizer:
+    no torch, no model in memory) when there is one and the index was built with the
+    configured model; else by the model itself (also when the graph cannot be opened,
+    e.g. its file was pruned from the cache meanwhile)."""
+    info = read_store_info(config.db)
+    if graph is None or not info or info.get("model_id") != config.embed.model:
+        return Lode(config)
+    try:
+        embedder = QueryGraphEmbedder(
+            graph, info["model_id"], int(info["dimension"]), lambda: load_embedder(config.embed)
+        )
+    except Exception as exc:
+        log.warning("queries are embedded by the model (the query graph failed: %s)", exc)
+        return Lode(config)
+    return Lode(config, embedder=embedder)
+
+
+def open_for_search(config: LodeConfig) -> Lode:
+    """A Lode that searches in this process: queries go through the ONNX graph an earlier
+    run exported into the cache (found without torch), or through the model when none has
+    been exported yet (loading it exports the graph for the next time)."""
+    graph = None
+    if config.embed.onnx_queries:
+        graph = cached_query_graph(
+            model_dir(config.embed), int8=config.embed.int8_queries, threads=config.embed.threads or 1
+        )
+    return open_for_queries(config, graph)

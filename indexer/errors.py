@@ -83,7 +83,12 @@ class PathError(ValidationError):
 
 
 class NotFoundError(LodeError):
-    """An id or name that does not exist."""
+    """An id or name that does not exist; ``field`` names the request field that named it,
+    when one did (``projects`` of a search)."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class ConflictError(LodeError):

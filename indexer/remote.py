@@ -1,18 +1,23 @@
 """Talking to a running ``lode serve``: the CLI sends writes and searches through it, so
-the server stays the single writer and its loaded model answers at once."""
+the server stays the single writer and its loaded model answers at once.
+
+Plain ``http.client``: the CLI pays for a request, not for importing an HTTP library
+(``lode search`` through a server is meant to answer in a few hundred milliseconds)."""
 
 from __future__ import annotations
 
+import http.client
+import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
-
-import httpx
+from urllib.parse import urlsplit
 
 from indexer.config import LodeConfig
 from indexer.errors import (
+    FieldError,
     LodeError,
     NotFoundError,
     ServerUnavailableError,
@@ -69,15 +74,34 @@ def find_server(config: LodeConfig, timeout: float = 0.3, same_db: bool = False)
     return remote
 
 
+def _exchange(
+    method: str, url: str, body: Any = None, headers: dict[str, str] | None = None, timeout: float = 60.0
+) -> tuple[int, str, bytes]:
+    """One HTTP request: (status, reason, body). Raises TimeoutError when the server takes
+    longer than ``timeout``, OSError or HTTPException when it cannot be reached."""
+    parts = urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=timeout)
+    payload = None if body is None else json.dumps(body).encode()
+    sent = {"Accept": "application/json", **(headers or {})}
+    if payload is not None:
+        sent["Content-Type"] = "application/json"
+    try:
+        connection.request(method, parts.path + (f"?{parts.query}" if parts.query else ""), payload, sent)
+        response = connection.getresponse()
+        return response.status, response.reason, response.read()
+    finally:
+        connection.close()
+
+
 def _health(base_url: str, timeout: float) -> Any:
     """The body ``/health`` answers; None when nothing listens there (or it is not JSON).
     Something that accepts but stays silent is asked again, patiently, then raises."""
     for wait in (timeout, _PATIENT_SECONDS):
         try:
-            return httpx.get(base_url + "/health", timeout=wait).json()
-        except httpx.TimeoutException:  # something listens but is busy
+            return json.loads(_exchange("GET", base_url + "/health", timeout=wait)[2])
+        except TimeoutError:  # something listens but is busy
             continue
-        except (httpx.HTTPError, ValueError):
+        except (OSError, http.client.HTTPException, ValueError):
             return None
     raise ServerUnavailableError(
         f"something at {base_url} accepts connections but did not answer /health within "
@@ -103,14 +127,12 @@ class RemoteLode:
     def _request(self, method: str, path: str, body: Any = None) -> Any:
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         try:
-            response = httpx.request(
-                method, self.base_url + path, json=body, headers=headers, timeout=self.timeout
-            )
-        except httpx.HTTPError as exc:
-            raise ServerUnavailableError(f"lode server at {self.base_url} did not answer: {exc}") from exc
-        if response.status_code >= 400:
-            _raise(response)
-        return response.json() if response.content else None
+            status, reason, content = _exchange(method, self.base_url + path, body, headers, self.timeout)
+        except (OSError, http.client.HTTPException) as exc:
+            raise ServerUnavailableError(f"lode server at {self.base_url} did not answer: {exc!r}") from exc
+        if status >= 400:
+            _raise(self.base_url, status, reason, content)
+        return json.loads(content) if content else None
 
     def get(self, path: str) -> Any:
         """GET a JSON resource."""
@@ -155,21 +177,31 @@ class RemoteLode:
         return _to_response(self.post("/api/v1/search", body))
 
 
-def _raise(response: httpx.Response) -> None:
+def _raise(base_url: str, status: int, reason: str, content: bytes) -> None:
     try:
-        body = response.json()
+        body = json.loads(content)
     except ValueError:
-        body = {"detail": response.text}
-    detail = str(body.get("detail", response.reason_phrase))
+        body = None
+    if not isinstance(body, dict):
+        body = {"detail": content.decode("utf-8", "replace")}
+    detail = str(body.get("detail", reason))
     extra = body.get("extra")
-    if response.status_code == 400 and isinstance(extra, list) and extra:
-        first = extra[0]
-        raise ValidationError(str(first.get("key", "request")), str(first.get("message", detail)))
-    if response.status_code == 404:
-        raise NotFoundError(detail)
-    if response.status_code == 401:
-        raise UnauthorizedError(f"lode server at {response.url.host}:{response.url.port}: {detail}")
-    raise LodeError(f"server answered {response.status_code}: {detail}")
+    if status == 400 and isinstance(extra, list) and extra:
+        errors = [
+            FieldError(str(e.get("key", "request")), str(e.get("message", detail)))
+            for e in extra
+            if isinstance(e, dict)
+        ] or [FieldError("request", detail)]
+        first, *more = errors
+        raise ValidationError(first.field, first.message, more=tuple(more))
+    if status == 404:
+        named = (
+            extra[0].get("key") if isinstance(extra, list) and extra and isinstance(extra[0], dict) else None
+        )
+        raise NotFoundError(detail, str(named) if named else None)
+    if status == 401:
+        raise UnauthorizedError(f"lode server at {base_url.removeprefix('http://')}: {detail}")
+    raise LodeError(f"server answered {status}: {detail}")
 
 
 def _hit(d: dict[str, Any]) -> ChunkHit:

@@ -18,11 +18,10 @@ from typing import IO, Any
 
 from litestar.serialization import encode_json
 
-from indexer.api import Lode
+from indexer.api import Lode, open_for_queries
 from indexer.config import LodeConfig
-from indexer.embed import QueryGraph, QueryGraphEmbedder, load_embedder
+from indexer.embed import QueryGraph
 from indexer.errors import LodeError
-from indexer.store import read_store_info
 from server.convert import to_options, to_search_response
 from server.errors import error_body
 from server.search_pool import read_frame, write_frame
@@ -49,19 +48,8 @@ def answer(lode: Lode, request: Any) -> tuple[int, bytes]:
 
 def open_lode(config: LodeConfig, graph: QueryGraph | None) -> Lode:
     """The store for reading, and queries embedded through ``graph`` when there is one
-    (no torch, no model in memory) or else by the model itself (also when the graph cannot
-    be opened, e.g. its file was pruned from the cache meanwhile)."""
-    info = read_store_info(config.db)
-    if graph is None or not info:
-        return Lode(config)
-    try:
-        embedder = QueryGraphEmbedder(
-            graph, info["model_id"], int(info["dimension"]), lambda: load_embedder(config.embed)
-        )
-    except Exception as exc:
-        log.warning("queries are embedded by the model (the query graph failed: %s)", exc)
-        return Lode(config)
-    return Lode(config, embedder=embedder)
+    (no torch, no model in memory) or else by the model itself."""
+    return open_for_queries(config, graph)
 
 
 def serve(config: LodeConfig, graph: QueryGraph | None, source: IO[bytes], out: IO[bytes]) -> None:

@@ -15,7 +15,7 @@ from litestar.connection import ASGIConnection
 from litestar.exceptions import NotAuthorizedException
 from litestar.handlers.base import BaseRouteHandler
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import JsonRenderPlugin, ScalarRenderPlugin
+from litestar.openapi.plugins import JsonRenderPlugin
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 
 from indexer import __version__
@@ -123,7 +123,8 @@ def create_app(
             version=__version__,
             description=_DESCRIPTION,
             path="/api",
-            render_plugins=[JsonRenderPlugin(path="/openapi.json"), ScalarRenderPlugin(path="/docs")],
+            # /api/docs is lode's own page (server/web/_docs.py): Swagger UI served from this origin
+            render_plugins=[JsonRenderPlugin(path="/openapi.json")],
             use_handler_docstrings=True,
         ),
         debug=False,

@@ -8,18 +8,18 @@ from pathlib import Path
 
 import click
 
-from indexer.api import resolve_project_root
 from indexer.cli import cli
-from indexer.cli._common import db_option, handle_errors, make_config
-from indexer.config import LodeConfig
+from indexer.cli._common import LodeCommand, db_option, handle_errors, make_config
+from indexer.config import LodeConfig, ServerConfig
 from indexer.errors import ConfigError
-from server.security import is_loopback_address
 
 __all__ = ["main", "mcp_command", "serve_command"]
 
 
 def check_bind(config: LodeConfig) -> None:
     """Refuse to listen beyond loopback without an API key, or on a port already taken."""
+    from server.security import is_loopback_address
+
     server = config.server
     if not is_loopback_address(server.host) and not server.api_key:
         raise ConfigError(
@@ -35,10 +35,13 @@ def check_bind(config: LodeConfig) -> None:
             raise ConfigError(f"cannot listen on {server.host}:{server.port}: {exc.strerror}") from None
 
 
-@click.command("serve")
+_SERVER = ServerConfig()
+
+
+@click.command("serve", cls=LodeCommand)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--host", default=None, help="Bind address (default 127.0.0.1; others need --api-key).")
-@click.option("--port", type=int, default=None, help="TCP port (default 7370).")
+@click.option("--host", default=None, help=f"Bind address (default {_SERVER.host}; others need --api-key).")
+@click.option("--port", type=int, default=None, help=f"TCP port (default {_SERVER.port}).")
 @click.option("--api-key", default=None, help="Require 'Authorization: Bearer KEY' (or LODE_API_KEY).")
 @click.option("--no-watch", is_flag=True, help="Do not watch projects for changes.")
 @db_option
@@ -57,6 +60,7 @@ def serve_command(
     """
     import uvicorn
 
+    from indexer.api import resolve_project_root
     from server.app import create_app
     from server.context import register_paths
 
@@ -73,7 +77,7 @@ def serve_command(
     uvicorn.run(app, host=config.server.host, port=config.server.port, log_level="warning")
 
 
-@click.command("mcp")
+@click.command("mcp", cls=LodeCommand)
 @click.option("--no-watch", is_flag=True, help="Do not watch projects for changes.")
 @db_option
 @handle_errors

@@ -84,7 +84,7 @@ def error_body(exc: BaseException) -> tuple[int, dict[str, Any]]:
     extra = None
     if isinstance(exc, ValidationError):
         extra = [{"key": e.field, "message": e.message, "source": "body"} for e in exc.errors]
-    elif isinstance(exc, ConflictError) and exc.field is not None:
+    elif isinstance(exc, ConflictError | NotFoundError) and exc.field is not None:
         extra = [{"key": exc.field, "message": exc.message, "source": "body"}]
     return status, _body(status, str(exc), extra)
 

@@ -94,8 +94,12 @@ def _add_search_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> N
         granularity: Annotated[Granularity, Field(description="document or chunk")] = "document",
         mode: Annotated[Mode, Field(description="hybrid (default), semantic or lexical")] = "hybrid",
         languages: Annotated[Strs, Field(description="e.g. python, go, rust")] = [],  # noqa: B006
-        path_include: Annotated[Strs, Field(description="Path globs to include")] = [],  # noqa: B006
-        path_exclude: Annotated[Strs, Field(description="Path globs to exclude")] = [],  # noqa: B006
+        path_include: Annotated[
+            Strs, Field(description="Path globs to include, relative to the project root")
+        ] = [],  # noqa: B006
+        path_exclude: Annotated[
+            Strs, Field(description="Path globs to exclude, relative to the project root")
+        ] = [],  # noqa: B006
         node_types: Annotated[Strs, Field(description="function, method, class, struct, …")] = [],  # noqa: B006
         node_name_pattern: Annotated[str | None, Field(description="Glob on unit names")] = None,
         parent_context_pattern: Annotated[

@@ -219,9 +219,13 @@ class SearchRequest(msgspec.Struct, forbid_unknown_fields=True):
         _d("Only these languages, e.g. python, go"),
     ] = []
     path_include: Annotated[
-        Globs, _d("Path globs to include, e.g. src/**/*.py; a glob without / matches file names")
+        Globs,
+        _d(
+            "Path globs to include, relative to the project root, e.g. src/**/*.py; a glob without / "
+            "matches file names; an absolute glob inside the project is made relative, outside it is a 400"
+        ),
     ] = []
-    path_exclude: Annotated[Globs, _d("Path globs to exclude")] = []
+    path_exclude: Annotated[Globs, _d("Path globs to exclude, relative to the project root")] = []
     node_types: Annotated[
         Annotated[list[NodeTypeName], Meta(max_length=MAX_LIST_ITEMS)], _d(_NODE_TYPES_HELP)
     ] = []

@@ -20,6 +20,7 @@ from indexer.embed import Embedder, FakeEmbedder, QueryGraphEmbedder, load_embed
 from indexer.embed.onnx_queries import (
     KEEP_GRAPHS,
     OnnxQueryEncoder,
+    cached_query_graph,
     int8_path,
     onnx_cache_dir,
     onnx_query_encoder,
@@ -177,10 +178,17 @@ def test_the_graph_cache_keeps_only_the_most_recently_used_graphs(tmp_path: Path
         os.utime(path, (1_000_000 - age * 100, 1_000_000 - age * 100))
     current = graphs[4]  # just exported or loaded, though its file is old
     (tmp_path / "other.txt").write_text("not a graph")
+    manifests = [g.with_suffix(".json") for g in graphs]  # each graph's tokenizer and length
+    for manifest in manifests:
+        manifest.write_text("{}")
     removed = prune_onnx_cache(tmp_path, keep=current)
+    kept = [current, *graphs[: KEEP_GRAPHS - 1]]
     left = sorted(p.name for p in tmp_path.iterdir())
-    assert left == sorted([current.name, "other.txt", *(g.name for g in graphs[: KEEP_GRAPHS - 1])])
-    assert sorted(removed) == sorted(set(graphs) - {current, *graphs[: KEEP_GRAPHS - 1]})
+    assert left == sorted(
+        ["other.txt", *(g.name for g in kept), *(g.with_suffix(".json").name for g in kept)]
+    )
+    gone = set(graphs) - set(kept)
+    assert sorted(removed) == sorted(gone | {g.with_suffix(".json") for g in gone})
 
 
 def test_int8_twins_go_with_their_graphs(tmp_path: Path) -> None:
@@ -220,6 +228,7 @@ def test_a_query_graph_embeds_queries_like_the_model_without_torch(
     torch_copy: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LODE_CACHE_DIR", str(tmp_path))
+    assert cached_query_graph(_default_model_path(), int8=True) is None  # nothing exported yet
     encode = onnx_query_encoder(torch_copy, _default_model_path(), int8=True)
     assert isinstance(encode, OnnxQueryEncoder)
     graph = encode.graph
@@ -227,6 +236,12 @@ def test_a_query_graph_embeds_queries_like_the_model_without_torch(
     assert graph.max_length == 256
     assert Path(graph.graph).name.startswith("query-")
     assert ".int8-" in graph.graph
+    # a process without the model finds the same graph (and the float one) in the cache
+    assert cached_query_graph(_default_model_path(), int8=True) == graph
+    floating = cached_query_graph(_default_model_path(), int8=False)
+    assert floating is not None
+    assert ".int8-" not in floating.graph
+    assert (floating.tokenizer, floating.max_length) == (graph.tokenizer, graph.max_length)
 
     def no_model() -> Embedder:
         raise AssertionError("queries must not load the model")

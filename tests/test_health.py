@@ -77,7 +77,9 @@ def test_storage_failures_are_told_from_bugs() -> None:
     assert error_body(ValueError("a bug"))[0] == 500
 
 
-def test_a_panic_in_a_search_process_is_answered_not_lost(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_panic_in_a_search_process_is_answered_not_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from indexer.api import Lode
     from server import _search_worker
     from server.schemas import SearchRequest

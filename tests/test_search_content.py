@@ -642,7 +642,7 @@ def test_cli_through_the_server(server: tuple[str, Path, str]) -> None:
     assert "related:" in found.output
     bad = runner.invoke(cli, ["search-content", "--json"], env=env)
     assert bad.exit_code == 2
-    assert "semantic_concepts" in bad.output
+    assert "--semantic-concepts" in bad.output  # the option, as the CLI names it
 
 
 def test_cli_in_process(shop: tuple[Lode, Path]) -> None:

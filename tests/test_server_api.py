@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -348,7 +349,12 @@ def test_openapi_and_docs(server: tuple[str, Path]) -> None:
     assert all("description" in prop or "$ref" in prop for prop in schema["properties"].values())
     docs = httpx.get(f"{base}/api/docs")
     assert docs.status_code == 200
-    assert "scalar" in docs.text.lower()
+    # the viewer is served by lode itself: every script and stylesheet is on this origin
+    sources = re.findall(r'(?:src|href)="([^"]+)"', docs.text)
+    assert any("swagger-ui-bundle.js" in s for s in sources)
+    for source in sources:
+        assert source.startswith("/"), source
+        assert httpx.get(base + source).status_code == 200, source
 
 
 def test_api_key_is_required_when_configured(tmp_path: Path) -> None:
@@ -532,3 +538,30 @@ def test_a_listener_that_does_not_answer_is_not_taken_for_no_server(tmp_path: Pa
         with pytest.raises(ServerUnavailableError, match="did not answer /health"):
             server_for(config, tmp_path / "db", local=False)
     assert server_for(make_config(db=tmp_path / "db", port=port), tmp_path / "db", local=False) is None
+
+
+def test_absolute_path_globs_are_made_relative_or_refused(
+    server: tuple[str, Path], project: dict[str, Any]
+) -> None:
+    """Path globs are relative to the project root: an absolute one inside the project is
+    made relative; one outside it is a 400 naming the field."""
+    base, repo = server
+    body = {"query": "cart", "mode": "lexical", "granularity": "chunk", "limit": 50}
+
+    def paths(**globs: list[str]) -> list[str]:
+        response = httpx.post(f"{base}{API}/search", json={**body, **globs})
+        assert response.status_code == 200, response.text
+        return [c["file_path"] for g in response.json()["groups"] for c in g["chunks"]]
+
+    relative = paths(path_include=["src/**"])
+    assert relative
+    assert all(p.startswith("src/") for p in relative)
+    assert paths(path_include=[f"{repo}/src/**"]) == relative
+    assert paths(path_include=[f"{repo}/src/"]) == relative
+    assert paths(path_exclude=[f"{repo}/src/**"]) == paths(path_exclude=["src/**"])
+    assert paths(path_include=[str(repo)]) == paths()
+    for field in ("path_include", "path_exclude"):
+        refused = _error(httpx.post(f"{base}{API}/search", json={**body, field: ["/elsewhere/src/**"]}), 400)
+        assert refused["extra"][0]["key"] == field
+        assert "outside the project root" in refused["extra"][0]["message"]
+        assert "'elsewhere/src/**'" in refused["extra"][0]["message"]  # what to write instead

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -231,3 +232,92 @@ def test_api_key_is_asked_once_per_session(browser: Any, tmp_path: Path) -> None
         fresh.goto(base + "/")
         expect(fresh.locator("#key-dialog")).to_be_visible()
         fresh.context.close()
+
+
+_LOOPBACK = ("127.0.0.1", "localhost", "[::1]", "::1")
+
+
+def _offline_context(browser: Any) -> tuple[Any, list[str]]:
+    """A browser context with no network beyond loopback: every other request is aborted
+    (as on a machine without internet) and recorded, so a test can assert none was tried."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    attempted: list[str] = []
+
+    def route(route: Any) -> None:
+        url = route.request.url
+        if urlsplit(url).hostname in _LOOPBACK:
+            route.continue_()
+        else:
+            attempted.append(url)
+            route.abort("internetdisconnected")
+
+    context.route("**/*", route)
+    return context, attempted
+
+
+def _try_it_out(page: Any, method: str, path: str) -> Any:
+    """Open an operation in Swagger UI, press "Try it out" then "Execute"; its live response."""
+    block = page.locator(f".opblock-{method}", has=page.locator(f'[data-path="{path}"]'))
+    block.locator(".opblock-summary").first.click()
+    block.get_by_role("button", name="Try it out").click()
+    block.get_by_role("button", name="Execute").click()
+    return block.locator(".live-responses-table .response").first
+
+
+def test_api_docs_render_and_try_it_out_with_no_network(browser: Any, site: tuple[str, Path]) -> None:
+    from playwright.sync_api import expect
+
+    base, _ = site
+    context, attempted = _offline_context(browser)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: _console_error(msg, errors))
+    page.goto(base + "/api/docs")
+
+    spec = httpx.get(f"{base}/api/openapi.json").json()
+    operations = sum(len(methods) for methods in spec["paths"].values())
+    expect(page.locator(".opblock")).to_have_count(operations, timeout=30_000)
+    expect(page.locator(".info .title")).to_contain_text("lode")
+
+    health = _try_it_out(page, "get", "/health")
+    expect(health.locator(".response-col_status")).to_contain_text("200", timeout=30_000)
+    expect(health.locator(".response-col_description")).to_contain_text("worker_alive")
+
+    projects = _try_it_out(page, "get", "/api/v1/projects")
+    expect(projects.locator(".response-col_status")).to_contain_text("200", timeout=30_000)
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "api-docs.png"))
+    assert attempted == []
+    assert errors == []
+    context.close()
+
+
+def test_api_docs_ask_for_the_key_and_send_it(browser: Any, tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    config = load_config(env={}, overrides={"db": tmp_path / "db", "enabled": False, "api_key": "s3cret"})
+    with serve_in_thread(config, FakeEmbedder()) as base:
+        assert httpx.get(f"{base}/api/openapi.json").status_code == 401  # the document stays behind the key
+        context, attempted = _offline_context(browser)
+        page = context.new_page()
+        page.goto(base + "/api/docs")
+        dialog = page.locator("#key-dialog")
+        expect(dialog).to_be_visible()
+        dialog.locator("input[name=key]").fill("wrong")
+        dialog.locator("input[name=key]").press("Enter")
+        expect(dialog.locator("#err-key")).to_contain_text("refused")
+        dialog.locator("input[name=key]").fill("s3cret")
+        dialog.locator("input[name=key]").press("Enter")
+        expect(dialog).to_be_hidden()
+        expect(page.locator(".opblock").first).to_be_visible(timeout=30_000)
+
+        projects = _try_it_out(page, "get", "/api/v1/projects")
+        expect(projects.locator(".response-col_status")).to_contain_text("200", timeout=30_000)
+
+        page.goto(base + "/")  # the web page shares the tab's key
+        expect(page.locator("#results [data-state=empty]")).to_be_visible()
+        expect(page.locator("#key-dialog")).to_be_hidden()
+        assert attempted == []
+        context.close()

@@ -1,10 +1,15 @@
-"""The ``lode`` command line: each command parses options, makes one API call, prints."""
+"""The ``lode`` command line: each command parses options, makes one API call, prints.
+
+Options are named as the API fields they set (``--path-include`` ↔ ``path_include``). A
+command imports the engine, the store or the model only when it runs, so every ``--help``
+answers at once (a test checks what ``lode --help`` imports)."""
 
 from __future__ import annotations
 
 import click
 
 from indexer.cli._chunk import chunk_command
+from indexer.cli._common import LodeGroup
 from indexer.cli._content import find_documents_command, search_content_command
 from indexer.cli._discover import discover_command
 from indexer.cli._index import index_command, projects_group, status_command
@@ -15,7 +20,7 @@ from indexer.cli._watch import watch_command
 __all__ = ["cli", "main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LodeGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="lode")
 def cli() -> None:
     """lode: local-first code search for people and LLM agents.

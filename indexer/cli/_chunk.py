@@ -6,19 +6,22 @@ import dataclasses
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.table import Table
 
-from indexer.chunker import chunk_file
-from indexer.cli._common import echo_json, handle_errors, json_option, make_config
+from indexer.cli._common import LodeCommand, echo_json, handle_errors, json_option, make_config
+from indexer.config import ChunkerConfig
 from indexer.errors import PathError
 
 __all__ = ["chunk_command"]
 
 
-@click.command("chunk")
+@click.command("chunk", cls=LodeCommand)
 @click.argument("path", type=click.Path(path_type=Path))
-@click.option("--max-chunk-tokens", type=int, default=None, help="Largest chunk in model word-pieces.")
+@click.option(
+    "--max-chunk-tokens",
+    type=int,
+    default=None,
+    help=f"Largest chunk in model word-pieces (default {ChunkerConfig().max_chunk_tokens}).",
+)
 @json_option
 @handle_errors
 def chunk_command(path: Path, max_chunk_tokens: int | None, as_json: bool) -> None:
@@ -26,6 +29,11 @@ def chunk_command(path: Path, max_chunk_tokens: int | None, as_json: bool) -> No
 
     Example: lode chunk src/app.py --json
     """
+    from rich.console import Console
+    from rich.table import Table
+
+    from indexer.chunker import chunk_file
+
     if not path.is_file():
         raise PathError("path", f"{path} is not a readable file")
     config = make_config(max_chunk_tokens=max_chunk_tokens)

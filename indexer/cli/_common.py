@@ -1,4 +1,9 @@
-"""What every command shares: options, the API object, errors → one line and exit 2."""
+"""What every command shares: options, the API object, errors → one line and exit 2.
+
+Command modules import only what ``--help`` needs (click, the config's defaults); the
+search engine, the store and the model are imported inside a command when it runs, so
+``lode --help`` and every ``lode COMMAND --help`` answer at once.
+"""
 
 from __future__ import annotations
 
@@ -6,19 +11,24 @@ import functools
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, is_dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from indexer.config import LodeConfig, load_config
-from indexer.errors import LodeError
-from indexer.remote import RemoteLode, find_server
+from indexer.errors import LodeError, ValidationError
+
+if TYPE_CHECKING:
+    from indexer.remote import RemoteLode
 
 __all__ = [
+    "ApiOption",
+    "LodeCommand",
+    "LodeGroup",
     "db_option",
     "echo_json",
     "handle_errors",
@@ -30,6 +40,41 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+_ARGV = "lode.argv"
+
+
+class LodeCommand(click.Command):
+    """A command that remembers the arguments it was given, so an error can name the
+    option the user typed (``--path``) rather than the API field (``path_include``)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Keep the raw arguments, then parse them as click does."""
+        ctx.meta[_ARGV] = tuple(args)
+        return super().parse_args(ctx, args)
+
+
+class LodeGroup(click.Group):
+    """A group whose subcommands are ``LodeCommand``s."""
+
+    command_class = LodeCommand
+
+
+class ApiOption(click.Option):
+    """An option named as the API field it sets (``--path-include`` ↔ ``path_include``);
+    the older spellings in ``old`` still work but are not shown in ``--help``."""
+
+    def __init__(self, param_decls: Sequence[str], old: Sequence[str] = (), **attrs: Any) -> None:
+        super().__init__([*param_decls, *old], **attrs)
+        self.old_names = tuple(old)
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        """The help line, without the old spellings."""
+        every = self.opts
+        self.opts = [name for name in every if name not in self.old_names]
+        try:
+            return super().get_help_record(ctx)
+        finally:
+            self.opts = every
 
 
 def db_option(func: F) -> F:
@@ -64,6 +109,8 @@ def server_for(config: LodeConfig, db: Path | None, local: bool) -> RemoteLode |
     ``--local``, and none serving another index than one chosen by ``--db`` / ``LODE_DB``."""
     if local:
         return None
+    from indexer.remote import find_server
+
     return find_server(config, same_db=db is not None or "LODE_DB" in os.environ)
 
 
@@ -87,15 +134,43 @@ def echo_json(value: Any) -> None:
     click.echo(json.dumps(to_jsonable(value), indent=2, ensure_ascii=False))
 
 
+def typed_name(ctx: click.Context | None, field: str) -> str:
+    """How the user spelled the option (or argument) that sets the API field ``field``:
+    the spelling found in the command line, else the option's own name; the field itself
+    when no parameter of the command sets it."""
+    param = next((p for p in ctx.command.params if p.name == field), None) if ctx else None
+    if ctx is None or param is None:
+        return field
+    if not isinstance(param, click.Option):
+        return param.human_readable_name
+    names = [*param.opts, *param.secondary_opts]
+    for arg in ctx.meta.get(_ARGV, ()):
+        for name in names:
+            if arg == name or arg.startswith(name + "="):
+                return name
+    return names[0]
+
+
+def _field_message(exc: ValidationError) -> str:
+    ctx = click.get_current_context(silent=True)
+    return "; ".join(f"{typed_name(ctx, e.field)}: {e.message}" for e in exc.errors)
+
+
 def handle_errors(func: F) -> F:
-    """Turn lode's errors into one line on stderr and exit code 2 (no traceback)."""
+    """Turn lode's errors into one line on stderr and exit code 2 (no traceback); a field
+    error names the option as the user typed it."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
+        except ValidationError as exc:
+            click.echo(f"lode: error: {_field_message(exc)}", err=True)
+            sys.exit(2)
         except LodeError as exc:
-            click.echo(f"lode: error: {exc}", err=True)
+            field = getattr(exc, "field", None)
+            named = f"{typed_name(click.get_current_context(silent=True), field)}: " if field else ""
+            click.echo(f"lode: error: {named}{exc}", err=True)
             sys.exit(2)
         except KeyboardInterrupt:
             click.echo("lode: interrupted", err=True)

@@ -7,14 +7,13 @@ print the same JSON either way with ``--json``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.syntax import Syntax
 
-from indexer.api import Lode
 from indexer.cli._common import (
+    ApiOption,
+    LodeCommand,
     db_option,
     echo_json,
     handle_errors,
@@ -24,7 +23,16 @@ from indexer.cli._common import (
     server_for,
     to_jsonable,
 )
-from indexer.search.content import DEFAULT_LIMIT, ContentRequest, FindDocumentsRequest
+from indexer.search.content._request import (
+    DEFAULT_LIMIT,
+    DEFAULT_MIN_SCORE,
+    MAX_LIMIT,
+    ContentRequest,
+    FindDocumentsRequest,
+)
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["find_documents_command", "search_content_command"]
 
@@ -36,45 +44,75 @@ def _run(local: bool, db: Path | None, path: str, request: Any, call: str) -> di
     if remote is not None:
         body = {k: v for k, v in to_jsonable(request).items() if v is not None}
         return dict(remote.post(path, body))
-    lode = Lode(config)
+    from indexer.api import open_for_search
+
+    lode = open_for_search(config)
     try:
         return dict(to_jsonable(getattr(lode, call)(request)))
     finally:
         lode.close()
 
 
-@click.command("search-content")
-@click.option("--concept", "concepts", multiple=True, help="Idea matched by meaning (repeatable).")
-@click.option("--term", "terms", multiple=True, help="Exact term that must appear (repeatable).")
-@click.option("--project", default=None, help="Project name or id (default: every project).")
-@click.option("--min-score", type=float, default=None, help="Lowest relevance 0-1 (default 0.35).")
+_TOKEN_HELP = "next_token of the previous page (the query comes with it)."
+
+
+@click.command("search-content", cls=LodeCommand)
 @click.option(
-    "--limit", type=int, default=DEFAULT_LIMIT, show_default=True, help="Results per page (max 50)."
+    "--semantic-concepts",
+    "semantic_concepts",
+    cls=ApiOption,
+    old=["--concept"],
+    multiple=True,
+    help="Idea matched by meaning (repeatable).",
 )
-@click.option("--token", default=None, help="continuation token of the previous page.")
+@click.option(
+    "--exact-terms",
+    "exact_terms",
+    cls=ApiOption,
+    old=["--term"],
+    multiple=True,
+    help="Exact term that must appear (repeatable).",
+)
+@click.option("--project", default=None, help="Project name or id (default: every project).")
+@click.option(
+    "--min-score", type=float, default=None, help=f"Lowest relevance 0-1 (default {DEFAULT_MIN_SCORE})."
+)
+@click.option(
+    "--limit", type=int, default=DEFAULT_LIMIT, show_default=True, help=f"Results per page (max {MAX_LIMIT})."
+)
+@click.option(
+    "--continuation-token",
+    "continuation_token",
+    cls=ApiOption,
+    old=["--token"],
+    default=None,
+    help=_TOKEN_HELP,
+)
 @local_option
 @db_option
 @json_option
 @handle_errors
 def search_content_command(
-    concepts: tuple[str, ...],
-    terms: tuple[str, ...],
+    semantic_concepts: tuple[str, ...],
+    exact_terms: tuple[str, ...],
     project: str | None,
     min_score: float | None,
     limit: int,
-    token: str | None,
+    continuation_token: str | None,
     local: bool,
     db: Path | None,
     as_json: bool,
 ) -> None:
-    """Retrieve passages by meaning (--concept) and exact terms (--term), with full text.
+    """Retrieve passages by meaning (--semantic-concepts) and exact terms (--exact-terms), with full text.
 
     Score = similarity x 1.5 per distinct exact term present; with terms only it works like
     grep. Identifier-like terms (camelCase, snake_case, digits) match case-sensitively.
 
-    Example: lode search-content --concept "token refresh" --term refreshToken --limit 5
+    Options are the fields of POST /api/v1/search_content.
+
+    Example: lode search-content --semantic-concepts "token refresh" --exact-terms refreshToken --limit 5
     """
-    request = ContentRequest(concepts, terms, project, min_score, limit, token)
+    request = ContentRequest(semantic_concepts, exact_terms, project, min_score, limit, continuation_token)
     answer = _run(local, db, "/api/v1/search_content", request, "search_content")
     if as_json:
         echo_json(answer)
@@ -82,11 +120,20 @@ def search_content_command(
         _render_content(answer)
 
 
-@click.command("find-documents")
+@click.command("find-documents", cls=LodeCommand)
 @click.argument("query", required=False, default="")
 @click.option("--project", default=None, help="Project name or id (default: every project).")
-@click.option("--limit", type=int, default=DEFAULT_LIMIT, show_default=True, help="Files per page (max 50).")
-@click.option("--token", default=None, help="continuation token of the previous page.")
+@click.option(
+    "--limit", type=int, default=DEFAULT_LIMIT, show_default=True, help=f"Files per page (max {MAX_LIMIT})."
+)
+@click.option(
+    "--continuation-token",
+    "continuation_token",
+    cls=ApiOption,
+    old=["--token"],
+    default=None,
+    help=_TOKEN_HELP,
+)
 @local_option
 @db_option
 @json_option
@@ -95,7 +142,7 @@ def find_documents_command(
     query: str,
     project: str | None,
     limit: int,
-    token: str | None,
+    continuation_token: str | None,
     local: bool,
     db: Path | None,
     as_json: bool,
@@ -104,7 +151,7 @@ def find_documents_command(
 
     Example: lode find-documents "session expiry" --limit 5
     """
-    request = FindDocumentsRequest(query, project, limit, token)
+    request = FindDocumentsRequest(query, project, limit, continuation_token)
     answer = _run(local, db, "/api/v1/find_documents", request, "find_documents")
     if as_json:
         echo_json(answer)
@@ -118,13 +165,16 @@ def _footer(console: Console, answer: dict[str, Any]) -> None:
     stats = answer["data"]["statistics"]
     console.print(f"[dim]{answer['status']['message']}, {stats['took_ms']:.0f} ms[/]")
     if answer["continuation"]["has_more"]:
-        console.print(f"[dim]next page: --token {answer['continuation']['next_token']}[/]")
+        console.print(f"[dim]next page: --continuation-token {answer['continuation']['next_token']}[/]")
     related = answer["navigation_hints"]["related_queries"]
     if related:
         console.print(f"[dim]related: {', '.join(related)}[/]")
 
 
 def _render_content(answer: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.syntax import Syntax
+
     console = Console()
     for hit in answer["data"]["results"]:
         name = f"{hit['node_type']} {hit['node_name']}".strip()
@@ -140,6 +190,8 @@ def _render_content(answer: dict[str, Any]) -> None:
 
 
 def _render_documents(answer: dict[str, Any]) -> None:
+    from rich.console import Console
+
     console = Console()
     for doc in answer["data"]["documents"]:
         console.print(

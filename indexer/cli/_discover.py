@@ -8,8 +8,9 @@ from typing import Any
 
 import click
 
-from indexer.api import Lode
 from indexer.cli._common import (
+    ApiOption,
+    LodeCommand,
     db_option,
     echo_json,
     handle_errors,
@@ -18,34 +19,50 @@ from indexer.cli._common import (
     make_config,
     server_for,
 )
-from indexer.config_file import load_discover_config
-from indexer.search.discover import FORMATS, discover
+from indexer.search.discover._config import FORMATS, RenderConfig
 
 __all__ = ["discover_command"]
 
 
+_RENDER = RenderConfig()
+
+
 def _overrides(
-    projects: tuple[str, ...], exclude: tuple[str, ...], fmt: str | None, max_tokens: int | None
+    include: tuple[str, ...], exclude: tuple[str, ...], fmt: str | None, max_tokens: int | None
 ) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
-    if projects or exclude:
-        out["filter"] = {"include": list(projects), "exclude": list(exclude)}
+    if include or exclude:
+        out["filter"] = {"include": list(include), "exclude": list(exclude)}
     render = {"format_style": fmt, "max_prompt_tokens": max_tokens}
     if any(v is not None for v in render.values()):
         out["render"] = {k: v for k, v in render.items() if v is not None}
     return out
 
 
-@click.command("discover")
+@click.command("discover", cls=LodeCommand)
 @click.argument("question")
 @click.option(
-    "--project", "projects", multiple=True, help="Project name or glob to search (repeatable; default: all)."
+    "--include",
+    "include",
+    cls=ApiOption,
+    old=["--project"],
+    multiple=True,
+    help="Project name or glob to search (repeatable; default: all).",
 )
 @click.option("--exclude", multiple=True, help="Project name glob to skip (repeatable).")
 @click.option(
-    "--format", "fmt", type=click.Choice(FORMATS), default=None, help="Prompt format (default: markdown)."
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default=None,
+    help=f"Prompt format (default: {_RENDER.format_style}).",
 )
-@click.option("--max-tokens", type=int, default=None, help="Prompt token budget (default: 4000).")
+@click.option(
+    "--max-tokens",
+    type=int,
+    default=None,
+    help=f"Prompt token budget (default: {_RENDER.max_prompt_tokens}).",
+)
 @click.option("--metrics", "show_metrics", is_flag=True, help="Also print the time of every stage on stderr.")
 @local_option
 @db_option
@@ -53,7 +70,7 @@ def _overrides(
 @handle_errors
 def discover_command(
     question: str,
-    projects: tuple[str, ...],
+    include: tuple[str, ...],
     exclude: tuple[str, ...],
     fmt: str | None,
     max_tokens: int | None,
@@ -70,9 +87,11 @@ def discover_command(
     come from the [discover] table of the config file ($LODE_CONFIG). --json prints the
     prompt, plan, bullets, chunks and metrics.
 
-    Example: lode discover "what is shopfront" --project shop --max-tokens 1500
+    Options are the fields of POST /api/v1/discover.
+
+    Example: lode discover "what is shopfront" --include shop --max-tokens 1500
     """
-    result, prompt, stage_ms = _run(question, _overrides(projects, exclude, fmt, max_tokens), db, local)
+    result, prompt, stage_ms = _run(question, _overrides(include, exclude, fmt, max_tokens), db, local)
     if as_json:
         echo_json(result)
         return
@@ -88,7 +107,11 @@ def _run(question: str, overrides: dict[str, Any], db: Path | None, local: bool)
     if remote is not None:
         found: Any = remote.post("/api/v1/discover", {"question": question, "config": overrides})
         return found, found["answer_prompt"], found["metrics"]["stage_ms"]
-    lode = Lode(config)
+    from indexer.api import open_for_search
+    from indexer.config_file import load_discover_config
+    from indexer.search.discover import discover
+
+    lode = open_for_search(config)
     try:
         result = discover(lode, question, load_discover_config(overrides=overrides))
     finally:

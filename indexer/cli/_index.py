@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from indexer.api import Lode, resolve_project_root
 from indexer.cli._common import (
+    LodeCommand,
+    LodeGroup,
     db_option,
     echo_json,
     handle_errors,
@@ -16,14 +18,15 @@ from indexer.cli._common import (
     make_config,
     server_for,
 )
-from indexer.cli._progress import IndexBar
 from indexer.errors import ConflictError, LodeError, ServerUnavailableError
-from indexer.remote import RemoteLode
+
+if TYPE_CHECKING:
+    from indexer.remote import RemoteLode
 
 __all__ = ["index_command", "projects_group", "status_command"]
 
 
-@click.command("index")
+@click.command("index", cls=LodeCommand)
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--name", default=None, help="Project name (default: the folder's name).")
 @click.option("--full", is_flag=True, help="Re-chunk every file, not only changed ones.")
@@ -59,6 +62,9 @@ def index_command(
     if remote is not None:
         _index_remote(remote, path, name, full, as_json)
         return
+    from indexer.api import Lode
+    from indexer.cli._progress import IndexBar
+
     lode = Lode(config)
     with IndexBar(enabled=None if not as_json else False) as bar:
         report = lode.index(path, name=name, full=full, embed=not no_embed, progress=bar)
@@ -76,6 +82,9 @@ def index_command(
 
 
 def _index_remote(remote: RemoteLode, path: Path, name: str | None, full: bool, as_json: bool) -> None:
+    from indexer.api import resolve_project_root
+    from indexer.cli._progress import IndexBar
+
     root = resolve_project_root(path)
     with IndexBar(enabled=None if not as_json else False) as bar:
         result = remote.index(str(root), name, full, progress=bar.from_task)
@@ -94,7 +103,7 @@ def _index_remote(remote: RemoteLode, path: Path, name: str | None, full: bool, 
         raise LodeError(f"the server's task ended {task['status']}: {task['message']}")
 
 
-@click.group("projects", invoke_without_command=True)
+@click.group("projects", cls=LodeGroup, invoke_without_command=True)
 @click.pass_context
 def projects_group(ctx: click.Context) -> None:
     """List or remove registered projects (default: list).
@@ -114,6 +123,8 @@ def projects_list(db: Path | None = None, as_json: bool = False) -> None:
 
     Example: lode projects list
     """
+    from indexer.api import Lode
+
     projects = Lode(make_config(db=db)).list_projects()
     if as_json:
         echo_json(projects)
@@ -135,6 +146,8 @@ def projects_remove(project: str, db: Path | None, as_json: bool) -> None:
 
     Example: lode projects remove myrepo
     """
+    from indexer.api import Lode
+
     removed = Lode(make_config(db=db)).remove_project(project)
     if as_json:
         echo_json({"removed": removed})
@@ -142,29 +155,89 @@ def projects_remove(project: str, db: Path | None, as_json: bool) -> None:
         click.echo(f"removed project {removed.name} ({removed.root})")
 
 
-@click.command("status")
+@click.command("status", cls=LodeCommand)
+@local_option
 @db_option
 @json_option
 @handle_errors
-def status_command(db: Path | None, as_json: bool) -> None:
-    """Show the index: projects, files, chunks, semantic coverage, failures.
+def status_command(local: bool, db: Path | None, as_json: bool) -> None:
+    """Show the index: projects with their watcher state, running and queued tasks with
+    their progress, files, chunks, semantic coverage, failures.
+
+    Asks a running lode server when there is one (it knows its tasks' rates and its
+    watchers); --local (or no server) reads what the index records.
 
     Example: lode status --json
     """
-    status = Lode(make_config(db=db)).status()
+    config = make_config(db=db)
+    remote = server_for(config, db, local)
+    if remote is not None:
+        status = _remote_status(remote)
+    else:
+        from indexer.api import Lode
+
+        lode = Lode(config)
+        try:
+            status = {"via": "local", **lode.status()}
+        finally:
+            lode.close()
     if as_json:
         echo_json(status)
-        return
+    else:
+        _print_status(status)
+
+
+def _remote_status(remote: RemoteLode) -> dict[str, Any]:
+    """The server's status, with its live tasks (running first) and each project's watcher."""
+    status: dict[str, Any] = remote.get("/api/v1/status")
+    tasks = [t for t in remote.get("/api/v1/tasks?limit=1000") if t["status"] in ("running", "queued")]
+    tasks.sort(key=lambda t: t["status"] != "running")
+    for project in status["projects"]:
+        project["failed_files"] = None
+    return {"via": remote.base_url, "exists": True, **status, "tasks": tasks}
+
+
+def _watch_text(project: dict[str, Any], via: str) -> str:
+    watch = project.get("watch")
+    if via == "local" or watch is None:
+        return "watcher unknown (no lode server)"
+    text = str(watch["state"])
+    if watch.get("pending_events"):
+        text += f", {watch['pending_events']} pending event(s)"
+    if watch.get("last_error"):
+        text += f", last error: {watch['last_error']}"
+    return text
+
+
+def _task_text(task: dict[str, Any], names: dict[str, str]) -> str:
+    project = names.get(task["project_id"], task["project_id"])
+    text = f"{task['status']:<8} {project}: {task['phase']} {task['percent']:.0f} %"
+    text += f" (files {task['files_done']}/{task['files_total']}, "
+    text += f"{task['chunks_embedded']}/{task['chunks_total']} chunks embedded"
+    if task.get("eta_seconds") is not None:
+        text += f", about {task['eta_seconds']:.0f} s left"
+    return text + f")  {task['id']}"
+
+
+def _print_status(status: dict[str, Any]) -> None:
+    via = status["via"]
     if not status["exists"]:
         click.echo(f"no index at {status['db']} yet: lode index PATH")
         return
-    click.echo(f"index {status['db']} (model {status['model_id']}, dim {status['dimension']})")
+    served = "" if via == "local" else f", served by {via}"
+    click.echo(f"index {status['db']} (model {status['model_id']}, dim {status['dimension']}{served})")
     click.echo(
         f"{status['documents']} files, {status['chunks']} chunks ({status['chunks_embedded']} embedded), "
         f"{status['embedding_cache']} cached vectors, {status['file_errors']} failed file(s)"
     )
     for p in status["projects"]:
+        failed = "" if p.get("failed_files") is None else f", {p['failed_files']} failed"
         click.echo(
             f"  {p['name']}: {p['files']} files, {p['chunks']} chunks, "
-            f"semantic {p['semantic_coverage']:.0%}, {p['failed_files']} failed — {p['root']}"
+            f"semantic {p['semantic_coverage']:.0%}{failed}; {_watch_text(p, via)} — {p['root']}"
         )
+    names = {p["id"]: p["name"] for p in status["projects"]}
+    tasks = status.get("tasks", [])
+    click.echo(f"tasks: {len(tasks)} running or queued" if tasks else "tasks: none running or queued")
+    for task in tasks:
+        click.echo(f"  {_task_text(task, names)}")

@@ -6,23 +6,32 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from indexer.api import Lode
-from indexer.cli._common import db_option, echo_json, handle_errors, json_option, make_config
-from indexer.errors import ValidationError
-from indexer.outline import (
-    FindResult,
-    GrepResult,
-    Listing,
-    LocateResult,
-    NodeInfo,
-    NodeText,
-    Outline,
-    PlanPrompt,
+from indexer.cli._common import (
+    ApiOption,
+    LodeGroup,
+    db_option,
+    echo_json,
+    handle_errors,
+    json_option,
+    make_config,
 )
+from indexer.errors import ValidationError
+
+if TYPE_CHECKING:
+    from indexer.outline import (
+        FindResult,
+        GrepResult,
+        Listing,
+        LocateResult,
+        NodeInfo,
+        NodeText,
+        Outline,
+        PlanPrompt,
+    )
 
 __all__ = ["outline_group"]
 
@@ -41,6 +50,8 @@ def _options(func: F) -> F:
 
 def _open(db: Path | None, project: str | None) -> Outline:
     """The outline of ``project`` (or of the only project when none is named)."""
+    from indexer.api import Lode
+
     lode = Lode(make_config(db=db))
     if project is None:
         projects = lode.list_projects()
@@ -112,7 +123,7 @@ def _print_plan(result: PlanPrompt) -> None:
     click.echo(f"intent: {result.intent}\n\n{result.system}\n\n{result.user}")
 
 
-@click.group("outline")
+@click.group("outline", cls=LodeGroup)
 def outline_group() -> None:
     """Navigate a project's outline: folders → files → classes → methods, docs → sections.
 
@@ -183,7 +194,16 @@ def grep_command(outline: Outline, pattern: str, node: str | None, limit: int, i
 
 @outline_group.command("locate")
 @click.argument("question")
-@click.option("--branches", "max_branches", type=int, default=3, show_default=True, help="Cues returned.")
+@click.option(
+    "--max-branches",
+    "max_branches",
+    cls=ApiOption,
+    old=["--branches"],
+    type=int,
+    default=3,
+    show_default=True,
+    help="Cues returned, one per branch.",
+)
 @_options
 @handle_errors
 @_run

@@ -1,15 +1,16 @@
-"""``lode search``: every search option as a flag; results as highlighted snippets or JSON."""
+"""``lode search``: every search option as a flag named as its API field; results as
+highlighted snippets or JSON."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.syntax import Syntax
 
-from indexer.api import Lode
 from indexer.cli._common import (
+    ApiOption,
+    LodeCommand,
     db_option,
     echo_json,
     handle_errors,
@@ -18,39 +19,132 @@ from indexer.cli._common import (
     make_config,
     server_for,
 )
-from indexer.search import GRANULARITIES, MODES, ChunkHit, SearchOptions, SearchResponse
+from indexer.search._options import GRANULARITIES, MODES, SearchOptions
+
+if TYPE_CHECKING:
+    from indexer.search._results import ChunkHit, SearchResponse
 
 __all__ = ["search_command"]
 
 _LEXERS = {"csharp": "csharp", "cpp": "cpp", "tsx": "tsx", "bash": "bash", "markdown": "markdown"}
+_DEFAULTS = SearchOptions(query="")
 
 
-@click.command("search")
+@click.command("search", cls=LodeCommand)
 @click.argument("query")
-@click.option("--project", "projects", multiple=True, help="Project name or id (repeatable; default: all).")
-@click.option("--granularity", type=click.Choice(GRANULARITIES), default="document", show_default=True)
-@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
-@click.option("--lang", "languages", multiple=True, help="Language filter (repeatable).")
 @click.option(
-    "--node-type", "node_types", multiple=True, help="Node type filter, e.g. function (repeatable)."
+    "--projects",
+    "projects",
+    cls=ApiOption,
+    old=["--project"],
+    multiple=True,
+    help="Project name or id (repeatable; default: all).",
 )
-@click.option("--name", "node_name_pattern", default=None, help="Glob on the unit's name (case-sensitive).")
-@click.option("--parent", "parent_context_pattern", default=None, help="Glob on the enclosing declaration.")
+@click.option(
+    "--granularity",
+    type=click.Choice(GRANULARITIES),
+    default=_DEFAULTS.granularity,
+    show_default=True,
+    help="document: files with their best chunks; chunk: chunks grouped by file.",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(MODES),
+    default=_DEFAULTS.mode,
+    show_default=True,
+    help="hybrid: vectors and full text; semantic or lexical alone.",
+)
+@click.option(
+    "--languages",
+    "languages",
+    cls=ApiOption,
+    old=["--lang"],
+    multiple=True,
+    help="Language filter, e.g. python (repeatable).",
+)
+@click.option(
+    "--node-types",
+    "node_types",
+    cls=ApiOption,
+    old=["--node-type"],
+    multiple=True,
+    help="Node type filter, e.g. function (repeatable).",
+)
+@click.option(
+    "--node-name-pattern",
+    "node_name_pattern",
+    cls=ApiOption,
+    old=["--name"],
+    default=None,
+    help="Glob on the unit's name (case-sensitive).",
+)
+@click.option(
+    "--parent-context-pattern",
+    "parent_context_pattern",
+    cls=ApiOption,
+    old=["--parent"],
+    default=None,
+    help="Glob on the enclosing declaration.",
+)
 @click.option("--scope-depth", nargs=2, type=int, default=None, help="MIN MAX length of the scope path.")
-@click.option("--defines", "has_definitions", multiple=True, help="Chunk defines this name (repeatable).")
 @click.option(
-    "--references", "has_references", multiple=True, help="Chunk references this name (repeatable)."
+    "--has-definitions",
+    "has_definitions",
+    cls=ApiOption,
+    old=["--defines"],
+    multiple=True,
+    help="Chunk defines this name (repeatable).",
 )
-@click.option("--path", "path_include", multiple=True, help="Path glob to include (repeatable).")
-@click.option("--exclude", "path_exclude", multiple=True, help="Path glob to exclude (repeatable).")
 @click.option(
-    "--files", "file_limit", type=int, default=5, show_default=True, help="Files (document granularity)."
+    "--has-references",
+    "has_references",
+    cls=ApiOption,
+    old=["--references"],
+    multiple=True,
+    help="Chunk references this name (repeatable).",
 )
 @click.option(
-    "--per-file", "chunks_per_file", type=int, default=3, show_default=True, help="Chunks per file."
+    "--path-include",
+    "path_include",
+    cls=ApiOption,
+    old=["--path"],
+    multiple=True,
+    help="Path glob to include, relative to the project root, e.g. 'src/**' (repeatable).",
 )
-@click.option("--limit", type=int, default=10, show_default=True, help="Chunks (chunk granularity).")
-@click.option("--offset", type=int, default=0, show_default=True, help="Skip this many results.")
+@click.option(
+    "--path-exclude",
+    "path_exclude",
+    cls=ApiOption,
+    old=["--exclude"],
+    multiple=True,
+    help="Path glob to exclude, relative to the project root (repeatable).",
+)
+@click.option(
+    "--file-limit",
+    "file_limit",
+    cls=ApiOption,
+    old=["--files"],
+    type=int,
+    default=_DEFAULTS.file_limit,
+    show_default=True,
+    help="Files (document granularity).",
+)
+@click.option(
+    "--chunks-per-file",
+    "chunks_per_file",
+    cls=ApiOption,
+    old=["--per-file"],
+    type=int,
+    default=_DEFAULTS.chunks_per_file,
+    show_default=True,
+    help="Chunks per file.",
+)
+@click.option(
+    "--limit", type=int, default=_DEFAULTS.limit, show_default=True, help="Chunks (chunk granularity)."
+)
+@click.option(
+    "--offset", type=int, default=_DEFAULTS.offset, show_default=True, help="Skip this many results."
+)
 @local_option
 @db_option
 @json_option
@@ -60,16 +154,25 @@ def search_command(
 ) -> None:
     """Search the index for QUERY (hybrid by default).
 
-    Goes through a running lode server when there is one (its model is already loaded);
-    --local searches in-process.
+    Options are the fields of POST /api/v1/search. Goes through a running lode server when
+    there is one; --local searches in-process (queries embedded by the cached ONNX graph).
 
-    Example: lode search "parse http request" --granularity chunk --lang python --node-type function
-    """
+    Example: lode search "parse http request" --granularity chunk --languages python --node-types function
+    """  # fmt: skip
     tuples = {k: tuple(v) for k, v in fields.items() if isinstance(v, tuple)}
     options = SearchOptions(**{**fields, **tuples, "scope_depth": scope_depth})  # type: ignore[arg-type]
     config = make_config(db=db)
     remote = server_for(config, db, local)
-    response = remote.search(options) if remote is not None else Lode(config).search(options)
+    if remote is not None:
+        response = remote.search(options)
+    else:
+        from indexer.api import open_for_search
+
+        lode = open_for_search(config)
+        try:
+            response = lode.search(options)
+        finally:
+            lode.close()
     if as_json:
         echo_json(response)
     else:
@@ -84,6 +187,9 @@ def _chunks(response: SearchResponse) -> list[tuple[str, float, list[ChunkHit]]]
 
 def render(response: SearchResponse) -> None:
     """Print results: file, lines, node, score, and a highlighted snippet."""
+    from rich.console import Console
+    from rich.syntax import Syntax
+
     console = Console()
     for warning in response.warnings:
         console.print(f"[yellow]note:[/] {warning}")

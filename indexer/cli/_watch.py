@@ -8,25 +8,29 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import click
 
-from indexer.api import Lode
-from indexer.cli._common import db_option, handle_errors, make_config
-from indexer.models import Project, Task
-from indexer.tasks import IndexWorker
-from indexer.watch import Batch, WatchService, WatchStatus
+from indexer.cli._common import LodeCommand, db_option, handle_errors, make_config
+from indexer.config import WatchConfig
+
+if TYPE_CHECKING:
+    from indexer.api import Lode
+    from indexer.models import Project, Task
+    from indexer.tasks import IndexWorker
+    from indexer.watch import Batch, WatchStatus
 
 __all__ = ["run_watch", "watch_command"]
 
 _SHOWN_PATHS = 3
 
 
-@click.command("watch")
+@click.command("watch", cls=LodeCommand)
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option(
     "--quiet-ms", type=click.IntRange(min=1), default=None,
-    help="Send a batch once no file changed for this long (default 300).",
+    help=f"Send a batch once no file changed for this long, in ms (default {WatchConfig().quiet_ms}).",
 )  # fmt: skip
 @db_option
 @handle_errors
@@ -35,6 +39,8 @@ def watch_command(path: Path, quiet_ms: int | None, db: Path | None) -> None:
 
     Example: lode watch ~/src/myrepo --quiet-ms 200
     """
+    from indexer.api import Lode
+
     lode = Lode(make_config(db=db, quiet_ms=quiet_ms))
     stop = threading.Event()
 
@@ -60,6 +66,9 @@ def run_watch(
     report_every: float = 0.2,
 ) -> None:
     """Register ``path``, run a writer and its watcher until ``stop`` is set, then stop both."""
+    from indexer.tasks import IndexWorker
+    from indexer.watch import WatchService
+
     project = lode.register(path)
     worker = IndexWorker(lode.store, lode.lazy_embedder, lode.config, activity=lode.activity)
     reporter = _Reporter(worker, Path(project.root), echo)

@@ -4,8 +4,9 @@ deterministic fake for fast unit tests."""
 from indexer.embed._protocol import Embedder, embed_on_one_thread
 from indexer.embed.fake import FakeEmbedder
 from indexer.embed.lazy import LazyEmbedder
+from indexer.embed.onnx_queries import cached_query_graph
 from indexer.embed.query_graph import QueryGraph, QueryGraphEmbedder, query_graph_of
-from indexer.embed.sentence import SentenceTransformerEmbedder, load_embedder
+from indexer.embed.sentence import SentenceTransformerEmbedder, load_embedder, model_dir
 
 __all__ = [
     "Embedder",
@@ -14,7 +15,9 @@ __all__ = [
     "QueryGraph",
     "QueryGraphEmbedder",
     "SentenceTransformerEmbedder",
+    "cached_query_graph",
     "embed_on_one_thread",
     "load_embedder",
+    "model_dir",
     "query_graph_of",
 ]

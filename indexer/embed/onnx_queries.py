@@ -11,13 +11,15 @@ torch embedded stay in one space. Any other model layout, or any failure, keeps 
 By default the exported graph is also quantized once (int8 weights, activations quantized
 as they run; ONNX Runtime's dynamic quantization), which embeds a query in ~2.5 ms: its
 vectors keep a cosine of ~0.99 to torch's, and the quality benchmark measures what that
-costs in ranking (see README, Performance). A failure to quantize keeps the float graph.
+costs in ranking (see docs/performance.md). A failure to quantize keeps the float graph.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.metadata
+import json
 import logging
 import os
 import re
@@ -37,6 +39,7 @@ __all__ = [
     "KEEP_GRAPHS",
     "OnnxQueryEncoder",
     "QueryEncoder",
+    "cached_query_graph",
     "int8_path",
     "onnx_cache_dir",
     "onnx_query_encoder",
@@ -125,7 +128,9 @@ def _query_graph(model: Any, path: Path, threads: int) -> QueryGraph | None:
         backend = getattr(getattr(model[0], "tokenizer", None), "backend_tokenizer", None)
         if backend is None:  # a slow (Python) tokenizer: other processes load the model
             return None
-        return QueryGraph(str(path), backend.to_str(), int(model.max_seq_length), threads)
+        graph = QueryGraph(str(path), backend.to_str(), int(model.max_seq_length), threads)
+        _save_manifest(path, graph)
+        return graph
     except Exception as exc:  # only costs other processes the model's memory
         log.warning("the query graph cannot be shared with other processes: %s", exc)
         return None
@@ -144,11 +149,11 @@ def _is_mean_pooled(model: Any) -> bool:
 
 
 def _key(model_dir: str) -> str:
-    import onnx
-    import torch
-
+    """The cache key of a model folder's graph: its files and the exporting libraries'
+    versions (read from their metadata, so a process without torch finds the graph too)."""
     root = Path(model_dir).resolve()
-    digest = hashlib.sha256(f"{_FORMAT}|{torch.__version__}|{onnx.__version__}|{root}".encode())
+    versions = "|".join(importlib.metadata.version(name) for name in ("torch", "onnx"))
+    digest = hashlib.sha256(f"{_FORMAT}|{versions}|{root}".encode())
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         stat = path.stat()
         digest.update(f"|{path.relative_to(root)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
@@ -195,12 +200,50 @@ def _exported(model: Any, model_dir: str) -> Path:
     return target
 
 
+def _manifest_path(graph: Path) -> Path:
+    """Where what a query needs beside an exported graph is kept (tokenizer, sequence limit)."""
+    return graph.with_name(f"{graph.name.removesuffix('.onnx')}.json")
+
+
+def _save_manifest(used: Path, graph: QueryGraph) -> None:
+    """Keep the tokenizer and sequence limit beside the float graph that ``used`` is (or is
+    the int8 twin of), so a process that only searches needs neither torch nor the model."""
+    name = used.name.split(".int8-")[0].removesuffix(".onnx") + ".onnx"
+    target = _manifest_path(used.with_name(name))
+    body = {"format": _FORMAT, "tokenizer": graph.tokenizer, "max_length": graph.max_length}
+    try:
+        if target.is_file() and json.loads(target.read_text(encoding="utf-8")) == body:
+            return
+        with tempfile.NamedTemporaryFile("w", dir=target.parent, suffix=".tmp", delete=False) as handle:
+            json.dump(body, handle)
+        os.replace(handle.name, target)
+    except (OSError, ValueError) as exc:  # only costs a later CLI search the model's load
+        log.warning("could not keep the query graph's tokenizer beside it: %s", exc)
+
+
+def cached_query_graph(model_dir: str, *, int8: bool, threads: int = 1) -> QueryGraph | None:
+    """The query graph that a process which loaded this model folder exported earlier (its
+    int8 twin with ``int8``, when there is one), found without torch or the model; None
+    when there is none yet (the caller loads the model, which exports it)."""
+    try:
+        graph = onnx_cache_dir() / f"query-{_key(model_dir)}.onnx"
+        manifest = json.loads(_manifest_path(graph).read_text(encoding="utf-8"))
+        if manifest.get("format") != _FORMAT or not graph.is_file():
+            return None
+        if int8 and int8_path(graph).is_file():
+            graph = int8_path(graph)
+        with contextlib.suppress(OSError):
+            os.utime(graph)  # used: pruning keeps it
+        return QueryGraph(str(graph), str(manifest["tokenizer"]), int(manifest["max_length"]), threads)
+    except (OSError, ValueError, KeyError, TypeError, importlib.metadata.PackageNotFoundError):
+        return None
+
+
 def int8_path(graph: Path) -> Path:
     """Where the quantized twin of an exported graph is kept (named for the ONNX Runtime
     version and the quantization settings, so an upgrade quantizes again)."""
-    import onnxruntime as ort
-
-    tag = hashlib.sha256(f"{ort.__version__}|{_INT8_SETTINGS}".encode()).hexdigest()[:8]
+    version = importlib.metadata.version("onnxruntime")
+    tag = hashlib.sha256(f"{version}|{_INT8_SETTINGS}".encode()).hexdigest()[:8]
     return graph.with_name(f"{graph.name.removesuffix('.onnx')}.int8-{tag}.onnx")
 
 
@@ -288,7 +331,7 @@ _STALE_SCRATCH_SECONDS = 3600.0
 
 def prune_onnx_cache(folder: Path, keep: Path, count: int = KEEP_GRAPHS) -> list[Path]:
     """Remove all but the ``count`` most recently used exported graphs (``keep`` always
-    stays) with their int8 twins, twins of another ONNX Runtime or of no graph, and scratch
+    stays) with their int8 twins and manifests, twins of another ONNX Runtime or of no graph, and scratch
     files left by a killed export; return what was removed. A graph another process still
     has open keeps working."""
     every = list(folder.glob("query-*.onnx"))
@@ -296,6 +339,7 @@ def prune_onnx_cache(folder: Path, keep: Path, count: int = KEEP_GRAPHS) -> list
     doomed = [g for g in graphs if g != keep][max(0, count - 1) :]
     wanted = {g for g in graphs if g not in doomed} | {int8_path(g) for g in graphs if g not in doomed}
     doomed = [p for p in every if p not in wanted]
+    doomed += [p for p in folder.glob("query-*.json") if p.with_suffix(".onnx") not in wanted]
     doomed += [p for p in folder.glob("*.tmp") if time.time() - _used_at(p) > _STALE_SCRATCH_SECONDS]
     removed: list[Path] = []
     for path in doomed:

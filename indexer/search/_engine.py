@@ -28,7 +28,7 @@ from indexer.errors import NotFoundError
 from indexer.models import ChunkFilter, ChunkView, Document, Project, StoredChunk
 from indexer.search._fusion import Ranked, Scored, fuse, fuse_scores
 from indexer.search._lexical import exact_identifiers, fts_query, is_identifier_query
-from indexer.search._options import SearchOptions, to_filter, validate_options
+from indexer.search._options import SearchOptions, relative_path_globs, to_filter, validate_options
 from indexer.search._results import ChunkHit, DocumentHit, FileGroup, SearchResponse
 from indexer.store import Candidate, Detail, Store
 
@@ -94,7 +94,7 @@ class Searcher:
         by_ref = {p.id: p for p in projects} | {p.name: p for p in projects}
         unknown = [r for r in refs if r not in by_ref]
         if unknown:
-            raise NotFoundError(f"{field}: unknown project(s) {unknown}")
+            raise NotFoundError(f"unknown project(s) {unknown}", field)
         return list({by_ref[r].id: by_ref[r] for r in refs}.values())
 
     def candidate_calls(
@@ -166,6 +166,7 @@ class Searcher:
         started = time.perf_counter()
         validate_options(opts, self.known_languages)
         projects = self.resolve_projects(opts.projects)
+        opts = relative_path_globs(opts, [p.root for p in projects])
         names = {p.id: p.name for p in projects}
         flt = to_filter(opts, self.project_scope(projects))
         if opts.granularity == "chunk":

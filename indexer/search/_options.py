@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Final
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Final
 
 from indexer.errors import FieldError, ValidationError
 from indexer.models import NODE_TYPES, ChunkFilter
-from indexer.store import glob_to_regex
 
-__all__ = ["GRANULARITIES", "MAX_LIMIT", "MODES", "SearchOptions", "validate_options"]
+__all__ = [
+    "GRANULARITIES",
+    "MAX_LIMIT",
+    "MODES",
+    "SearchOptions",
+    "relative_path_globs",
+    "validate_options",
+]
 
 GRANULARITIES: Final = ("document", "chunk")
 MODES: Final = ("hybrid", "semantic", "lexical")
@@ -105,6 +112,8 @@ def _check_patterns(errors: list[FieldError], opts: SearchOptions) -> None:
 
 def _check_globs(errors: list[FieldError], opts: SearchOptions) -> None:
     """Globs the store cannot translate (``[z-a]``) are a 400 naming the field, not a 500."""
+    from indexer.store import glob_to_regex
+
     globs = [(name, g, True) for name in ("path_include", "path_exclude") for g in getattr(opts, name)]
     globs += [(name, getattr(opts, name), False) for name in ("node_name_pattern", "parent_context_pattern")]
     for name, glob, is_path in globs:
@@ -129,6 +138,50 @@ def validate_options(opts: SearchOptions, known_languages: frozenset[str] | None
     if errors:
         first, *more = errors
         raise ValidationError(first.field, first.message, more=tuple(more))
+
+
+def _inside(glob: str, roots: Sequence[str]) -> str | None:
+    """``glob`` relative to the first root it lies under (``**`` for the root itself)."""
+    for root in roots:
+        base = root.rstrip("/")
+        if glob.rstrip("/") == base:
+            return "**"
+        if glob.startswith(base + "/"):
+            return glob[len(base) + 1 :] or "**"
+    return None
+
+
+def relative_path_globs(opts: SearchOptions, roots: Sequence[str]) -> SearchOptions:
+    """``opts`` with every absolute path glob made relative to the project root it lies
+    under; a ValidationError naming the field for one outside every root searched.
+
+    Path globs are relative to the project root: ``/home/me/shop/src/**`` searching the
+    project at ``/home/me/shop`` becomes ``src/**``."""
+    changes: dict[str, Any] = {}
+    errors: list[FieldError] = []
+    for name in ("path_include", "path_exclude"):
+        globs: tuple[str, ...] = getattr(opts, name)
+        if not any(g.startswith("/") for g in globs):
+            continue
+        out = []
+        for glob in globs:
+            relative = _inside(glob, roots) if glob.startswith("/") else glob
+            if relative is None:
+                where = ", ".join(roots) if roots else "no project is registered"
+                errors.append(
+                    FieldError(
+                        name,
+                        f"{glob!r} is outside the project root ({where}); path globs are relative "
+                        f"to the project root, e.g. {glob.lstrip('/') or '**'!r}",
+                    )
+                )
+            else:
+                out.append(relative)
+        changes[name] = tuple(out)
+    if errors:
+        first, *more = errors
+        raise ValidationError(first.field, first.message, more=tuple(more))
+    return replace(opts, **changes) if changes else opts
 
 
 def to_filter(opts: SearchOptions, project_ids: tuple[str, ...]) -> ChunkFilter:

@@ -20,7 +20,7 @@ from server.schemas import SearchRequest
 from server.web._assets import load_assets
 from server.web._views import render, render_chunk, render_projects, render_results
 
-__all__ = ["web_routes"]
+__all__ = ["page_routes"]
 
 _deps = {"ctx": Provide(get_ctx, sync_to_thread=False)}
 _PUBLIC = {"public": True}
@@ -123,7 +123,7 @@ def projects_fragment(ctx: Ctx) -> Response[str]:
     return _fragment(render_projects(ctx))
 
 
-web_routes = [
+page_routes = [
     search_page,
     projects_page,
     chunk_page,

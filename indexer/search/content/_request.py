@@ -10,6 +10,7 @@ from indexer.errors import FieldError, ValidationError
 
 __all__ = [
     "DEFAULT_LIMIT",
+    "DEFAULT_MIN_SCORE",
     "MAX_ITEMS",
     "MAX_LIMIT",
     "MAX_TEXT_CHARS",
@@ -22,6 +23,8 @@ __all__ = [
 ]
 
 DEFAULT_LIMIT: Final = 10
+#: ``min_score`` when the request gives none.
+DEFAULT_MIN_SCORE: Final = 0.35
 MAX_LIMIT: Final = 50
 MAX_ITEMS: Final = 20
 MAX_TEXT_CHARS: Final = 500

@@ -33,6 +33,8 @@ from typing import Final
 
 import numpy as np
 
+from indexer.search.content._request import DEFAULT_MIN_SCORE
+
 __all__ = [
     "DEFAULT_MIN_SCORE",
     "EXACT_ONLY_SEMANTIC",
@@ -52,8 +54,6 @@ FLOOR: Final = 0.12
 SCALE: Final = 0.36
 #: The semantic score of every chunk of an exact-terms-only query (and of an unembedded chunk).
 EXACT_ONLY_SEMANTIC: Final = 0.3
-#: ``min_score`` when the request gives none.
-DEFAULT_MIN_SCORE: Final = 0.35
 
 
 def combine_concepts(similarities: np.ndarray) -> float:
