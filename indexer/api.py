@@ -43,6 +43,7 @@ from indexer.search.content import (
     document_text,
 )
 from indexer.store import Store, open_store, read_store_info
+from indexer.writer_lock import WriterLock
 
 __all__ = ["Lode", "open_for_queries", "open_for_search", "relative_paths", "resolve_project_root"]
 
@@ -93,6 +94,8 @@ class Lode:
         self._embedder = embedder
         self._store = store
         self._lock = threading.Lock()
+        #: This process's claim to write the index (taken by the first write).
+        self.writer = WriterLock(config.db)
         self._searcher: Searcher | None = None
         #: Searches in flight: an index writer given this yields the cores to them.
         self.activity = SearchActivity()
@@ -166,8 +169,14 @@ class Lode:
             self._searcher = Searcher(self.store, self.lazy_embedder, known_languages())
         return self._searcher
 
+    def hold_writer(self, command: str = "lode index", url: str | None = None) -> None:
+        """Claim to be the index's writer (``WriterBusyError`` naming the process that
+        writes it when it is another; a server gives the URL where it answers)."""
+        self.writer.acquire(command, url)
+
     def close(self) -> None:
-        """Release the store."""
+        """Release the store (and the writer's claim)."""
+        self.writer.release()
         if self._searcher is not None:
             self._searcher.close()
             self._searcher = None
@@ -187,6 +196,7 @@ class Lode:
     ) -> Project:
         """Register a folder as a project (or return the one already registered for it)."""
         root = resolve_project_root(path, force=force)
+        self.hold_writer()
         existing = self.store.find_project_by_root(str(root))
         if existing is not None:
             return existing
@@ -205,6 +215,7 @@ class Lode:
 
             raise NotFoundError(f"no project {ref!r}")
         project = store.get_project(ref)
+        self.hold_writer("lode projects remove")
         store.delete_project(project.id)
         return project
 

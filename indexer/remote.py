@@ -25,6 +25,7 @@ from indexer.errors import (
     ValidationError,
 )
 from indexer.search import ChunkHit, DocumentHit, FileGroup, SearchOptions, SearchResponse
+from indexer.writer_lock import current_writer
 
 __all__ = ["RemoteLode", "find_server"]
 
@@ -42,12 +43,24 @@ def _base_url(config: LodeConfig) -> str:
 
 
 def find_server(config: LodeConfig, timeout: float = 0.3, same_db: bool = False) -> RemoteLode | None:
-    """The lode server listening on the configured address, if one answers ``/health``
+    """The lode server writing ``config.db`` (found through the index's writer lock, on any
+    port), else the one listening on the configured address if one answers ``/health``
     (with ``same_db``: only if it serves ``config.db``, the index the caller chose).
 
     None only when nothing listens there (or what listens is not lode): a lode server that
     is slow to answer, or will not say which index it serves, raises instead of being
     taken for none, since the caller would then write beside it."""
+    writer = current_writer(config.db)
+    if writer is not None and writer.url:  # the server writing this index, whatever its port
+        remote = RemoteLode(writer.url, config.server.api_key, timeout=timeout)
+        health = _health(remote.base_url, timeout)
+        if isinstance(health, dict) and "worker_alive" in health:
+            remote.health = health
+            remote.timeout = 60.0
+            return remote
+        raise ServerUnavailableError(
+            f"{writer.describe()} holds the index {config.db} but does not answer at {writer.url}"
+        )
     remote = RemoteLode(_base_url(config), config.server.api_key, timeout=timeout)
     health = _health(remote.base_url, timeout)  # a degraded server's 503 has the same body
     if not isinstance(health, dict) or "worker_alive" not in health:
@@ -148,9 +161,15 @@ class RemoteLode:
         name: str | None,
         full: bool,
         progress: Callable[[dict[str, Any]], None] | None = None,
+        force: bool = False,
     ) -> dict[str, Any]:
         """Register (or find) the folder on the server, queue its index and wait for the task."""
-        created = self.post("/api/v1/projects", {"path": path, **({"name": name} if name else {})})
+        body: dict[str, Any] = {
+            "path": path,
+            **({"name": name} if name else {}),
+            **({"force": True} if force else {}),
+        }
+        created = self.post("/api/v1/projects", body)
         project_id = created["project"]["id"]
         task_id = created["task_id"]
         if full:

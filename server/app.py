@@ -42,6 +42,13 @@ then search (`POST /api/v1/search`). Every error has the shape
 `{"status_code", "detail", "extra"}`; `extra` names the offending fields."""
 
 
+def _url_host(host: str) -> str:
+    """A bind address as a URL host (``[::1]``; the wildcard as loopback)."""
+    if host in ("0.0.0.0", "::", ""):
+        return "127.0.0.1"
+    return f"[{host}]" if ":" in host else host
+
+
 def _auth_guard(api_key: str | None) -> Any:
     def guard(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
         # Public: /health and handlers with opt={"public": True} (the web page's data-free shell).
@@ -76,7 +83,8 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        ctx = context or open_context(config, embedder=embedder)
+        url = f"http://{_url_host(config.server.host)}:{config.server.port}"
+        ctx = context or open_context(config, embedder=embedder, url=url)
         app.state.ctx = state["ctx"] = ctx
         # the document every /api/openapi.json and docs page serves, made exact once
         exact_request_schemas(app.plugins.get(OpenAPIPlugin).provide_openapi_schema())

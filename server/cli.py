@@ -44,6 +44,7 @@ _SERVER = ServerConfig()
 @click.option("--port", type=int, default=None, help=f"TCP port (default {_SERVER.port}).")
 @click.option("--api-key", default=None, help="Require 'Authorization: Bearer KEY' (or LODE_API_KEY).")
 @click.option("--no-watch", is_flag=True, help="Do not watch projects for changes.")
+@click.option("--force", is_flag=True, help="Serve /, a system folder or the home folder itself anyway.")
 @db_option
 @handle_errors
 def serve_command(
@@ -52,6 +53,7 @@ def serve_command(
     port: int | None,
     api_key: str | None,
     no_watch: bool,
+    force: bool,
     db: Path | None,
 ) -> None:
     """Serve the index over HTTP and MCP; register, index and watch each PATH given.
@@ -61,11 +63,15 @@ def serve_command(
     import uvicorn
 
     from indexer.api import resolve_project_root
+    from indexer.writer_lock import WriterBusyError, current_writer
     from server.app import create_app
     from server.context import register_paths
 
     config = make_config(db=db, host=host, port=port, api_key=api_key, enabled=False if no_watch else None)
-    roots = [str(resolve_project_root(p, field="PATH")) for p in paths]
+    roots = [str(resolve_project_root(p, field="PATH", force=force)) for p in paths]
+    writer = current_writer(config.db)
+    if writer is not None:  # a second server on another port would be a second writer
+        raise WriterBusyError(config.db, writer)
     check_bind(config)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     app = create_app(config, on_ready=lambda ctx: register_paths(ctx, roots))
@@ -93,7 +99,7 @@ def mcp_command(no_watch: bool, db: Path | None) -> None:
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     config = make_config(db=db, enabled=False if no_watch else None)
-    ctx = open_context(config)
+    ctx = open_context(config, command="lode mcp")
     try:
         build_mcp(lambda: ctx).run("stdio")
     finally:

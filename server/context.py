@@ -107,9 +107,21 @@ class ServerContext:
         self.lode.close()
 
 
-def open_context(config: LodeConfig, embedder: Embedder | None = None, warm: bool = True) -> ServerContext:
-    """Open the store, start the writer (resuming interrupted tasks) and warm the model up."""
+def open_context(
+    config: LodeConfig,
+    embedder: Embedder | None = None,
+    warm: bool = True,
+    command: str = "lode serve",
+    url: str | None = None,
+) -> ServerContext:
+    """Claim the index's writer lock (``WriterBusyError`` when another process writes it),
+    open the store, start the writer (resuming interrupted tasks) and warm the model up."""
     lode = Lode(config, embedder=embedder)
+    try:
+        lode.hold_writer(command, url)
+    except BaseException:
+        lode.close()
+        raise
     store = lode.store
     store.yield_writes_to_searches(config.server.index_nice)
     worker = IndexWorker(store, lode.lazy_embedder, config, activity=lode.activity)
@@ -128,13 +140,14 @@ def open_context(config: LodeConfig, embedder: Embedder | None = None, warm: boo
 def register_paths(ctx: ServerContext, paths: list[str]) -> list[Project]:
     """Register and queue an index of each folder given to ``lode serve``; a folder whose
     name another project has is named after its parent too (``lode serve`` takes no names:
-    ``~/a/app ~/b/app`` become ``app`` and ``b-app``)."""
+    ``~/a/app ~/b/app`` become ``app`` and ``b-app``). The paths were checked already
+    (``lode serve`` refused a broad folder unless ``--force``)."""
     projects = []
     for path in paths:
         try:
-            project = ctx.lode.register(path)
+            project = ctx.lode.register(path, force=True)
         except ConflictError:
-            project = ctx.lode.register(path, name=_free_name(ctx, Path(path)))
+            project = ctx.lode.register(path, name=_free_name(ctx, Path(path)), force=True)
             log.info("registered %s as %r (its folder's name was taken)", path, project.name)
         ctx.worker.submit(project.id)
         ctx.watch(project)

@@ -20,7 +20,8 @@ def tool_error(exc: LodeError) -> ToolError:
     if isinstance(exc, ValidationError):
         fields = ", ".join(e.field for e in exc.errors)
         return ToolError(f"invalid argument ({fields}): {exc}")
-    return ToolError(str(exc))
+    field = getattr(exc, "field", None)
+    return ToolError(f"{field}: {exc}" if field else str(exc))
 
 
 def tool_answer(call: Callable[[], T]) -> dict[str, Any]:

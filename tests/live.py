@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 import subprocess
@@ -32,6 +33,7 @@ def free_port() -> int:
 def serve_in_thread(config: LodeConfig, embedder: Embedder | None = None, **app_kwargs: Any) -> Iterator[str]:
     """Run the app with uvicorn in a thread; yields the base URL."""
     port = free_port()
+    config = dataclasses.replace(config, server=dataclasses.replace(config.server, port=port))
     app = create_app(config, embedder=embedder, **app_kwargs)
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")

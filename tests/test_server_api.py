@@ -421,9 +421,15 @@ def test_a_server_refusing_the_key_is_never_taken_for_another_index(tmp_path: Pa
     config = load_config(env={}, overrides={"db": tmp_path / "db", "api_key": "s3cret", "enabled": False})
     with serve_in_thread(config, FakeEmbedder()) as base:
         port = int(base.rsplit(":", 1)[1])
-        keyless = make_config(db=tmp_path / "db", port=port, api_key=None)
+        other = make_config(db=tmp_path / "other", port=port, api_key=None)
         with pytest.raises(UnauthorizedError, match="refused the API key"):
-            server_for(keyless, tmp_path / "db", local=False)
+            server_for(other, tmp_path / "other", local=False)
+        # the same index: its writer lock names the server, so it is the writer; its calls
+        # still need the key
+        keyless = server_for(make_config(db=tmp_path / "db", port=port, api_key=None), tmp_path / "db", False)
+        assert keyless is not None
+        with pytest.raises(UnauthorizedError):
+            keyless.get("/api/v1/status")
         keyed = make_config(db=tmp_path / "db", port=port, api_key="s3cret")
         assert server_for(keyed, tmp_path / "db", local=False) is not None
 

@@ -31,12 +31,20 @@ __all__ = ["index_command", "projects_group", "status_command"]
 @click.option("--name", default=None, help="Project name (default: the folder's name).")
 @click.option("--full", is_flag=True, help="Re-chunk every file, not only changed ones.")
 @click.option("--no-embed", is_flag=True, help="Phase 1 only: lexical search now, vectors later.")
+@click.option("--force", is_flag=True, help="Index /, a system folder or the home folder itself anyway.")
 @db_option
 @local_option
 @json_option
 @handle_errors
 def index_command(
-    path: Path, name: str | None, full: bool, no_embed: bool, db: Path | None, local: bool, as_json: bool
+    path: Path,
+    name: str | None,
+    full: bool,
+    no_embed: bool,
+    force: bool,
+    db: Path | None,
+    local: bool,
+    as_json: bool,
 ) -> None:
     """Register PATH as a project and bring its index up to date.
 
@@ -60,14 +68,14 @@ def index_command(
             f"the lode server at {remote.base_url} is degraded (its index writer stopped): restart it"
         )
     if remote is not None:
-        _index_remote(remote, path, name, full, as_json)
+        _index_remote(remote, path, name, full, as_json, force)
         return
     from indexer.api import Lode
     from indexer.cli._progress import IndexBar
 
     lode = Lode(config)
     with IndexBar(enabled=None if not as_json else False) as bar:
-        report = lode.index(path, name=name, full=full, embed=not no_embed, progress=bar)
+        report = lode.index(path, name=name, full=full, embed=not no_embed, force=force, progress=bar)
     if as_json:
         echo_json(report)
         return
@@ -81,13 +89,15 @@ def index_command(
         click.echo(f"  failed: {failed.path}: {failed.reason}", err=True)
 
 
-def _index_remote(remote: RemoteLode, path: Path, name: str | None, full: bool, as_json: bool) -> None:
+def _index_remote(
+    remote: RemoteLode, path: Path, name: str | None, full: bool, as_json: bool, force: bool
+) -> None:
     from indexer.api import resolve_project_root
     from indexer.cli._progress import IndexBar
 
-    root = resolve_project_root(path)
+    root = resolve_project_root(path, force=force)
     with IndexBar(enabled=None if not as_json else False) as bar:
-        result = remote.index(str(root), name, full, progress=bar.from_task)
+        result = remote.index(str(root), name, full, progress=bar.from_task, force=force)
     if as_json:
         echo_json(result)
         return

@@ -69,6 +69,7 @@ def run_watch(
     from indexer.tasks import IndexWorker
     from indexer.watch import WatchService
 
+    lode.hold_writer("lode watch")
     project = lode.register(path)
     worker = IndexWorker(lode.store, lode.lazy_embedder, lode.config, activity=lode.activity)
     reporter = _Reporter(worker, Path(project.root), echo)
