@@ -27,7 +27,7 @@ from indexer.embed import (
     model_dir,
 )
 from indexer.errors import ModelMismatchError, NotFoundError, PathError, StoreError
-from indexer.models import LIVE_STATUSES, IndexReport, Project, Task
+from indexer.models import LIVE_STATUSES, IndexReport, Project, StoreCheck, Task
 from indexer.outline import Outline, OutlineCache
 from indexer.pipeline import ProgressCallback, index_project
 from indexer.search import Searcher, SearchOptions, SearchResponse
@@ -245,6 +245,13 @@ class Lode:
             progress=progress,
             cancel=cancel,
         )
+
+    def check(self) -> StoreCheck:
+        """Verify the index on disk (``lode check``); never loads the model."""
+        store = self.open_readonly()
+        if store is None:
+            raise NotFoundError(f"no index at {self.config.db}")
+        return store.check()
 
     def status(self) -> dict[str, Any]:
         """Projects, sizes, failures and the model of the index, and the tasks the store

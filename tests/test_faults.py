@@ -14,8 +14,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from indexer.api import Lode
+from indexer.cli import cli
 from indexer.config import load_config
 from indexer.embed import FakeEmbedder
 
@@ -145,5 +147,7 @@ def test_a_kill_after_any_commit_is_repaired_by_the_next_run(tmp_path: Path, sce
             check = lode.store.check()
             assert check.ok, f"after a kill at commit {point} of {total}: {check.problems}"
             assert _snapshot(lode) == reference, f"after a kill at commit {point} of {total}"
+        checked = CliRunner().invoke(cli, ["check", "--json"], env={"LODE_DB": str(db), "LODE_PORT": "9"})
+        assert checked.exit_code == 0, f"lode check after a kill at commit {point}: {checked.output}"
         shutil.rmtree(db)
     assert killed >= min(_KILLS, total)

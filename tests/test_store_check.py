@@ -106,3 +106,21 @@ def test_a_corrupted_full_text_index_is_named(indexed: Lode) -> None:
     check = indexed.store.check()
     assert ("index", CHUNKS) in _kinds(check)
     assert check.indexes[f"{CHUNKS}.{fts.name}"] != "ok"
+
+
+def test_lode_check_exits_1_on_damage(indexed: Lode) -> None:
+    from click.testing import CliRunner
+
+    from indexer.cli import cli
+
+    db = str(indexed.config.db)
+    env = {"LODE_DB": db, "LODE_PORT": "9"}
+    indexed.close()
+    sound = CliRunner().invoke(cli, ["check", "--json"], env=env)
+    assert sound.exit_code == 0, sound.output
+    assert '"ok": true' in sound.output
+    victim = max((Path(db) / "code_chunks.lance" / "data").iterdir(), key=lambda p: p.stat().st_size)
+    victim.write_bytes(victim.read_bytes()[:100])
+    damaged = CliRunner().invoke(cli, ["check"], env=env)
+    assert damaged.exit_code == 1
+    assert "unreadable in code_chunks" in damaged.output

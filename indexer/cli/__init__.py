@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import click
 
+from indexer.cli._check import check_command
 from indexer.cli._chunk import chunk_command
 from indexer.cli._common import LodeGroup
 from indexer.cli._content import find_documents_command, search_content_command
@@ -35,6 +36,7 @@ for _command in (
     chunk_command,
     projects_group,
     status_command,
+    check_command,
     watch_command,
     outline_group,
     search_content_command,
