@@ -111,6 +111,8 @@ def _name_fields(extra: Any) -> Any:
 
 def _http_error(_: Request[Any, Any, Any], exc: HTTPException) -> Response[dict[str, Any]]:
     extra = _name_fields(exc.extra) if isinstance(exc.extra, list | dict) else None
+    if exc.status_code == 400 and not extra:  # the body could not be decoded at all
+        extra = [{"key": "body", "message": exc.detail, "source": "body"}]
     headers = getattr(exc, "headers", None)
     response = _response(exc.status_code, exc.detail, extra)
     if headers:

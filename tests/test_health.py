@@ -120,3 +120,31 @@ def test_worker_errors_clear_once_a_task_completes(tmp_path: Path) -> None:
     assert worker.last_error is None
     assert health.failure is None
     shutil.rmtree(repo)
+
+
+def test_a_panic_while_prewarming_is_a_storage_failure_not_a_dead_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from indexer.store import Store
+    from server.context import open_context
+
+    def panic(_: Store) -> None:
+        raise PanicException("corrupted full-text index")
+
+    monkeypatch.setattr(Store, "prewarm", panic)
+    uncaught: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: uncaught.append(args.exc_value))
+    config = load_config(env={}, overrides={"db": tmp_path / "db", "enabled": False})
+    ctx = open_context(config, embedder=FakeEmbedder(), warm=True)
+    try:
+        assert ctx._model_thread is not None
+        ctx._model_thread.join(timeout=30)
+        assert uncaught == []
+        assert ctx.model_error is None
+        failure = ctx.storage.failure
+        assert failure is not None
+        assert failure.where == "prewarming the search indexes"
+    finally:
+        ctx.close()

@@ -168,6 +168,33 @@ def test_search_validation_names_the_field(
     assert field in [e["key"] for e in err["extra"]], err
 
 
+@pytest.mark.parametrize(
+    ("route", "body", "why"),
+    [
+        ("/search", b'{"query": "\xff\xfe"}', "not UTF-8"),
+        ("/search", b"[" * 5000 + b"]" * 5000, "nests too deep"),
+        ("/projects", b'{"path": ' + b"[" * 5000 + b"]" * 5000 + b"}", "nests too deep"),
+        ("/search_content", b'{"exact_terms": ["\xc3\x28"]}', "not UTF-8"),
+        ("/search_content", b"\xff", "malformed"),
+        (
+            "/discover",
+            b'{"question": "x", "config": {"broad": ' + b"[" * 3000 + b"]" * 3000 + b"}}",
+            "nests too deep",
+        ),
+        ("/search", b'{"query": ', "truncated"),
+    ],
+)
+def test_undecodable_or_too_deep_json_is_a_400_naming_the_body(
+    server: tuple[str, Path], route: str, body: bytes, why: str
+) -> None:
+    response = httpx.post(
+        f"{server[0]}{API}{route}", content=body, headers={"content-type": "application/json"}
+    )
+    error = _error(response, 400)
+    assert why in error["detail"]
+    assert error["extra"][0]["key"] == "body"
+
+
 def test_an_empty_scope_depth_range_matches_nothing_and_says_so(server: tuple[str, Path]) -> None:
     body = {"query": "cart", "granularity": "chunk", "scope_depth": [3, 1]}
     answer = httpx.post(f"{server[0]}{API}/search", json=body).json()
