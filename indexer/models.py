@@ -116,6 +116,8 @@ class Document:
     chunk_count: int
     keywords: tuple[str, ...] = ()
     summary: str = ""
+    role: str = "implementation"
+    """What the file is for (``indexer.roles``): implementation, test, docs, example…"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +131,8 @@ class StoredChunk:
     chunk: Chunk
     embedded: bool = False
     indexed_at: datetime | None = None
+    role: str = "implementation"
+    """The chunk's role (``indexer.roles``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +152,8 @@ class ChunkView:
     node_name: str
     parent_context: str
     scope_path: tuple[str, ...]
+    role: str = "implementation"
+    """The chunk's role (``indexer.roles``): its file's, or ``test`` for an inline test."""
 
     @classmethod
     def of(cls, stored: StoredChunk) -> ChunkView:
@@ -156,6 +162,7 @@ class ChunkView:
         return cls(
             stored.id, stored.file_id, stored.project_id, stored.file_path, c.chunk_index, c.content,
             c.start_line, c.end_line, c.language, c.node_type, c.node_name, c.parent_context, c.scope_path,
+            stored.role,
         )  # fmt: skip
 
 
@@ -203,12 +210,18 @@ class ChunkFilter:
     has_definitions: tuple[str, ...] = ()
     has_references: tuple[str, ...] = ()
     file_ids: tuple[str, ...] = ()
+    roles: tuple[str, ...] = ()
+    """Only chunks of these roles (a chunk's role: its file's, or ``test`` inline)."""
+    exclude_roles: tuple[str, ...] = ()
+    """No chunk of these roles."""
 
     @property
     def has_chunk_conditions(self) -> bool:
         """True if a condition applies only to chunks (not to whole documents)."""
         return bool(
-            self.node_types
+            self.roles
+            or self.exclude_roles
+            or self.node_types
             or self.node_name_pattern is not None
             or self.parent_context_pattern is not None
             or self.scope_depth is not None

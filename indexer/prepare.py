@@ -27,6 +27,7 @@ from indexer.containment import ContainedRead, read_contained
 from indexer.ids import document_id, uuid7
 from indexer.keywords import TEXT_SUFFIXES, document_keywords, document_summary
 from indexer.models import ChunkedFile, Document
+from indexer.roles import chunk_role, file_role, rust_test_modules
 from indexer.store import ChunkWrite, FileWrite, chunk_search_text, words_of
 
 __all__ = ["PARALLEL_MIN_FILES", "FileJob", "Prepared", "prepare_all", "prepare_file", "worker_count"]
@@ -104,6 +105,8 @@ def _file_write(job: FileJob, data: bytes, digest: str, chunked: ChunkedFile) ->
     languages = tuple(sorted(tokens)) or (chunked.language,)
     primary = tokens.most_common(1)[0][0] if tokens else chunked.language
     content = data.decode("utf-8", errors="replace")
+    role = file_role(job.rel_path, content)
+    test_modules = rust_test_modules(content) if role == "implementation" else frozenset()
     doc = Document(
         id=document_id(job.project_id, job.rel_path),
         project_id=job.project_id,
@@ -117,6 +120,7 @@ def _file_write(job: FileJob, data: bytes, digest: str, chunked: ChunkedFile) ->
         chunk_count=len(chunked.chunks),
         keywords=document_keywords(job.rel_path, content, chunked.chunks),
         summary=document_summary(job.rel_path, content, chunked.chunks),
+        role=role,
     )
     return FileWrite(
         document=doc,
@@ -124,7 +128,12 @@ def _file_write(job: FileJob, data: bytes, digest: str, chunked: ChunkedFile) ->
         # the full-text column and the vocabulary words are made here, on the worker, so
         # the single writer thread only assembles rows
         chunks=[
-            ChunkWrite(id=uuid7(), chunk=c, search_text=chunk_search_text(job.rel_path, c))
+            ChunkWrite(
+                id=uuid7(),
+                chunk=c,
+                search_text=chunk_search_text(job.rel_path, c),
+                role=chunk_role(role, c.language, c.node_type, c.content, c.scope_path, test_modules),
+            )
             for c in chunked.chunks
         ],
         file_hash=digest,

@@ -11,6 +11,7 @@ from msgspec import Meta
 
 from indexer.chunker import KNOWN_LANGUAGES
 from indexer.models import NODE_TYPES
+from indexer.roles import ROLES
 
 __all__ = [
     "NOT_BLANK",
@@ -36,6 +37,7 @@ __all__ = [
     "ProjectId",
     "ProjectName",
     "RelativePath",
+    "RoleName",
     "StartLine",
     "Text",
     "describe",
@@ -77,6 +79,8 @@ RelativePath = Annotated[str, Meta(min_length=1, max_length=4096, pattern=RELATI
 LanguageName = Annotated[str, Meta(pattern=one_of(KNOWN_LANGUAGES))]
 #: A node type of the shared vocabulary (``function``, ``method``, ``class``…).
 NodeTypeName = Annotated[str, Meta(pattern=one_of(NODE_TYPES))]
+#: A role (``implementation``, ``test``, ``docs``…).
+RoleName = Annotated[str, Meta(pattern=one_of(ROLES))]
 
 
 FilePath = Annotated[str, describe("Path relative to the project root")]

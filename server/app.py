@@ -28,6 +28,7 @@ from server.limits import json_body_middleware, limit_body
 from server.mcp import build_mcp
 from server.metrics import metrics_middleware
 from server.routes import ROUTES
+from server.web import web_routes
 from server.search_pool import SearchPool
 from server.security import browser_guard_middleware
 
@@ -113,7 +114,7 @@ def create_app(
 
     cors = CORSConfig(allow_origins=list(config.server.cors_origins)) if config.server.cors_origins else None
     return Litestar(
-        route_handlers=[*ROUTES, mcp_endpoint, *(extra_routes or [])],
+        route_handlers=[*ROUTES, *web_routes, mcp_endpoint, *(extra_routes or [])],
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,
         before_request=strict_body,

@@ -82,6 +82,8 @@ def to_options(req: s.SearchRequest) -> SearchOptions:
         scope_depth=(depth[0], depth[1]) if depth is not None else None,
         has_definitions=tuple(req.has_definitions),
         has_references=tuple(req.has_references),
+        roles=tuple(req.roles),
+        exclude_roles=tuple(req.exclude_roles),
         file_limit=req.file_limit,
         chunks_per_file=req.chunks_per_file,
         limit=req.limit,
@@ -106,6 +108,7 @@ def _hit(h: ChunkHit) -> s.ChunkHitOut:
         parent_context=h.parent_context,
         scope_path=list(h.scope_path),
         relevance_score=h.relevance_score,
+        role=h.role,
     )
 
 
@@ -120,6 +123,7 @@ def _doc_hit(d: DocumentHit) -> s.DocumentHitOut:
         languages=list(d.languages),
         primary_language=d.primary_language,
         chunks=[_hit(c) for c in d.chunks],
+        role=d.role,
     )
 
 

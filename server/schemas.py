@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import Meta
 
+from indexer.roles import ROLES
 from indexer.search import MAX_LIMIT
 from indexer.search._options import MAX_OFFSET, MAX_QUERY_CHARS
 from server._fields import (
@@ -36,6 +37,7 @@ from server._fields import (
     ProjectId,
     ProjectName,
     RelativePath,
+    RoleName,
     StartLine,
     Text,
 )
@@ -192,6 +194,11 @@ class FilesPage(msgspec.Struct):
 
 
 # ---- search -----------------------------------------------------------------------
+_ROLES_HELP = (
+    "What the code is for: implementation, test, docs, example, config, changelog, generated, vendored, "
+    "build (a chunk has its file's role, or test inside an inline test module)"
+)
+_ROLE_HELP = "The chunk's role: its file's (implementation, test, docs, example…), or test for an inline test"
 _NODE_TYPES_HELP = (
     "Only these unit kinds: function, method, constructor, class, struct, enum, interface, trait, impl, "
     "module, namespace, type, constant, variable, macro, test, section, block, text"
@@ -242,6 +249,13 @@ class SearchRequest(msgspec.Struct, forbid_unknown_fields=True):
     ] = None
     has_definitions: Annotated[Names, _d("Chunk defines any of these names")] = []
     has_references: Annotated[Names, _d("Chunk references any of these names")] = []
+    roles: Annotated[
+        Annotated[list[RoleName], Meta(max_length=len(ROLES))],
+        _d(_ROLES_HELP + "; only chunks of these roles"),
+    ] = []
+    exclude_roles: Annotated[
+        Annotated[list[RoleName], Meta(max_length=len(ROLES))], _d("No chunk of these roles")
+    ] = []
     file_limit: Annotated[
         Annotated[int, Meta(ge=1, le=MAX_LIMIT)], _d("Files returned (document granularity)")
     ] = 5
@@ -272,6 +286,7 @@ class ChunkHitOut(msgspec.Struct):
     parent_context: Annotated[str, _d("Header of the enclosing declaration or heading ('' at top level)")]
     scope_path: Annotated[list[str], _d("Names of the enclosing units and this one, outermost first")]
     relevance_score: Annotated[float, _d("0-1, comparable across pages of one query")]
+    role: Annotated[str, _d(_ROLE_HELP)]
 
 
 class DocumentHitOut(msgspec.Struct):
@@ -286,6 +301,7 @@ class DocumentHitOut(msgspec.Struct):
     languages: Languages
     primary_language: PrimaryLanguage
     chunks: Annotated[list[ChunkHitOut], _d("The file's best chunks (at most chunks_per_file)")]
+    role: Annotated[str, _d("What the file is for: implementation, test, docs, example…")]
 
 
 class FileGroupOut(msgspec.Struct):

@@ -48,7 +48,7 @@ def test_store_records_model_and_refuses_another(tmp_path: Path) -> None:
     s = open_store(tmp_path / "db", "model-a", 8)
     s.close()
     info = read_store_info(tmp_path / "db")
-    assert info == {"schema_version": "2", "model_id": "model-a", "dimension": "8"}
+    assert info == {"schema_version": "3", "model_id": "model-a", "dimension": "8"}
     with pytest.raises(ModelMismatchError, match="model-a"):
         open_store(tmp_path / "db", "model-b", 8)
     with pytest.raises(ModelMismatchError, match="dimension 8"):
@@ -72,9 +72,11 @@ def test_unknown_schema_version_is_refused(tmp_path: Path) -> None:
         open_store(tmp_path / "db", "m", 8)
 
 
-def test_a_schema_1_store_is_migrated_in_place_and_searches_the_same(tmp_path: Path) -> None:
-    """Schema 1 had no packed ``view`` column: opening such a store adds it (from the chunks'
-    own columns, keeping rows and indexes) and records schema 2; searches answer as before."""
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_older_store_is_migrated_in_place_and_searches_the_same(tmp_path: Path, version: int) -> None:
+    """Schema 1 had no packed ``view`` column and schema 2 no ``role`` columns: opening such a
+    store adds them (from the rows' own columns, keeping rows and indexes) and records
+    schema 3; searches answer as before."""
     import lance
     import lancedb
     import pyarrow as pa
@@ -87,25 +89,35 @@ def test_a_schema_1_store_is_migrated_in_place_and_searches_the_same(tmp_path: P
     config = load_config(env={}, overrides={"db": tmp_path / "db"})
     api = Lode(config, embedder=FakeEmbedder())
     try:
-        api.index(make_repo(tmp_path / "repo"), name="shop")
+        repo = make_repo(tmp_path / "repo")
+        (repo / "tests").mkdir()
+        (repo / "tests" / "test_cart.py").write_text("def test_total():\n    assert True\n")
+        api.index(repo, name="shop")
         before = api.search(SearchOptions(query="cart item total", granularity="chunk"))
     finally:
         api.close()
-    chunks = lance.dataset(str(tmp_path / "db" / "code_chunks.lance"))
-    cells = chunks.to_table(columns=["id", "view"]).to_pylist()
-    chunks.drop_columns(["view"])  # what a schema-1 store looks like
-    conn = lancedb.connect(str(tmp_path / "db"))
-    facts = {**read_store_info(tmp_path / "db"), "schema_version": "1"}
+    db = tmp_path / "db"
+    chunks = lance.dataset(str(db / "code_chunks.lance"))
+    cells = chunks.to_table(columns=["id", "view", "role"]).to_pylist()
+    documents = lance.dataset(str(db / "code_documents.lance"))
+    doc_roles = documents.to_table(columns=["file_path", "role"]).to_pylist()
+    assert {"test", "docs", "implementation"} <= {d["role"] for d in doc_roles}
+    chunks.drop_columns(["role", "view"] if version == 1 else ["role"])  # an older store
+    documents.drop_columns(["role"])
+    conn = lancedb.connect(str(db))
+    facts = {**read_store_info(db), "schema_version": str(version)}
     conn.create_table("meta", pa.table({"key": list(facts), "value": list(facts.values())}), mode="overwrite")
 
     api = Lode(config, embedder=FakeEmbedder())
     try:
         assert api.store.count_chunks() == len(cells)  # opens (and migrates) the store
-        assert read_store_info(tmp_path / "db")["schema_version"] == "2"
-        migrated = lance.dataset(str(tmp_path / "db" / "code_chunks.lance"))
-        assert sorted(migrated.to_table(columns=["id", "view"]).to_pylist(), key=str) == sorted(
+        assert read_store_info(db)["schema_version"] == "3"
+        migrated = lance.dataset(str(db / "code_chunks.lance"))
+        assert sorted(migrated.to_table(columns=["id", "view", "role"]).to_pylist(), key=str) == sorted(
             cells, key=str
         )
+        again = lance.dataset(str(db / "code_documents.lance")).to_table(columns=["file_path", "role"])
+        assert sorted(again.to_pylist(), key=str) == sorted(doc_roles, key=str)
         assert migrated.stats.index_stats("search_text_idx")["num_unindexed_rows"] == 0
         after = api.search(SearchOptions(query="cart item total", granularity="chunk"))
         assert after.groups == before.groups

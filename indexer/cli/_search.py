@@ -19,6 +19,7 @@ from indexer.cli._common import (
     make_config,
     server_for,
 )
+from indexer.roles import ROLES
 from indexer.search._options import GRANULARITIES, MODES, SearchOptions
 
 if TYPE_CHECKING:
@@ -120,6 +121,21 @@ _DEFAULTS = SearchOptions(query="")
     help="Path glob to exclude, relative to the project root (repeatable).",
 )
 @click.option(
+    "--roles",
+    "roles",
+    type=click.Choice(ROLES),
+    multiple=True,
+    help="Only chunks of this role: implementation, test, docs, example, config, changelog, generated, "
+    "vendored, build (repeatable).",
+)
+@click.option(
+    "--exclude-roles",
+    "exclude_roles",
+    type=click.Choice(ROLES),
+    multiple=True,
+    help="No chunk of this role (repeatable).",
+)
+@click.option(
     "--file-limit",
     "file_limit",
     cls=ApiOption,
@@ -201,9 +217,9 @@ def render(response: SearchResponse) -> None:
         console.print(f"[bold cyan]{title}[/]  [dim]score {score:.3f}[/]")
         for hit in chunks:
             name = f"{hit.node_type} {hit.node_name}".strip()
-            console.print(
-                f"  [green]L{hit.start_line}-{hit.end_line}[/] {name}  [dim]{hit.relevance_score:.3f}[/]"
-            )
+            role = "" if hit.role == "implementation" else f" [magenta]{hit.role}[/]"
+            lines = f"L{hit.start_line}-{hit.end_line}"
+            console.print(f"  [green]{lines}[/] {name}{role}  [dim]{hit.relevance_score:.3f}[/]")
             snippet = "\n".join(hit.content.splitlines()[:12])
             lexer = _LEXERS.get(hit.language, hit.language)
             console.print(

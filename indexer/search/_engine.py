@@ -360,6 +360,7 @@ class Searcher:
                 chunk_count=docs[doc_id].chunk_count,
                 languages=docs[doc_id].languages,
                 primary_language=docs[doc_id].primary_language,
+                role=docs[doc_id].role,
                 chunks=tuple(per_file.get(doc_id, ())),
             )
             for doc_id, score in page
@@ -515,6 +516,7 @@ def to_hit(view: ChunkView, score: float, names: dict[str, str]) -> ChunkHit:
         language=view.language,
         node_type=view.node_type,
         node_name=view.node_name,
+        role=view.role,
         parent_context=view.parent_context,
         scope_path=view.scope_path,
         relevance_score=round(score, 6),

@@ -8,6 +8,7 @@ from typing import Any, Final
 
 from indexer.errors import FieldError, ValidationError
 from indexer.models import NODE_TYPES, ChunkFilter
+from indexer.roles import ROLES
 
 __all__ = [
     "GRANULARITIES",
@@ -42,6 +43,8 @@ class SearchOptions:
     scope_depth: tuple[int, int] | None = None
     has_definitions: tuple[str, ...] = ()
     has_references: tuple[str, ...] = ()
+    roles: tuple[str, ...] = ()
+    exclude_roles: tuple[str, ...] = ()
     file_limit: int = 5
     chunks_per_file: int = 3
     limit: int = 10
@@ -70,6 +73,10 @@ def _check_choices(
         errors.append(FieldError("granularity", f"must be one of {', '.join(GRANULARITIES)}"))
     if opts.mode not in MODES:
         errors.append(FieldError("mode", f"must be one of {', '.join(MODES)}"))
+    for name in ("roles", "exclude_roles"):
+        strange = sorted(set(getattr(opts, name)) - set(ROLES))
+        if strange:
+            errors.append(FieldError(name, f"unknown role(s) {strange}; known: {list(ROLES)}"))
     unknown = sorted(set(opts.node_types) - NODE_TYPES)
     if unknown:
         errors.append(
@@ -197,4 +204,6 @@ def to_filter(opts: SearchOptions, project_ids: tuple[str, ...]) -> ChunkFilter:
         scope_depth=opts.scope_depth,
         has_definitions=opts.has_definitions,
         has_references=opts.has_references,
+        roles=opts.roles,
+        exclude_roles=opts.exclude_roles,
     )

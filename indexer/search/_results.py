@@ -26,6 +26,7 @@ class ChunkHit:
     parent_context: str
     scope_path: tuple[str, ...]
     relevance_score: float
+    role: str = "implementation"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +42,7 @@ class DocumentHit:
     languages: tuple[str, ...]
     primary_language: str
     chunks: tuple[ChunkHit, ...]
+    role: str = "implementation"
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,7 @@ __all__ = ["FilesMixin"]
 
 _DOC_META = [
     "id", "project_id", "file_path", "content_hash", "file_size", "last_modified", "indexed_at",
-    "languages", "primary_language", "chunk_count", "keywords", "summary", "embedded",
+    "languages", "primary_language", "chunk_count", "keywords", "summary", "embedded", "role",
 ]  # fmt: skip
 
 
@@ -153,6 +153,7 @@ class FilesMixin(VocabularyMixin, StoreBase):
                     "chunk_count": len(write.chunks),
                     "keywords": list(doc.keywords),
                     "summary": doc.summary,
+                    "role": doc.role,
                 }
             )
         schema = documents_schema(self.dimension)
@@ -276,12 +277,18 @@ class FilesMixin(VocabularyMixin, StoreBase):
         if not row_ids:
             return {}
         dataset = self._dataset(CHUNKS, version)
-        table = dataset._take_rows(list(row_ids), columns=["content", "view", "_rowid"])
+        table = dataset._take_rows(list(row_ids), columns=["content", "view", "role", "_rowid"])
         found = zip(
-            table["_rowid"].to_pylist(), table["view"].to_pylist(), table["content"].to_pylist(), strict=True
+            table["_rowid"].to_pylist(),
+            table["view"].to_pylist(),
+            table["content"].to_pylist(),
+            table["role"].to_pylist(),
+            strict=True,
         )
         views = {
-            int(row_id): unpack_view(view, content) for row_id, view, content in found if view is not None
+            int(row_id): unpack_view(view, content, role)
+            for row_id, view, content, role in found
+            if view is not None
         }
         if len(views) < table.num_rows:  # rows an older lode wrote after the migration: no view cell
             missing = [r for r in row_ids if r not in views]

@@ -46,6 +46,8 @@ def chunk_where(flt: ChunkFilter, *, embedded_only: bool = False) -> str | None:
         in_list("file_id", flt.file_ids) if flt.file_ids else None,
         in_list("language", flt.languages) if flt.languages else None,
         in_list("node_type", flt.node_types) if flt.node_types else None,
+        in_list("role", flt.roles) if flt.roles else None,
+        f"NOT ({in_list('role', flt.exclude_roles)})" if flt.exclude_roles else None,
         "embedded = true" if embedded_only else None,
     ]
     clauses.extend(_path_clauses(flt))

@@ -80,6 +80,7 @@ _SCALAR = [
     (CHUNKS, "project_id", "BITMAP"),
     (CHUNKS, "language", "BITMAP"),
     (CHUNKS, "node_type", "BITMAP"),
+    (CHUNKS, "role", "BITMAP"),
     (CHUNKS, "embedded", "BITMAP"),
     (CHUNKS, "file_path", "BTREE"),
     (CHUNKS, "definitions", "LABEL_LIST"),

@@ -38,7 +38,7 @@ __all__ = [
 CHUNK_COLUMNS = [
     "id", "file_id", "project_id", "file_path", "chunk_index", "content", "chunk_hash", "embedded",
     "start_byte", "end_byte", "start_line", "end_line", "node_type", "node_name", "language",
-    "parent_context", "scope_path", "definitions", "references", "indexed_at",
+    "parent_context", "scope_path", "definitions", "references", "indexed_at", "role",
 ]  # fmt: skip
 
 
@@ -51,6 +51,8 @@ class ChunkWrite:
     vector: np.ndarray | None = None
     search_text: str = ""
     """The chunk's full-text column when computed ahead (by a preparing worker); '' → at write."""
+    role: str = "implementation"
+    """The chunk's role (``indexer.roles.chunk_role``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +100,7 @@ def document_search_text(file_path: str, content: str) -> str:
 _CHUNK_FIELDS = (
     "id file_id project_id file_path file_hash chunk_index content search_text name_text chunk_hash embedded "
     "priority start_byte end_byte start_line end_line node_type node_name language parent_context scope_path "
-    "scope_depth definitions references indexed_at view vectors"
+    "scope_depth definitions references indexed_at view role vectors"
 ).split()
 
 
@@ -108,7 +110,7 @@ def chunk_columns(write: FileWrite, stamp: datetime, placeholder: np.ndarray) ->
     doc = write.document
     for item in write.chunks:
         c = item.chunk
-        view = ChunkView.of(StoredChunk(item.id, doc.id, doc.project_id, doc.file_path, c))
+        view = ChunkView.of(StoredChunk(item.id, doc.id, doc.project_id, doc.file_path, c, role=item.role))
         values = (
             item.id, doc.id, doc.project_id, doc.file_path, write.file_hash, c.chunk_index, c.content,
             item.search_text or chunk_search_text(doc.file_path, c), identifier_words(c.node_name),
@@ -116,7 +118,7 @@ def chunk_columns(write: FileWrite, stamp: datetime, placeholder: np.ndarray) ->
             item.vector is not None, write.priority,
             c.start_byte, c.end_byte, c.start_line, c.end_line, c.node_type, c.node_name, c.language,
             c.parent_context, list(c.scope_path), len(c.scope_path), list(c.definitions),
-            list(c.references), stamp, pack_view(view),
+            list(c.references), stamp, pack_view(view), item.role,
             item.vector if item.vector is not None else placeholder,
         )  # fmt: skip
         for name, value in zip(cols, values, strict=True):
@@ -154,13 +156,15 @@ def to_stored_chunk(row: dict[str, Any]) -> StoredChunk:
         chunk=to_chunk(row),
         embedded=bool(row["embedded"]),
         indexed_at=row["indexed_at"],
+        role=row.get("role") or "implementation",
     )
 
 
 #: The columns of a ``ChunkView`` (reading a column of a few scattered rows costs ~0.5 ms).
 VIEW_COLUMNS = [f.name for f in dataclasses.fields(ChunkView)]
-#: The columns ``view`` packs, in order: every view column but ``content``.
-PACKED_VIEW_COLUMNS = [name for name in VIEW_COLUMNS if name != "content"]
+#: The columns ``view`` packs, in order: every view column but ``content`` and ``role``
+#: (columns of their own; ``role`` came with schema 3, after the views were packed).
+PACKED_VIEW_COLUMNS = [name for name in VIEW_COLUMNS if name not in ("content", "role")]
 _VIEW_ENCODER = msgspec.msgpack.Encoder()
 _VIEW_DECODER = msgspec.msgpack.Decoder()
 
@@ -175,17 +179,18 @@ def pack_view_values(values: Sequence[Any]) -> bytes:
     return _VIEW_ENCODER.encode([list(v) if isinstance(v, tuple) else v for v in values])
 
 
-def unpack_view(view: bytes, content: str) -> ChunkView:
-    """A chunk view from its ``view`` and ``content`` cells."""
+def unpack_view(view: bytes, content: str, role: str | None = None) -> ChunkView:
+    """A chunk view from its ``view``, ``content`` and ``role`` cells."""
     values = dict(zip(PACKED_VIEW_COLUMNS, _VIEW_DECODER.decode(view), strict=True))
     values["scope_path"] = tuple(values["scope_path"] or ())
-    return ChunkView(content=content, **values)
+    return ChunkView(content=content, role=role or "implementation", **values)
 
 
 def to_chunk_view(row: dict[str, Any]) -> ChunkView:
     """A chunk view from a ``code_chunks`` row holding at least ``VIEW_COLUMNS``."""
     values = {name: row[name] for name in VIEW_COLUMNS}
     values["scope_path"] = tuple(values["scope_path"] or ())
+    values["role"] = values["role"] or "implementation"
     return ChunkView(**values)
 
 
@@ -204,6 +209,7 @@ def to_document(row: dict[str, Any]) -> Document:
         chunk_count=row["chunk_count"],
         keywords=tuple(row["keywords"] or ()),
         summary=row["summary"] or "",
+        role=row.get("role") or "implementation",
     )
 
 

@@ -25,8 +25,8 @@ __all__ = [
 ]
 
 #: Bumped on every incompatible change of the tables below (``_store`` migrates older ones
-#: it knows: 1 → 2 adds ``code_chunks.view``).
-SCHEMA_VERSION = 2
+#: it knows: 1 → 2 adds ``code_chunks.view``; 2 → 3 adds ``role`` to documents and chunks).
+SCHEMA_VERSION = 3
 
 META = "meta"
 PROJECTS = "projects"
@@ -86,6 +86,7 @@ def documents_schema(dimension: int) -> pa.Schema:
             pa.field("chunk_count", pa.int32()),
             pa.field("keywords", _STRS),
             pa.field("summary", pa.string()),
+            pa.field("role", pa.string()),
         ]
     )
 
@@ -120,9 +121,11 @@ def chunks_schema(dimension: int) -> pa.Schema:
             pa.field("definitions", _STRS),
             pa.field("references", _STRS),
             pa.field("indexed_at", _TS),
-            # what a search hit shows besides ``content``, packed (``_rows.pack_view``): a
-            # page of hits reads 2 columns, not 13 (3.2 → 1.1 ms for 10 hits on 110k chunks)
+            # what a search hit shows besides ``content`` and ``role``, packed
+            # (``_rows.pack_view``): a page of hits reads 3 columns, not 14 (3.2 → 1.1 ms for
+            # 10 hits on 110k chunks)
             pa.field("view", pa.binary()),
+            pa.field("role", pa.string()),
         ]
     )
 

@@ -138,17 +138,72 @@ def _add_views(chunks_uri: str) -> None:
             raise
 
 
+def _add_roles(documents_uri: str, chunks_uri: str) -> None:
+    """Schema 2 → 3: give every document and chunk its ``role`` (``indexer.roles``), computed
+    from the file's path and text and the chunk's fields (new column files: rows, row ids
+    and indexes stay)."""
+    import lance
+
+    from indexer.roles import chunk_role, file_role, rust_test_modules
+
+    documents = lance.dataset(documents_uri)
+    files: dict[str, tuple[str, frozenset[str]]] = {}
+    for batch in documents.to_batches(columns=["id", "file_path", "content"]):
+        for doc_id, path, content in zip(
+            *(batch.column(n).to_pylist() for n in batch.schema.names), strict=True
+        ):
+            role = file_role(path, content or "")
+            modules = rust_test_modules(content or "") if role == "implementation" else frozenset()
+            files[doc_id] = (role, modules)
+
+    @lance.batch_udf(output_schema=pa.schema([pa.field("role", pa.string())]))
+    def document_roles(batch: pa.RecordBatch) -> pa.RecordBatch:
+        roles = [files.get(i, ("implementation",))[0] for i in batch.column("id").to_pylist()]
+        return pa.record_batch([pa.array(roles, pa.string())], names=["role"])
+
+    @lance.batch_udf(output_schema=pa.schema([pa.field("role", pa.string())]))
+    def chunk_roles(batch: pa.RecordBatch) -> pa.RecordBatch:
+        columns = [batch.column(n).to_pylist() for n in _ROLE_INPUTS]
+        roles = []
+        for file_id, language, node_type, content, scope in zip(*columns, strict=True):
+            role, modules = files.get(file_id, ("implementation", frozenset()))
+            roles.append(chunk_role(role, language, node_type, content or "", scope or (), modules))
+        return pa.record_batch([pa.array(roles, pa.string())], names=["role"])
+
+    for uri, udf, inputs in (
+        (documents_uri, document_roles, ["id"]),
+        (chunks_uri, chunk_roles, _ROLE_INPUTS),
+    ):
+        if "role" in lance.dataset(uri).schema.names:  # another process migrated it meanwhile
+            continue
+        try:
+            lance.dataset(uri).add_columns(udf, read_columns=inputs)
+        except (OSError, RuntimeError, ValueError):
+            if "role" not in lance.dataset(uri).schema.names:
+                raise
+
+
+_ROLE_INPUTS = ["file_id", "language", "node_type", "content", "scope_path"]
+
+
 def _migrate(conn: Any, path: Path, meta: dict[str, str]) -> dict[str, str]:
     """Bring a store of an older schema this lode knows to ``SCHEMA_VERSION``; the new facts."""
     version = int(meta.get("schema_version", "0"))
-    if version != 1 or SCHEMA_VERSION != 2:
-        return meta
-    log.info("migrating the index at %s from schema 1 to 2 (packed chunk views)", path)
-    if CHUNKS in _table_names(conn):
-        _add_views(conn.open_table(CHUNKS).uri)
-    facts = {**meta, "schema_version": "2"}
-    _write_meta(conn, facts)
-    return facts
+    if version == 1:
+        log.info("migrating the index at %s from schema 1 to 2 (packed chunk views)", path)
+        if CHUNKS in _table_names(conn):
+            _add_views(conn.open_table(CHUNKS).uri)
+        meta = {**meta, "schema_version": "2"}
+        _write_meta(conn, meta)
+        version = 2
+    if version == 2:
+        log.info("migrating the index at %s from schema 2 to 3 (file and chunk roles)", path)
+        names = _table_names(conn)
+        if CHUNKS in names and DOCUMENTS in names:
+            _add_roles(conn.open_table(DOCUMENTS).uri, conn.open_table(CHUNKS).uri)
+        meta = {**meta, "schema_version": "3"}
+        _write_meta(conn, meta)
+    return meta
 
 
 def _check_meta(meta: dict[str, str], path: Path, model_id: str, dimension: int) -> None:

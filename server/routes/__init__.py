@@ -1,4 +1,4 @@
-"""HTTP routes, one module per resource."""
+"""HTTP routes, one module per resource (the web page's are ``server.web``'s)."""
 
 from server.metrics import metrics_routes
 from server.routes.content import content_routes
@@ -9,7 +9,6 @@ from server.routes.projects import project_routes
 from server.routes.search import search_routes
 from server.routes.service import service_routes
 from server.routes.tasks import task_routes
-from server.web import web_routes
 
 __all__ = ["ROUTES"]
 
@@ -24,5 +23,4 @@ ROUTES = [
     *content_routes,
     *discover_routes,
     *metrics_routes,
-    *web_routes,
 ]

@@ -13,6 +13,7 @@ from msgspec import Meta
 
 from indexer.api import known_languages
 from indexer.models import NODE_TYPES
+from indexer.roles import ROLES
 from indexer.search._options import MAX_QUERY_CHARS
 from server.convert import to_options
 from server.routes._common import Ctx, blocking, get_ctx
@@ -34,7 +35,7 @@ _PAGE_HEADERS = {
     "Cache-Control": "no-cache",
 }
 _FRAGMENT_HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
-_FILTER_FIELDS = ("projects", "languages", "node_types", "path_include", "path_exclude")
+_FILTER_FIELDS = ("projects", "languages", "node_types", "exclude_roles", "path_include", "path_exclude")
 
 
 def _page(ctx: Ctx, view: str, title: str, chunk_id: str | None = None) -> Response[str]:
@@ -49,6 +50,7 @@ def _page(ctx: Ctx, view: str, title: str, chunk_id: str | None = None) -> Respo
         js=assets["app.js"].version,
         languages=sorted(known_languages()),
         node_types=sorted(NODE_TYPES),
+        roles=ROLES,
     )
     return Response(html, media_type=MediaType.HTML, headers=_PAGE_HEADERS)
 

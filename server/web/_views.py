@@ -83,6 +83,7 @@ class HitView:
     score: float
     code: Markup
     hidden_lines: int
+    role: str = "implementation"
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +124,7 @@ def hit_view(hit: ChunkHit, terms: list[str]) -> HitView:
         score=hit.relevance_score,
         code=code_block(lines, hit.start_line + start, shown),
         hidden_lines=len(raw) - (stop - start),
+        role=hit.role,
     )
 
 

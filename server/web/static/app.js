@@ -108,7 +108,7 @@
     const results = $("#results");
     const status = $("#status");
     const q = form.elements.query;
-    const lists = ["languages", "node_types", "path_include", "path_exclude"];
+    const lists = ["languages", "node_types", "exclude_roles", "path_include", "path_exclude"];
     const fields = ["projects", "mode", "granularity", ...lists];
     const params = new URLSearchParams(location.search);
     q.value = params.get("q") || "";
