@@ -28,9 +28,9 @@ from server.limits import json_body_middleware, limit_body
 from server.mcp import build_mcp
 from server.metrics import metrics_middleware
 from server.routes import ROUTES
-from server.web import web_routes
 from server.search_pool import SearchPool
 from server.security import browser_guard_middleware
+from server.web import web_routes
 
 __all__ = ["create_app"]
 
