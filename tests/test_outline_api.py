@@ -145,4 +145,4 @@ def test_cli(served: tuple[str, Path]) -> None:
     assert json.loads(located.output)["cues"][0]["node"] == "docs/guide/config.md#Configuration/Dashboard"
     bad = runner.invoke(cli, ["outline", "grep", "(oops", "--db", str(db)])
     assert bad.exit_code == 2
-    assert "pattern" in bad.output
+    assert "PATTERN" in bad.output

@@ -97,11 +97,11 @@ def test_errors_have_the_one_shape(served: tuple[str, ServerContext, Path]) -> N
     pool = _pool(ctx)
     before = pool.answered
     response = _search(base, {"query": "cart", "projects": ["no-such-project"]})
-    assert response.status_code == 400, response.text
+    assert response.status_code == 404, response.text
     assert pool.answered == before + 1
     body = response.json()
     assert set(body) == {"status_code", "detail", "extra"}
-    assert body["status_code"] == 400
+    assert body["status_code"] == 404
     assert [e["key"] for e in body["extra"]] == ["projects"]
     assert "Traceback" not in response.text
 
@@ -120,10 +120,10 @@ def test_projects_are_seen_at_once(served: tuple[str, ServerContext, Path]) -> N
     pid = created["project"]["id"]
     assert httpx.patch(f"{base}{API}/projects/{pid}", json={"name": "renamed"}).status_code == 200
     assert _search(base, {"query": "cart", "projects": ["renamed"]}).status_code == 200
-    assert _search(base, {"query": "cart", "projects": ["other"]}).status_code == 400
+    assert _search(base, {"query": "cart", "projects": ["other"]}).status_code == 404
     assert httpx.delete(f"{base}{API}/projects/{pid}").status_code == 204
     gone = _search(base, {"query": "cart", "projects": ["renamed"]})
-    assert gone.status_code == 400, gone.text
+    assert gone.status_code == 404, gone.text
     assert pool.answered == before + 4  # every one by the search process
 
 
