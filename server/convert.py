@@ -109,6 +109,9 @@ def _hit(h: ChunkHit) -> s.ChunkHitOut:
         scope_path=list(h.scope_path),
         relevance_score=h.relevance_score,
         role=h.role,
+        unit_start_line=h.unit_start_line,
+        unit_end_line=h.unit_end_line,
+        folded_pieces=h.folded_pieces,
     )
 
 

@@ -287,6 +287,13 @@ class ChunkHitOut(msgspec.Struct):
     scope_path: Annotated[list[str], _d("Names of the enclosing units and this one, outermost first")]
     relevance_score: Annotated[float, _d("0-1, comparable across pages of one query")]
     role: Annotated[str, _d(_ROLE_HELP)]
+    unit_start_line: Annotated[
+        int, _d("First line of the unit this chunk is (a piece of): a long function split into pieces")
+    ]
+    unit_end_line: Annotated[int, _d("Last line of the unit")]
+    folded_pieces: Annotated[
+        int, _d("Other pieces of the same unit that matched, folded into this hit (0: none)")
+    ] = 0
 
 
 class DocumentHitOut(msgspec.Struct):
@@ -311,7 +318,7 @@ class FileGroupOut(msgspec.Struct):
     file_path: FilePath
     project_id: ProjectId
     project: ProjectName
-    total_relevance: Annotated[float, _d("Best chunk score plus a tenth of the other chunks' scores")]
+    total_relevance: Annotated[float, _d("The file's best chunk score (groups follow their best chunks)")]
     chunks: Annotated[list[ChunkHitOut], _d("This page's chunks of the file, best first")]
 
 

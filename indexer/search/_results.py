@@ -27,6 +27,12 @@ class ChunkHit:
     scope_path: tuple[str, ...]
     relevance_score: float
     role: str = "implementation"
+    unit_start_line: int = 0
+    """First line of the unit this chunk is (a piece of); its own start when whole."""
+    unit_end_line: int = 0
+    """Last line of the unit."""
+    folded_pieces: int = 0
+    """Other pieces of the same unit folded into this hit (they take no other slot)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +53,8 @@ class DocumentHit:
 
 @dataclass(frozen=True, slots=True)
 class FileGroup:
-    """Chunk-granularity results of one file; ``total_relevance`` is the best chunk's
-    score plus a tenth of the other chunks' scores."""
+    """Chunk-granularity results of one file; ``total_relevance`` is its best chunk's score
+    (groups are in the order of their best chunks)."""
 
     file_id: str
     file_path: str

@@ -8,7 +8,7 @@ from indexer.store._content import ContentRow
 from indexer.store._maintenance import OPTIMIZE_AFTER_ROWS
 from indexer.store._rows import ChunkWrite, DocState, FileWrite, chunk_search_text, path_words
 from indexer.store._schema import SCHEMA_VERSION
-from indexer.store._search import Candidate, Detail
+from indexer.store._search import Candidate, ChunkFacts, Detail
 from indexer.store._sql import glob_to_regex
 from indexer.store._store import Store, open_store, read_store_info
 from indexer.store._vocabulary import WORD, TermRun, words_of
@@ -18,6 +18,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "WORD",
     "Candidate",
+    "ChunkFacts",
     "ChunkWrite",
     "ContentRow",
     "Detail",

@@ -17,10 +17,10 @@ from indexer.store._filters import chunk_where, document_where
 from indexer.store._rows import CHUNK_COLUMNS, to_stored_chunk
 from indexer.store._scan import count_admitted
 from indexer.store._schema import CHUNKS, DOCUMENTS
-from indexer.store._sql import and_all
+from indexer.store._sql import and_all, in_list
 from indexer.store._unindexed import fragment_key
 
-__all__ = ["Candidate", "Detail", "SearchMixin", "TableKind", "TextField"]
+__all__ = ["Candidate", "ChunkFacts", "Detail", "FactsMixin", "SearchMixin", "TableKind", "TextField"]
 
 TableKind = Literal["chunks", "documents"]
 TextField = Literal["search_text", "name_text"]
@@ -327,3 +327,74 @@ class SearchMixin(StoreBase):
     def index_version(self) -> int:
         """A number that changes whenever chunks or documents change (for continuation tokens)."""
         return int(self._t(CHUNKS).version) * 1_000_000 + int(self._t(DOCUMENTS).version)
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkFacts:
+    """What ranking needs of a candidate besides its score: role and unit."""
+
+    role: str
+    """The chunk's role (``indexer.roles``)."""
+    file_id: str
+    """Its file."""
+    unit: tuple[Any, ...]
+    """Identifies the unit the chunk is (a piece of) within its file: pieces of one split
+    unit share it."""
+    start_line: int
+    end_line: int
+
+
+#: Columns read for ``ChunkFacts``.
+_FACT_COLUMNS = ["id", "role", "file_id", "node_type", "scope_path", "start_line", "end_line"]
+
+
+def _facts_of(table: pa.Table) -> list[tuple[int, str, ChunkFacts]]:
+    """(row id, chunk id, facts) of each row of ``table``."""
+    cols = {name: table[name].to_pylist() for name in [*_FACT_COLUMNS, "_rowid"]}
+    out = []
+    for i, row_id in enumerate(cols["_rowid"]):
+        scope = tuple(cols["scope_path"][i] or ())
+        # a unit is its kind and its scope path: every piece of a split function shares both,
+        # two units never do (a nameless block keeps its own lines)
+        unit = (cols["node_type"][i], scope) if scope else (cols["node_type"][i], cols["start_line"][i])
+        facts = ChunkFacts(
+            role=cols["role"][i] or "implementation",
+            file_id=cols["file_id"][i],
+            unit=unit,
+            start_line=cols["start_line"][i],
+            end_line=cols["end_line"][i],
+        )
+        out.append((int(row_id), cols["id"][i], facts))
+    return out
+
+
+class FactsMixin(StoreBase):
+    """Role and unit of ranked chunk candidates, read in one take."""
+
+    def chunk_facts(
+        self, candidates: Sequence[Candidate], version: int | None = None
+    ) -> dict[str, ChunkFacts]:
+        """``ChunkFacts`` by candidate key; rows read by row id in ``version`` of the chunk
+        table (the version the candidates were found in), a candidate whose row moved since
+        (an id that no longer sits at its row id) by its id."""
+        if not candidates:
+            return {}
+        dataset = self._dataset(CHUNKS, version)
+        row_ids = sorted({c.row_id for c in candidates if c.row_id >= 0})
+        taken = dataset._take_rows(row_ids, columns=[*_FACT_COLUMNS, "_rowid"])
+        at_rows = {row: (cid, f) for row, cid, f in _facts_of(taken)}
+        found: dict[str, ChunkFacts] = {}
+        lost: list[Candidate] = []
+        for c in candidates:
+            hit = at_rows.get(c.row_id)
+            if hit is not None and (not c.id or hit[0] == c.id):
+                found[c.key] = hit[1]
+            elif c.id:
+                lost.append(c)
+        if lost:
+            table = dataset.to_table(
+                columns=_FACT_COLUMNS, filter=in_list("id", [c.id for c in lost]), with_row_id=True
+            )
+            by_id = {cid: f for _, cid, f in _facts_of(table)}
+            found.update((c.key, by_id[c.id]) for c in lost if c.id in by_id)
+        return found

@@ -38,7 +38,7 @@ from indexer.store._schema import (
     tasks_schema,
     vocabulary_schema,
 )
-from indexer.store._search import SearchMixin
+from indexer.store._search import FactsMixin, SearchMixin
 from indexer.store._tasks import TasksMixin
 from indexer.store._vectors import VectorsMixin
 from indexer.store._vocabulary import VocabularyMixin
@@ -53,6 +53,7 @@ class Store(
     FilesMixin,
     VectorsMixin,
     SearchMixin,
+    FactsMixin,
     TasksMixin,
     MaintenanceMixin,
     OutlineMixin,

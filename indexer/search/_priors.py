@@ -1,0 +1,121 @@
+"""What the query asks for, and the ranking prior of roles and units.
+
+lode exists to find code: unless a query asks for tests, examples, docs, history,
+configuration or build files, a chunk of implementation code outranks one of those at
+the same relevance (``ROLE_PRIOR`` scales the fused score of the others). A query asks
+for a role by its words (``_INTENT_WORDS``: "test", "example", "how do I", "changelog"…),
+by a ``roles`` filter, or by a path filter into such files (``tests/**``). Generated and
+vendored code are only asked for by a filter.
+
+A unit split into pieces (a long function) ranks once: its best piece, the others folded
+into it (they would fill the page's other slots with the same function).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from indexer.roles import file_role
+from indexer.store import Candidate, ChunkFacts
+
+__all__ = ["ROLE_PRIOR", "Folded", "apply_priors", "wanted_roles"]
+
+#: The fused score of a chunk of each role is scaled by this unless the query asks for it.
+ROLE_PRIOR: Final[Mapping[str, float]] = {
+    "implementation": 1.0,
+    "test": 0.55,
+    "docs": 0.6,
+    "example": 0.6,
+    "config": 0.6,
+    "build": 0.6,
+    "changelog": 0.35,
+    "generated": 0.35,
+    "vendored": 0.4,
+}
+
+_INTENT_WORDS: Final[Mapping[str, re.Pattern[str]]] = {
+    "test": re.compile(
+        r"\b(?:tests?|testing|tested|unit ?tests?|test ?cases?|specs?|fixtures?|mocks?|mocking|stubs?"
+        r"|assert(?:s|ions?)?|pytest|unittest|junit|jest|mocha|vitest|rspec|coverage)\b"
+    ),
+    "example": re.compile(
+        r"\b(?:examples?|samples?|demos?|snippets?|usage|how (?:do|can|should) (?:i|we|you)"
+        r"|how to use|tutorials?|cookbook|recipes?)\b"
+    ),
+    "docs": re.compile(
+        r"\b(?:docs?|documentation|documented|readme|guides?|tutorials?|manual|faq|how (?:do|can|should) "
+        r"(?:i|we|you)|how to|what (?:is|are|does)|explain\w*|overview|introduction|getting started"
+        r"|install\w*)\b"
+    ),
+    "changelog": re.compile(
+        r"\b(?:change ?logs?|release notes?|releases?|changes? in|changed in|what'?s new|history"
+        r"|deprecat\w+|breaking changes?|migrat\w+ guide|upgrad\w+ guide|since (?:version|v?\d))\b"
+    ),
+    "config": re.compile(
+        r"\b(?:config\w*|settings?|options? file|yaml|toml|ini|\.env|env(?:ironment)? var\w*|dotfiles?)\b"
+    ),
+    "build": re.compile(
+        r"\b(?:build (?:system|script|file|config\w*)|makefile|cmake|gradle|maven|pom\.xml|setup\.py"
+        r"|packag\w+|dependenc\w+|ci (?:pipeline|workflow|job)s?|dockerfile|docker image|compil\w+ flags?)\b"
+    ),
+}
+
+
+def wanted_roles(query: str, roles: Sequence[str] = (), path_include: Sequence[str] = ()) -> frozenset[str]:
+    """The roles other than implementation a query asks for (they keep their full score)."""
+    text = query.lower()
+    wanted = {role for role, words in _INTENT_WORDS.items() if words.search(text)}
+    wanted.update(roles)
+    for glob in path_include:  # a path filter into tests/, docs/, examples/…: those are wanted
+        role = file_role(glob.replace("*", "x").rstrip("/") + "/x.py")
+        if role != "implementation":
+            wanted.add(role)
+    wanted.discard("implementation")
+    return frozenset(wanted)
+
+
+@dataclass(frozen=True, slots=True)
+class Folded:
+    """A unit's pieces folded into its best one."""
+
+    start_line: int
+    """First line of the unit (of every piece of it found)."""
+    end_line: int
+    """Last line of the unit."""
+    pieces: int
+    """How many pieces were folded into the shown one (0: none)."""
+
+
+def apply_priors(
+    ranked: Sequence[tuple[Candidate, float]],
+    facts: Mapping[str, ChunkFacts],
+    wanted: frozenset[str],
+    prior: Mapping[str, float] = ROLE_PRIOR,
+) -> tuple[list[tuple[Candidate, float]], dict[str, Folded]]:
+    """``ranked`` with each score scaled by its role's prior (unless wanted), pieces of one
+    unit folded into the best one, best first; and the folded units by key."""
+    scored: list[tuple[Candidate, float, ChunkFacts | None]] = []
+    for cand, score in ranked:
+        fact = facts.get(cand.key)
+        weight = 1.0 if fact is None or fact.role in wanted else prior.get(fact.role, 1.0)
+        scored.append((cand, score * weight, fact))
+    scored.sort(key=lambda item: (-item[1], item[0].key))
+    kept: list[tuple[Candidate, float]] = []
+    units: dict[tuple[Any, ...], tuple[str, int, int, int]] = {}
+    for cand, score, fact in scored:
+        if fact is None:
+            kept.append((cand, score))
+            continue
+        unit = (fact.file_id, *fact.unit)
+        seen = units.get(unit)
+        if seen is None:
+            units[unit] = (cand.key, fact.start_line, fact.end_line, 0)
+            kept.append((cand, score))
+        else:
+            key, start, end, pieces = seen
+            units[unit] = (key, min(start, fact.start_line), max(end, fact.end_line), pieces + 1)
+    folded = {key: Folded(start, end, pieces) for key, start, end, pieces in units.values() if pieces}
+    return kept, folded

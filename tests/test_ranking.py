@@ -1,0 +1,191 @@
+"""Relevance on whole repositories (issue 26): implementation before its tests and docs
+unless the query asks for them, a split unit shown once with its whole range, the best hit
+first at chunk granularity, and role filters."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner
+from live import serve_in_thread, wait_task
+
+from indexer.api import Lode
+from indexer.cli import cli
+from indexer.config import load_config
+from indexer.embed import FakeEmbedder
+from indexer.search import SearchOptions
+from indexer.search._priors import wanted_roles
+
+_IMPLEMENTATION = '''"""The HTTP client."""
+
+
+def follow_redirects(response, client, max_redirects=20):
+    """Follow redirect responses until a final one, at most max_redirects times."""
+    seen = 0
+    while response.is_redirect and seen < max_redirects:
+        location = response.headers["location"]
+        response = client.get(location)
+        seen += 1
+    return response
+'''
+_TEST = '''from client import follow_redirects
+
+
+def test_follow_redirects_until_final():
+    """Redirects are followed: redirect, redirect, final response."""
+    response = follow_redirects(FakeRedirect(), FakeClient())
+    assert response.status == 200
+
+
+def test_follow_redirects_stops_at_max_redirects():
+    """Too many redirects are not followed."""
+    assert follow_redirects(FakeRedirect(), FakeClient(), max_redirects=1).is_redirect
+'''
+_DOCS = """# Redirects
+
+By default the client follows redirects: every redirect response is followed until a final
+response, at most `max_redirects` redirects. Redirects are followed for GET requests.
+"""
+_CHANGELOG = """# Changelog
+
+## 2.0
+- Redirects are followed by default (follow_redirects), up to max_redirects.
+"""
+
+
+def _long_function() -> str:
+    steps = "\n".join(
+        f"    if stage == {i}:\n        total = merge_stage_{i}(total, ledger)\n        ledger.note('stage {i}')"
+        for i in range(90)
+    )
+    return f'def reconcile_ledger(ledger, total, stage):\n    """Reconcile."""\n{steps}\n    return total\n'
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Lode, Path]]:
+    """A small whole repository: code, its tests, docs, a changelog, a long function."""
+    root = tmp_path_factory.mktemp("whole") / "client"
+    (root / "src" / "client").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "docs").mkdir()
+    (root / "src" / "client" / "redirects.py").write_text(_IMPLEMENTATION)
+    (root / "src" / "client" / "ledger.py").write_text(_long_function())
+    (root / "tests" / "test_redirects.py").write_text(_TEST)
+    (root / "docs" / "redirects.md").write_text(_DOCS)
+    (root / "CHANGELOG.md").write_text(_CHANGELOG)
+    lode = Lode(load_config(env={}, overrides={"db": root.parent / "db"}), embedder=FakeEmbedder())
+    lode.index(root, name="client")
+    yield lode, root
+    lode.close()
+
+
+def _top(lode: Lode, query: str, **options: object) -> list[tuple[str, str]]:
+    answer = lode.search(SearchOptions(query=query, granularity="chunk", limit=5, **options))  # type: ignore[arg-type]
+    return [(h.file_path, h.role) for g in answer.groups for h in g.chunks]
+
+
+@pytest.mark.parametrize("mode", ["lexical", "hybrid"])  # (the fake model's vectors are word counts)
+def test_the_implementation_comes_before_its_tests_docs_and_history(
+    repo: tuple[Lode, Path], mode: str
+) -> None:
+    lode, _ = repo
+    top = _top(lode, "where are redirects followed", mode=mode)
+    assert top[0] == ("src/client/redirects.py", "implementation"), top
+
+
+def test_a_query_that_asks_for_tests_gets_tests(repo: tuple[Lode, Path]) -> None:
+    lode, _ = repo
+    top = _top(lode, "tests for following redirects", mode="lexical")
+    assert top[0] == ("tests/test_redirects.py", "test"), top
+    assert _top(lode, "redirects", mode="lexical", path_include=("tests/**",))[0][1] == "test"
+
+
+def test_a_query_for_history_gets_the_changelog(repo: tuple[Lode, Path]) -> None:
+    lode, _ = repo
+    top = _top(lode, "changelog: since when are redirects followed by default", mode="lexical")
+    assert top[0] == ("CHANGELOG.md", "changelog"), top
+
+
+def test_role_filters(repo: tuple[Lode, Path]) -> None:
+    lode, _ = repo
+    only_docs = _top(lode, "redirects followed", mode="lexical", roles=("docs",))
+    assert only_docs
+    assert {role for _, role in only_docs} == {"docs"}
+    no_tests = _top(lode, "redirects followed", mode="lexical", exclude_roles=("test", "docs", "changelog"))
+    assert {role for _, role in no_tests} == {"implementation"}
+
+
+def test_a_split_unit_is_shown_once_with_its_whole_range(repo: tuple[Lode, Path]) -> None:
+    lode, _ = repo
+    answer = lode.search(
+        SearchOptions(query="merge_stage ledger note stage", granularity="chunk", mode="lexical", limit=10)
+    )
+    hits = [h for g in answer.groups for h in g.chunks if h.file_path == "src/client/ledger.py"]
+    assert len(hits) == 1, [(h.start_line, h.end_line) for h in hits]
+    hit = hits[0]
+    assert hit.folded_pieces >= 1
+    assert hit.unit_start_line == 1
+    assert hit.unit_end_line > hit.end_line or hit.unit_start_line < hit.start_line
+
+
+def test_chunk_groups_follow_their_best_chunk(repo: tuple[Lode, Path]) -> None:
+    lode, _ = repo
+    answer = lode.search(
+        SearchOptions(query="redirects followed max_redirects", granularity="chunk", limit=10)
+    )
+    best = [max(h.relevance_score for h in g.chunks) for g in answer.groups]
+    assert best == sorted(best, reverse=True)
+    assert [g.total_relevance for g in answer.groups] == best
+
+
+@pytest.mark.parametrize(
+    ("query", "roles"),
+    [
+        ("where are redirects followed", set()),
+        ("how do I follow redirects", {"docs", "example"}),
+        ("unit tests of the redirect loop", {"test"}),
+        ("release notes for 2.0", {"changelog"}),
+        ("what is the default config file", {"config", "docs"}),
+    ],
+)
+def test_what_a_query_asks_for(query: str, roles: set[str]) -> None:
+    assert wanted_roles(query) == frozenset(roles)
+
+
+def test_roles_over_http_and_the_cli(repo: tuple[Lode, Path], tmp_path: Path) -> None:
+    lode, root = repo
+    config = load_config(env={}, overrides={"db": tmp_path / "db", "enabled": False})
+    with serve_in_thread(config, FakeEmbedder()) as base:
+        created = httpx.post(f"{base}/api/v1/projects", json={"path": str(root), "name": "client"}).json()
+        assert wait_task(base, created["task_id"])["status"] == "done"
+        body = {"query": "redirects", "granularity": "chunk", "mode": "lexical", "roles": ["test"]}
+        answer = httpx.post(f"{base}/api/v1/search", json=body).json()
+        roles = {h["role"] for g in answer["groups"] for h in g["chunks"]}
+        assert roles == {"test"}
+        bad = httpx.post(f"{base}/api/v1/search", json={**body, "roles": ["tests"]})
+        assert bad.status_code == 400
+        assert bad.json()["extra"][0]["key"] == "roles"
+    env = {"LODE_DB": str(tmp_path / "db"), "LODE_PORT": "9", "LODE_MODEL": "fake-hash-256"}
+    out = CliRunner().invoke(
+        cli,
+        [
+            "search",
+            "redirects",
+            "--mode",
+            "lexical",
+            "--granularity",
+            "chunk",
+            "--exclude-roles",
+            "test",
+            "--json",
+        ],
+        env=env,
+    )
+    assert out.exit_code == 0, out.output
+    assert '"role": "test"' not in out.output
+    assert '"role": "implementation"' in out.output
+    refused = CliRunner().invoke(cli, ["search", "redirects", "--roles", "tests"], env=env)
+    assert refused.exit_code == 2
