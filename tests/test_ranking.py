@@ -156,7 +156,7 @@ def test_what_a_query_asks_for(query: str, roles: set[str]) -> None:
 
 
 def test_roles_over_http_and_the_cli(repo: tuple[Lode, Path], tmp_path: Path) -> None:
-    lode, root = repo
+    _, root = repo
     config = load_config(env={}, overrides={"db": tmp_path / "db", "enabled": False})
     with serve_in_thread(config, FakeEmbedder()) as base:
         created = httpx.post(f"{base}/api/v1/projects", json={"path": str(root), "name": "client"}).json()
