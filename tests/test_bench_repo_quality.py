@@ -242,7 +242,7 @@ def test_committed_change_pairs_are_well_formed() -> None:
         assert data["pinned_tag"] == corpus.tag
         assert len(data["snapshot_commit"]) == 40
         assert data["rules"]
-        assert "benchmarks.quality.changes" in data["produced_by"]
+        assert "benchmarks.quality.mine_changes" in data["produced_by"]
         pairs = load_change_pairs(corpus.name)
         assert len(pairs) >= 25, corpus.name
         assert len({p.query.lower() for p in pairs}) == len(pairs)

@@ -19,28 +19,23 @@ Rules (``RULES``, recorded in each file), applied to ``git log --no-merges
   of the changed implementation files exist in the pinned tree (the subject may describe
   code the pinned tree lacks); repeated subjects (first kept).
 
-Example (writes ``benchmarks/quality/changes/tornado.json``)::
-
-    .venv/bin/python -m benchmarks.quality.changes tornado /path/to/tornado.git
+``benchmarks.quality.mine_changes`` runs this on a git directory and writes the file.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import subprocess
-import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from benchmarks.quality.roles import IMPLEMENTATION, file_role
 
 __all__ = [
     "CHANGES_DIR",
+    "LOG_FORMAT",
     "MAX_FILES",
     "MIN_WORDS",
     "RULES",
@@ -57,7 +52,7 @@ CHANGES_DIR = Path(__file__).parent / "changes"
 MAX_FILES = 8
 MIN_WORDS = 4
 _SEPARATOR = "\x1e"
-_LOG_FORMAT = f"{_SEPARATOR}%H%x1f%cs%x1f%s"
+LOG_FORMAT = f"{_SEPARATOR}%H%x1f%cs%x1f%s"
 _PR_NUMBER = re.compile(r"\s*\((#\d+(,\s*#\d+)*|[A-Z]+-\d+)\)\.?\s*$")
 _TAGS = re.compile(r"^(\s*\[[^\]]*\]\s*)+")
 _CONVENTIONAL = re.compile(r"^(?P<type>[a-z]+)(\((?P<scope>[^)]*)\))?!?:\s*", re.IGNORECASE)
@@ -108,7 +103,8 @@ _DROP: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(deps|dependabot|dependenc(y|ies)|renovate|bump \S+ from|update \S+ to v?\d|"
             r"upgrade \S+ to v?\d|requirements|lockfile|package-lock|go\.(mod|sum)|cargo\.lock|"
-            r"commons-parent|msrv)\b|\b(update|upgrade|bump)\w*\b.*\b(to (the )?latest|to v?\d+(\.\d+)+|packages)\b",
+            r"commons-parent|msrv)\b|\b(update|upgrade|bump)\w*\b.*\b(to (the )?latest|to v?\d+(\.\d+)+|packages)\b|"
+            r"\b(update|upgrade|bump)\w* to \S+ v?\d+(\.\d+)+",
             re.I,
         ),
     ),
@@ -192,7 +188,7 @@ class ChangePair:
 
 
 def parse_log(text: str) -> list[Commit]:
-    """Commits of ``git log --name-status --format=<_LOG_FORMAT>`` output, in its order."""
+    """Commits of ``git log --name-status --format=<LOG_FORMAT>`` output, in its order."""
     commits: list[Commit] = []
     for block in text.split(_SEPARATOR):
         if not block.strip():
@@ -297,72 +293,3 @@ def load_change_pairs(corpus: str, directory: Path = CHANGES_DIR) -> list[Change
         ChangePair(corpus, p["commit"], p["date"], p["subject"], p["query"], tuple(p["files"]))
         for p in data["pairs"]
     ]
-
-
-def _git(git_dir: Path, *args: str) -> str:
-    done = subprocess.run(["git", f"--git-dir={git_dir}", *args], capture_output=True, text=True, check=True)
-    return done.stdout
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Mine one corpus's pairs from a local git directory and write its pair file."""
-    from benchmarks.quality.corpora import fetch_corpus, read_corpus
-    from benchmarks.quality.repo_corpora import REPO_CORPORA
-
-    by_name = {c.name: c for c in REPO_CORPORA}
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("corpus", choices=sorted(by_name))
-    parser.add_argument("git_dir", type=Path, help="a (bare) git directory of the corpus's repository")
-    parser.add_argument("--head", default="HEAD", help="the last commit to read (default: HEAD)")
-    args = parser.parse_args(argv)
-    corpus = by_name[args.corpus]
-    files = read_corpus(fetch_corpus(corpus.spec), corpus.spec, True)
-    tree = {path: data[:4096] for path, data in files.items()}
-    head = _git(args.git_dir, "rev-parse", args.head).strip()
-    pinned = _git(args.git_dir, "rev-list", "-n", "1", corpus.tag).strip()
-    log = _git(
-        args.git_dir,
-        "log",
-        "--no-merges",
-        "--reverse",
-        "--name-status",
-        f"--format={_LOG_FORMAT}",
-        f"{corpus.tag}..{head}",
-    )
-    commits = parse_log(log)
-    pairs, dropped = mine_pairs(corpus.name, commits, tree, corpus.roles)
-    document: dict[str, Any] = {
-        "corpus": corpus.name,
-        "repository": corpus.repository,
-        "pinned_tag": corpus.tag,
-        "pinned_commit": pinned,
-        "snapshot_commit": head,
-        "date_range": [commits[0].date, commits[-1].date] if commits else [],
-        "commits_read": len(commits),
-        "produced_by": f"python -m benchmarks.quality.changes {corpus.name} <git dir of {corpus.repository}>",
-        "rules": list(RULES),
-        "dropped": dict(sorted(dropped.items())),
-        "pairs": [
-            {
-                "commit": p.commit,
-                "date": p.date,
-                "subject": p.subject,
-                "query": p.query,
-                "files": list(p.files),
-            }
-            for p in pairs
-        ],
-    }
-    CHANGES_DIR.mkdir(parents=True, exist_ok=True)
-    out = CHANGES_DIR / f"{corpus.name}.json"
-    out.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(
-        f"{corpus.name}: {len(pairs)} pairs from {len(commits)} commits; dropped {dict(dropped)}; wrote {out}"
-    )
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
