@@ -427,6 +427,7 @@ def test_ask_tree_end_to_end(tmp_path: Path) -> None:
     )
     assert facts.files == 3
     assert facts.chunks > 0
+    assert facts.coverage == 1.0
     assert len(values) == len(queries)
     assert all(set(v) == {"lexical", "hybrid", BASELINE} for v in values)
     bm25 = {q.text: v[BASELINE]["file_mrr"] for q, v in zip(queries, values, strict=True)}

@@ -58,6 +58,8 @@ class TreeFacts:
     chunks: int = 0
     index_seconds: float = 0.0
     skipped: int = 0
+    coverage: float = 0.0
+    """Share of the tree's chunks with a vector when the queries ran (1.0 expected)."""
 
 
 @dataclass(slots=True)
@@ -150,7 +152,11 @@ def ask_tree(
             report = lode.index(tree, name=name)
             indexed, _ = lode.store.list_documents(report.project_id, limit=1_000_000)
             facts = TreeFacts(
-                len(indexed), report.chunks_written, round(report.seconds, 2), len(report.files_skipped)
+                len(indexed),
+                report.chunks_written,
+                round(report.seconds, 2),
+                len(report.files_skipped),
+                round(lode.store.semantic_coverage(report.project_id), 4),
             )
             bm25 = BM25Index(
                 {
