@@ -29,7 +29,13 @@ from benchmarks.quality.pairs import extract_pairs
 from benchmarks.quality.repo_corpora import REPO_CORPORA
 from benchmarks.quality.repo_evaluate import BASELINE, RepoRun, ask_tree
 from benchmarks.quality.repo_metrics import REPO_METRICS, Answer, ChunkRef, file_values, query_values
-from benchmarks.quality.repo_report import build_repo_result, compare_repo_runs, dump_result, repo_markdown
+from benchmarks.quality.repo_report import (
+    build_repo_result,
+    compare_repo_runs,
+    dump_result,
+    query_figures,
+    repo_markdown,
+)
 from benchmarks.quality.repo_sets import Query, Target, doc_queries, identifier_queries, sample_queries
 from benchmarks.quality.roles import IMPLEMENTATION, ROLES, file_role, is_implementation
 from indexer.embed import FakeEmbedder
@@ -469,9 +475,10 @@ def test_report_comparison_and_dump() -> None:
     assert sum(1 for line in text.splitlines() if '"id": ' in line) == 20  # one line per query
     assert '"chunk_mrr": {"mean": ' in text  # one line per estimate
     old = json.loads(text)
+    assert query_figures(old, old["queries"][0])["hybrid"]["chunk_mrr"] == pytest.approx(0.1)
     for q in old["queries"]:
         if q["id"].startswith("nix:doc"):
-            q["values"]["hybrid"]["chunk_mrr"] = 0.0
+            q["values"]["hybrid"][REPO_METRICS.index("chunk_mrr")] = 0.0
     old["queries"] = old["queries"][:-2]
     compared = compare_repo_runs(result, old)
     assert compared["doc"]["hybrid"]["queries"] == 12

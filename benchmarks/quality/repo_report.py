@@ -11,7 +11,7 @@ from benchmarks.quality.repo_evaluate import BASELINE, RepoRun
 from benchmarks.quality.repo_metrics import FILE_METRICS, REPO_METRICS
 from benchmarks.quality.repo_sets import SETS
 
-__all__ = ["build_repo_result", "compare_repo_runs", "dump_result", "repo_markdown"]
+__all__ = ["build_repo_result", "compare_repo_runs", "dump_result", "query_figures", "repo_markdown"]
 
 #: Paired comparisons within a run (A − B): the modes, and each mode against BM25.
 _PAIRS = (
@@ -119,6 +119,7 @@ def _corpus_facts(run: RepoRun) -> dict[str, Any]:
                 "chunks": t.chunks,
                 "index_seconds": t.index_seconds,
                 "skipped": t.skipped,
+                "semantic_coverage": t.coverage,
             }
             for name, t in run.trees.items()
         },
@@ -131,19 +132,26 @@ def _corpus_facts(run: RepoRun) -> dict[str, Any]:
 
 
 def _queries(runs: Sequence[RepoRun]) -> list[dict[str, Any]]:
+    """One row per query; each mode's figures as a list in ``query_metrics`` order."""
     return [
         {
             "id": query.id,
             "query": query.text,
             "targets": [t.path if t.line is None else f"{t.path}:{t.line}" for t in query.targets],
             "values": {
-                mode: {m: round(x, 4) for m, x in figures.items()} for mode, figures in values.items()
+                mode: [round(figures[m], 4) for m in _metrics_of(mode)] for mode, figures in values.items()
             },
         }
         for run in runs
         for set_name in SETS
         for query, values in zip(run.queries.get(set_name, []), run.values.get(set_name, []), strict=True)
     ]
+
+
+def query_figures(result: Mapping[str, Any], row: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    """A query row's figures of a result as mode → figure → value."""
+    names = result["query_metrics"]
+    return {mode: dict(zip(names[mode], values, strict=True)) for mode, values in row["values"].items()}
 
 
 def build_repo_result(
@@ -158,6 +166,7 @@ def build_repo_result(
         "k": 10,
         "bootstrap": {"samples": 2000, "seed": seed, "interval": 0.95},
         "modes": all_modes,
+        "query_metrics": {mode: list(_metrics_of(mode)) for mode in all_modes},
         "sets": {s: _set_entry(runs, s, all_modes, seed) for s in sets},
         "corpora": [_corpus_facts(run) for run in runs],
         "queries": _queries(runs),
@@ -166,7 +175,7 @@ def build_repo_result(
 
 def compare_repo_runs(new: Mapping[str, Any], old: Mapping[str, Any], *, seed: int = 0) -> dict[str, Any]:
     """Paired bootstrap of ``new`` − ``old`` per set, mode and figure, over the queries both asked."""
-    before = {q["id"]: q["values"] for q in old.get("queries", [])}
+    before = {q["id"]: query_figures(old, q) for q in old.get("queries", [])}
     out: dict[str, Any] = {}
     for set_name in new.get("sets", {}):
         per_mode: dict[str, Any] = {}
@@ -175,8 +184,9 @@ def compare_repo_runs(new: Mapping[str, Any], old: Mapping[str, Any], *, seed: i
             for q in new.get("queries", []):
                 corpus, q_set, _ = q["id"].split(":", 2)
                 old_values = before.get(q["id"], {}).get(mode)
-                if q_set == set_name and mode in q["values"] and old_values:
-                    groups.setdefault(corpus, []).append((q["values"][mode], old_values))
+                figures = query_figures(new, q)
+                if q_set == set_name and mode in figures and old_values:
+                    groups.setdefault(corpus, []).append((figures[mode], old_values))
             if not groups:
                 continue
             pairs = list(groups.values())
