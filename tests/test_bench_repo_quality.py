@@ -422,13 +422,13 @@ def test_ask_tree_end_to_end(tmp_path: Path) -> None:
         (tmp_path / "toy" / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "toy" / path).write_bytes(data)
     queries = identifier_queries("toy", files, languages, roles)
-    facts, values = ask_tree(
+    facts, values, top = ask_tree(
         "toy",
         tmp_path / "toy",
         files,
         queries,
         FakeEmbedder(),
-        lambda p: roles.get(p) == IMPLEMENTATION,
+        lambda p: roles.get(p, "other"),
         ("lexical", "hybrid"),
     )
     assert facts.files == 3
@@ -438,6 +438,10 @@ def test_ask_tree_end_to_end(tmp_path: Path) -> None:
     assert all(set(v) == {"lexical", "hybrid", BASELINE} for v in values)
     bm25 = {q.text: v[BASELINE]["file_mrr"] for q, v in zip(queries, values, strict=True)}
     assert bm25["HeaderMap"] == bm25["get_list"] == 1.0  # names found in their file alone
+    assert len(top) == len(queries)
+    assert all(set(t) == {"lexical", "hybrid", BASELINE} for t in top)
+    assert all(set(t["lexical"]) <= set(ROLES) and len(t["lexical"]) <= 3 for t in top)
+    assert top[0]["hybrid"].count("implementation") == 1
     assert any(v["lexical"]["chunk_mrr"] > 0 for v in values)
 
 
@@ -456,7 +460,13 @@ def _run(name: str, offset: float) -> RepoRun:
         s: [{mode: figures(i, mode) for mode in ("lexical", "hybrid", BASELINE)} for i in range(len(qs))]
         for s, qs in queries.items()
     }
-    return RepoRun(corpus, 10, {"implementation": 5}, {"doc": 6, "change": 4}, queries, values)
+    top_roles = {
+        s: {mode: Counter({"implementation": 3, "test": 2}) for mode in ("lexical", "hybrid", BASELINE)}
+        for s in queries
+    }
+    run = RepoRun(corpus, 10, {"implementation": 5}, {"doc": 6, "change": 4}, queries, values)
+    run.top_roles = top_roles
+    return run
 
 
 def test_report_comparison_and_dump() -> None:
@@ -490,6 +500,9 @@ def test_report_comparison_and_dump() -> None:
     assert "### (a) doc comment → unit" in table
     assert "| hybrid − lexical |" in table
     assert "vs baseline (old.json)" in table
+    assert doc["top5_roles"]["macro"]["hybrid"]["test"] == 0.4
+    assert doc["top5_roles"]["corpora"]["nix"]["bm25"] == {"implementation": 0.6, "test": 0.4}
+    assert "| first 5 files by role (macro) | implementation | test |" in table
 
 
 def test_summarize_renders_a_repo_result(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +27,7 @@ from benchmarks.quality.corpora import fetch_corpus, read_corpus
 from benchmarks.quality.evaluate import MODES, ranked_chunks
 from benchmarks.quality.pairs import extract_pairs
 from benchmarks.quality.repo_corpora import RepoCorpus
-from benchmarks.quality.repo_metrics import Answer, ChunkRef, K, file_values, query_values
+from benchmarks.quality.repo_metrics import TOP, Answer, ChunkRef, K, file_values, query_values
 from benchmarks.quality.repo_sets import (
     SETS,
     Query,
@@ -75,6 +76,8 @@ class RepoRun:
     queries: dict[str, list[Query]]
     values: dict[str, list[dict[str, dict[str, float]]]] = field(default_factory=dict)
     """Set → per query (in ``queries`` order) → mode (or ``bm25``) → figure → value."""
+    top_roles: dict[str, dict[str, Counter[str]]] = field(default_factory=dict)
+    """Set → mode (or ``bm25``) → how many of the first 5 files (document page) had each role."""
     trees: dict[str, TreeFacts] = field(default_factory=dict)
     dropped: dict[str, int] = field(default_factory=dict)
     broken_files: list[str] = field(default_factory=list)
@@ -140,12 +143,21 @@ def ask_tree(
     texts: Mapping[str, bytes],
     queries: Sequence[Query],
     embedder: Embedder,
-    is_impl: Callable[[str], bool],
+    role_of: Callable[[str], str],
     modes: Sequence[str] = MODES,
-) -> tuple[TreeFacts, list[dict[str, dict[str, float]]]]:
+) -> tuple[TreeFacts, list[dict[str, dict[str, float]]], list[dict[str, tuple[str, ...]]]]:
     """Index ``tree`` as project ``name`` in a temporary store and answer ``queries`` in
-    every mode and with BM25 over the indexed files (``texts``: their content)."""
+    every mode and with BM25 over the indexed files (``texts``: their content).
+
+    Returns the tree's facts, per query each mode's figures, and per query each mode's
+    roles (``role_of``) of the first 5 files of the document page.
+    """
     values: list[dict[str, dict[str, float]]] = [{} for _ in queries]
+    roles: list[dict[str, tuple[str, ...]]] = [{} for _ in queries]
+
+    def is_impl(path: str) -> bool:
+        return role_of(path) == IMPLEMENTATION
+
     with tempfile.TemporaryDirectory(prefix="lode-bench-repo-index-") as tmp:
         lode = Lode(load_config(overrides={"db": Path(tmp)}), embedder=embedder)
         try:
@@ -166,18 +178,21 @@ def ask_tree(
                 }
             )
             for i, query in enumerate(queries):
-                values[i][BASELINE] = file_values(query, bm25.rank(query.text, K), is_impl)
+                ranked = bm25.rank(query.text, K)
+                values[i][BASELINE] = file_values(query, ranked, is_impl)
+                roles[i][BASELINE] = tuple(role_of(p) for p in ranked[:TOP])
             for mode in modes:
                 searcher = Searcher(lode.store, embedder, known_languages())
                 try:
                     for i, query in enumerate(queries):
                         answer = _answer(searcher, name, query.text, mode)
                         values[i][mode] = query_values(query, answer, is_impl)
+                        roles[i][mode] = tuple(role_of(p) for p in answer.files[:TOP])
                 finally:
                     searcher.close()
         finally:
             lode.close()
-    return facts, values
+    return facts, values, roles
 
 
 def evaluate_repo(
@@ -193,8 +208,8 @@ def evaluate_repo(
     started = time.perf_counter()
     run, files, blanked, roles = prepare_repo(corpus, limit=limit, seed=seed)
 
-    def is_impl(path: str) -> bool:
-        return roles.get(path, file_role(path, b"", corpus.roles)) == IMPLEMENTATION
+    def role_of(path: str) -> str:
+        return roles.get(path) or file_role(path, b"", corpus.roles)
 
     plan = (("blanked", blanked, ("doc",)), ("original", files, ("change", "identifier")))
     with tempfile.TemporaryDirectory(prefix="lode-bench-repo-") as tmp:
@@ -205,10 +220,16 @@ def evaluate_repo(
             target = Path(tmp) / tree_name / corpus.name
             _write_tree(texts, target)
             queries = [q for s in wanted for q in run.queries[s]]
-            facts, values = ask_tree(corpus.name, target, texts, queries, embedder, is_impl, modes)
+            facts, values, top = ask_tree(corpus.name, target, texts, queries, embedder, role_of, modes)
             run.trees[tree_name] = facts
             for s in wanted:
                 run.values[s] = [v for q, v in zip(queries, values, strict=True) if q.set == s]
+                counts: dict[str, Counter[str]] = {}
+                for q, per_mode in zip(queries, top, strict=True):
+                    for mode, found in per_mode.items():
+                        if q.set == s:
+                            counts.setdefault(mode, Counter()).update(found)
+                run.top_roles[s] = counts
             _log(
                 f"{corpus.name} ({tree_name}): {facts.files} files, {facts.chunks} chunks indexed in "
                 f"{facts.index_seconds:.1f} s; {len(queries)} queries × {len(modes)} modes"

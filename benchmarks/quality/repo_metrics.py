@@ -32,6 +32,7 @@ __all__ = [
     "CHUNK_METRICS",
     "FILE_METRICS",
     "REPO_METRICS",
+    "TOP",
     "Answer",
     "ChunkRef",
     "K",

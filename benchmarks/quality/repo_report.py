@@ -10,6 +10,7 @@ from benchmarks.quality.metrics import bootstrap, macro_bootstrap, paired_bootst
 from benchmarks.quality.repo_evaluate import BASELINE, RepoRun
 from benchmarks.quality.repo_metrics import FILE_METRICS, REPO_METRICS
 from benchmarks.quality.repo_sets import SETS
+from benchmarks.quality.roles import ROLES
 
 __all__ = ["build_repo_result", "compare_repo_runs", "dump_result", "query_figures", "repo_markdown"]
 
@@ -96,7 +97,32 @@ def _set_entry(runs: Sequence[RepoRun], set_name: str, modes: Sequence[str], see
         for mode in modes
         if mode != BASELINE
     }
-    return {"corpora": corpora, "macro": macro, "paired": paired}
+    return {
+        "corpora": corpora,
+        "macro": macro,
+        "paired": paired,
+        "top5_roles": _role_shares(runs, set_name, modes),
+    }
+
+
+def _role_shares(runs: Sequence[RepoRun], set_name: str, modes: Sequence[str]) -> dict[str, Any]:
+    """Share of each role among the first 5 files (document page), per corpus and macro."""
+    corpora: dict[str, dict[str, dict[str, float]]] = {}
+    for run in runs:
+        per_mode = run.top_roles.get(set_name, {})
+        corpora[run.corpus.name] = {
+            mode: {role: round(per_mode[mode][role] / total, 4) for role in ROLES if per_mode[mode][role]}
+            for mode in modes
+            if mode in per_mode and (total := sum(per_mode[mode].values()))
+        }
+    macro = {
+        mode: {
+            role: round(sum(c.get(mode, {}).get(role, 0.0) for c in corpora.values()) / len(corpora), 4)
+            for role in ROLES
+        }
+        for mode in modes
+    }
+    return {"corpora": corpora, "macro": macro}
 
 
 def _corpus_facts(run: RepoRun) -> dict[str, Any]:
@@ -264,6 +290,16 @@ def _set_tables(set_name: str, entry: Mapping[str, Any], modes: Sequence[str]) -
         lines.append(f"| {pair.replace('-', ' − ')} | {chunk} | {_delta(figures['file_mrr'])} |")
     for mode, delta in paired["document-best_chunk"].items():
         lines.append(f"| {mode}: document − best-chunk files | – | {_delta(delta)} |")
+    shares = entry.get("top5_roles", {}).get("macro", {})
+    if set_name != "identifier" and shares:
+        roles = [r for r in ROLES if any(shares[m].get(r) for m in shares)]
+        lines += [
+            "",
+            "| first 5 files by role (macro) | " + " | ".join(roles) + " |",
+            "|---|" + "---:|" * len(roles),
+        ]
+        for mode, by_role in shares.items():
+            lines.append(f"| {mode} | " + " | ".join(f"{by_role.get(r, 0.0):.3f}" for r in roles) + " |")
     return [*lines, ""]
 
 
