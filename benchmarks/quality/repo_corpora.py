@@ -86,9 +86,9 @@ REPO_CORPORA: tuple[RepoCorpus, ...] = (
         repository="https://github.com/tornadoweb/tornado",
         tag="v6.4.2",
         why=(
-            "A medium Python library whose tree mixes ~50 documented modules with their tests "
-            "inside the package (tornado/test/), Sphinx docs with ~60 release-note pages, "
-            "demos and maintenance scripts; 200+ commits after the pin."
+            "A medium Python library whose tree mixes ~40 documented modules with twice as many "
+            "test files inside the package (tornado/test/), Sphinx docs with ~60 release-note "
+            "pages, demos and maintenance scripts; 200+ commits after the pin."
         ),
     ),
     RepoCorpus(
@@ -144,7 +144,7 @@ REPO_CORPORA: tuple[RepoCorpus, ...] = (
         repository="https://github.com/nix-rust/nix",
         tag="v0.26.1",
         why=(
-            "A Rust crate of many documented Unix wrappers (src/, ~80 files) with an "
+            "A Rust crate of many documented Unix wrappers (src/, ~60 files) with an "
             "integration-test tree (test/), a long CHANGELOG and inline test modules; the "
             "busiest history of the five (500+ commits after the pin)."
         ),
