@@ -3,7 +3,7 @@
 Any result renders: its top-level facts as a list, each dict of dicts as a table, every
 dict holding ``p50_ms``/``p95_ms`` in one latency table, and every list of numbers under a
 key ending in ``_ms`` in the latency plot. ``quality.json`` also gets its own tables and
-the MRR plot.
+the MRR plot; a whole-repository result (``repo_quality*.json``) gets its own tables.
 
 Example:
     .venv/bin/python -m benchmarks.summarize
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._plots import plot_latencies, plot_quality
+from benchmarks.quality.repo_report import repo_markdown
 from benchmarks.quality.report import to_markdown
 
 RESULTS = Path(__file__).parent / "results"
@@ -120,6 +121,25 @@ def render_quality(data: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def render_repo_quality(name: str, data: Mapping[str, Any]) -> list[str]:
+    """Markdown for a whole-repository result: its own tables plus corpus facts."""
+    corpora = {
+        c["name"]: {
+            "language": c["language"],
+            "source": f"{c['registry']}:{c['package']}={c['version']}",
+            "files": c["files"],
+            **{f"{tree} chunks": t["chunks"] for tree, t in c["trees"].items()},
+            **{f"{s} asked": n for s, n in c["asked"].items()},
+        }
+        for c in data["corpora"]
+    }
+    head = (
+        f"profile {data.get('profile')}, model {data.get('model')}, lode {data.get('lode_commit')}, "
+        f"{data.get('seconds')} s in all"
+    )
+    return [f"## {name}", "", head, "", repo_markdown(data), *_table(corpora, "corpus")]
+
+
 def summarize(results: Path) -> str:
     """Write ``SUMMARY.md`` and the plots for every result JSON in ``results``; return the markdown."""
     results.mkdir(parents=True, exist_ok=True)
@@ -133,6 +153,8 @@ def summarize(results: Path) -> str:
             lines += render_quality(data)
             plot_quality(data, results / "quality_mrr.png")
             lines += ["![MRR@10 per corpus and mode](quality_mrr.png)", ""]
+        elif data.get("benchmark") == "repo_quality" and data.get("corpora"):
+            lines += render_repo_quality(path.stem, data)
         else:
             lines += render_generic(path.stem, data)
         series += [(f"{path.stem}: {_short(label)}", values) for label, values in _samples(data)]

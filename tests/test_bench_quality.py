@@ -698,10 +698,12 @@ def test_public_api_is_pinned() -> None:
 
     assert quality.__all__ == sorted(quality.__all__, key=lambda n: (not n.isupper(), n))
     assert set(quality.__all__) == {
-        "CORPORA", "METRICS", "MODES", "CorpusRun", "CorpusSpec", "Estimate", "Pair", "PairSet",
-        "PairedEstimate", "blank_source", "bootstrap", "build_result", "cache_dir", "compare_runs",
-        "evaluate_corpus", "extract_pairs", "fetch_corpus", "index_and_ask", "macro_bootstrap",
-        "metric_values", "paired_bootstrap", "read_corpus", "sample_pairs", "to_markdown",
+        "CORPORA", "METRICS", "MODES", "REPO_CORPORA", "CorpusRun", "CorpusSpec", "Estimate", "Pair",
+        "PairSet", "PairedEstimate", "RepoCorpus", "RepoRun", "blank_source", "bootstrap",
+        "build_repo_result", "build_result", "cache_dir", "compare_repo_runs", "compare_runs",
+        "evaluate_corpus", "evaluate_repo", "extract_pairs", "fetch_corpus", "file_role",
+        "index_and_ask", "macro_bootstrap", "metric_values", "paired_bootstrap", "read_corpus",
+        "repo_markdown", "sample_pairs", "to_markdown",
     }  # fmt: skip
 
 

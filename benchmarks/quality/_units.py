@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node, Parser
 
-__all__ = ["LANGUAGES", "Scan", "Unit", "parse_errors", "scan_source"]
+__all__ = ["LANGUAGES", "Definition", "Scan", "Unit", "iter_definitions", "parse_errors", "scan_source"]
 
 #: Languages whose doc comments the benchmark understands.
 LANGUAGES = ("go", "java", "javascript", "python", "rust")
@@ -308,3 +308,30 @@ def scan_source(language: str, data: bytes) -> Scan:
         raise ValueError(f"no doc-comment rules for {language!r}")
     root = _parser(language).parse(data).root_node
     return _scan_python(root) if language == "python" else _scan_comments(language, root)
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """A named unit of a file, documented or not (the identifier query set's targets)."""
+
+    name: str
+    kind: str
+    start_line: int
+    end_line: int
+    test: bool = False
+    constructor: bool = False
+
+
+def iter_definitions(language: str, data: bytes) -> Iterator[Definition]:
+    """Every named function, method, class or type of a file in one of ``LANGUAGES``."""
+    if language not in LANGUAGES:
+        raise ValueError(f"no unit rules for {language!r}")
+    unit_types = _UNITS[language]
+    for node in _walk(_parser(language).parse(data).root_node):
+        if node.type not in unit_types:
+            continue
+        name = _js_name(node) if language == "javascript" else _text(node.child_by_field_name("name"))
+        if not name:
+            continue
+        unit = _unit(language, node, name, "")
+        yield Definition(name, node.type, unit.start_line, unit.end_line, unit.test, unit.constructor)
