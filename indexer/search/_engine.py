@@ -55,6 +55,8 @@ class RankingConfig:
     """Show a unit split into pieces once (its best piece)."""
     document_signal_weight: float = _DOC_SIGNAL_WEIGHT
     """Weight of the whole-document lists next to files ordered by their best chunk."""
+    weights: Mapping[str, float] | None = None
+    """Weights of the chunk candidate lists (semantic, lexical, name); None: ``WEIGHTS``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,7 +241,7 @@ class Searcher:
             version=version,
         )
         found = self.gather(calls, embed=opts.query)
-        return self.prioritize(opts, fuse_chunks(opts.query, found), version)
+        return self.prioritize(opts, fuse_chunks(opts.query, found, self.ranking.weights), version)
 
     def prioritize(
         self, opts: SearchOptions, fused: list[tuple[Candidate, float]], version: int | None = None
@@ -391,7 +393,8 @@ class Searcher:
             doc_calls = self.candidate_calls("documents", opts.mode, opts.query, flt, k, detail="file")
             calls.update({f"document_{n}": c for n, c in doc_calls.items()})
         found = self.gather(calls, embed=opts.query)
-        fused = fuse_chunks(opts.query, {n[6:]: v for n, v in found.items() if n.startswith("chunk_")})
+        chunk_lists = {n[6:]: v for n, v in found.items() if n.startswith("chunk_")}
+        fused = fuse_chunks(opts.query, chunk_lists, self.ranking.weights)
         chunk_ranking = self.prioritize(opts, fused, version)
         chunk_ranked = chunk_ranking.ranked
         best_files = list(dict.fromkeys(c.file_id for c, _ in chunk_ranked))
@@ -500,12 +503,15 @@ WEIGHTS = {"semantic": 0.7, "lexical": 0.4, "name": 0.2}
 IDENTIFIER_WEIGHT = (1.0, 0.1)
 
 
-def fuse_chunks(query: str, found: dict[str, list[Candidate]]) -> list[tuple[Candidate, float]]:
+def fuse_chunks(
+    query: str, found: dict[str, list[Candidate]], weights: Mapping[str, float] | None = None
+) -> list[tuple[Candidate, float]]:
     """Fuse the chunk candidate lists (semantic, lexical, name) and the exact-identifier list."""
+    weights = WEIGHTS if weights is None else weights
     lists: dict[str, Scored] = {}
     pool: dict[str, Candidate] = {}
     for name, candidates in found.items():
-        lists[name] = Scored([(c.key, c.score) for c in candidates], WEIGHTS.get(name, 0.5))
+        lists[name] = Scored([(c.key, c.score) for c in candidates], weights.get(name, 0.5))
         for c in candidates:
             pool.setdefault(c.key, c)
     idents, only_identifiers = exact_identifiers(query), is_identifier_query(query)
