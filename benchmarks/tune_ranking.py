@@ -38,6 +38,12 @@ from indexer.search._priors import ROLE_PRIOR
 _NO_PRIOR = dict.fromkeys(ROLE_PRIOR, 1.0)
 
 #: Ranking variants by name (each a change of the default ``RankingConfig``).
+_STRONG = {**ROLE_PRIOR, "test": 0.35, "docs": 0.45, "example": 0.45, "changelog": 0.2}
+_STRONGER = {
+    **ROLE_PRIOR, "test": 0.25, "docs": 0.35, "example": 0.35, "config": 0.45, "build": 0.45,
+    "changelog": 0.15, "generated": 0.25, "vendored": 0.3,
+}  # fmt: skip
+
 VARIANTS: dict[str, Callable[[RankingConfig], RankingConfig]] = {
     "none": lambda c: replace(c, role_prior=_NO_PRIOR, fold_units=False, document_signal_weight=0.5),
     "base": lambda c: c,
@@ -51,6 +57,19 @@ VARIANTS: dict[str, Callable[[RankingConfig], RankingConfig]] = {
         c,
         role_prior={**ROLE_PRIOR, "test": 0.35, "docs": 0.45, "example": 0.45, "changelog": 0.2},
         document_signal_weight=0.0,
+    ),
+    "stronger-nodocs": lambda c: replace(c, role_prior=_STRONGER, document_signal_weight=0.0),
+    "strong-nodocs-names": lambda c: replace(
+        c,
+        role_prior=_STRONG,
+        document_signal_weight=0.0,
+        name_weights={"semantic": 0.3, "lexical": 0.4, "name": 0.4},
+    ),
+    "strong-nodocs-names2": lambda c: replace(
+        c,
+        role_prior=_STRONG,
+        document_signal_weight=0.0,
+        name_weights={"semantic": 0.15, "lexical": 0.4, "name": 0.6},
     ),
 }
 

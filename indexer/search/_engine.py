@@ -57,6 +57,15 @@ class RankingConfig:
     """Weight of the whole-document lists next to files ordered by their best chunk."""
     weights: Mapping[str, float] | None = None
     """Weights of the chunk candidate lists (semantic, lexical, name); None: ``WEIGHTS``."""
+    name_weights: Mapping[str, float] | None = None
+    """The weights for a query that names something (identifiers only, or one word);
+    None: ``weights``."""
+
+    def weights_for(self, query: str) -> Mapping[str, float] | None:
+        """The list weights for ``query``."""
+        if self.name_weights is not None and (is_identifier_query(query) or len(query.split()) == 1):
+            return self.name_weights
+        return self.weights
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,7 +250,8 @@ class Searcher:
             version=version,
         )
         found = self.gather(calls, embed=opts.query)
-        return self.prioritize(opts, fuse_chunks(opts.query, found, self.ranking.weights), version)
+        weights = self.ranking.weights_for(opts.query)
+        return self.prioritize(opts, fuse_chunks(opts.query, found, weights), version)
 
     def prioritize(
         self, opts: SearchOptions, fused: list[tuple[Candidate, float]], version: int | None = None
@@ -389,12 +399,12 @@ class Searcher:
             version=version,
         )
         calls = {f"chunk_{n}": c for n, c in chunk_calls.items()}
-        if not flt.has_chunk_conditions:
+        if not flt.has_chunk_conditions and self.ranking.document_signal_weight > 0:
             doc_calls = self.candidate_calls("documents", opts.mode, opts.query, flt, k, detail="file")
             calls.update({f"document_{n}": c for n, c in doc_calls.items()})
         found = self.gather(calls, embed=opts.query)
         chunk_lists = {n[6:]: v for n, v in found.items() if n.startswith("chunk_")}
-        fused = fuse_chunks(opts.query, chunk_lists, self.ranking.weights)
+        fused = fuse_chunks(opts.query, chunk_lists, self.ranking.weights_for(opts.query))
         chunk_ranking = self.prioritize(opts, fused, version)
         chunk_ranked = chunk_ranking.ranked
         best_files = list(dict.fromkeys(c.file_id for c, _ in chunk_ranked))

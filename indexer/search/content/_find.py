@@ -17,6 +17,7 @@ from indexer.errors import TokenExpiredError, ValidationError
 from indexer.models import ChunkFilter
 from indexer.search._engine import Searcher, fuse_chunks
 from indexer.search._fusion import Ranked, fuse
+from indexer.search._options import SearchOptions
 from indexer.search.content._hints import documents_actions, related_queries
 from indexer.search.content._request import FindDocumentsRequest, validate_find_request
 from indexer.search.content._results import (
@@ -35,23 +36,27 @@ __all__ = ["DOCUMENT_CANDIDATES", "find_documents", "rank_documents"]
 _KIND = "find_documents"
 #: Documents taken from each document-level list; chunks from each chunk-level list are 4x this.
 DOCUMENT_CANDIDATES = 100
-_DOC_WEIGHT = 0.5
 
 
 def rank_documents(searcher: Searcher, query: str, project_ids: tuple[str, ...]) -> list[tuple[str, float]]:
     """Every candidate file of ``query``: (document id, score in [0, 1]), best first."""
     flt = ChunkFilter(project_ids=project_ids)
+    config = searcher.ranking
     calls = {
         f"chunk_{n}": c
         for n, c in searcher.candidate_calls("chunks", "hybrid", query, flt, DOCUMENT_CANDIDATES * 4).items()
     }
-    doc_calls = searcher.candidate_calls("documents", "hybrid", query, flt, DOCUMENT_CANDIDATES)
-    calls.update({f"document_{n}": c for n, c in doc_calls.items()})
+    if config.document_signal_weight > 0:
+        doc_calls = searcher.candidate_calls("documents", "hybrid", query, flt, DOCUMENT_CANDIDATES)
+        calls.update({f"document_{n}": c for n, c in doc_calls.items()})
     found = searcher.gather(calls)
-    chunk_ranked = fuse_chunks(query, {n[6:]: v for n, v in found.items() if n.startswith("chunk_")})
+    chunk_lists = {n[6:]: v for n, v in found.items() if n.startswith("chunk_")}
+    fused = fuse_chunks(query, chunk_lists, config.weights_for(query))
+    chunk_ranked = searcher.prioritize(SearchOptions(query=query), fused).ranked  # the search's role prior
     lists = {"chunks": Ranked(list(dict.fromkeys(c.file_id for c, _ in chunk_ranked)))}
     for name in ("document_semantic", "document_lexical"):
-        lists[name] = Ranked([c.id for c in found.get(name, [])], _DOC_WEIGHT)
+        if name in found:
+            lists[name] = Ranked([c.id for c in found[name]], config.document_signal_weight)
     return fuse(lists)
 
 
