@@ -118,6 +118,7 @@ def mcp_command(no_watch: bool, db: Path | None) -> None:
     # queries through the cached ONNX graph: the first search does not wait for torch
     embedder = query_embedder(config, cached_graph(config))
     ctx = open_context(config, embedder=embedder, command="lode mcp")
+    ctx.token_counter()  # loaded before the client's first call
     try:
         build_mcp(lambda: ctx).run("stdio")
     finally:

@@ -20,7 +20,7 @@ from mcp_types import CallToolResult, Tool
 from indexer import __version__
 from server.context import ServerContext
 from server.mcp_discover import add_discover_tool
-from server.mcp_forward import forward_call, forwarding_instructions
+from server.mcp_forward import ServerLink, forwarding_instructions
 from server.mcp_legacy import LEGACY_TOOLS, add_legacy_tools
 from server.mcp_outline import add_outline_tool
 from server.mcp_params import compact_schema
@@ -54,8 +54,14 @@ class LodeMCP(MCPServer):
     """The MCP server with lode's tools: a few are listed, the old ones only callable;
     an unknown argument of a listed tool is an error naming it."""
 
-    def __init__(self, instructions: str = INSTRUCTIONS) -> None:
-        super().__init__(name="lode", instructions=instructions, version=__version__, log_level="WARNING")
+    def __init__(self, instructions: str = INSTRUCTIONS, lifespan: Any = None) -> None:
+        super().__init__(
+            name="lode",
+            instructions=instructions,
+            version=__version__,
+            log_level="WARNING",
+            lifespan=lifespan,
+        )
         self.listed: tuple[str, ...] = ()
 
     def publish(self, names: tuple[str, ...]) -> None:
@@ -98,15 +104,14 @@ class ForwardingMCP(LodeMCP):
     beside a running server: the server stays the index's one writer)."""
 
     def __init__(self, base_url: str, api_key: str | None, db: str) -> None:
-        super().__init__(forwarding_instructions(INSTRUCTIONS, base_url, db))
-        self.base_url = base_url
-        self.api_key = api_key
+        self.link = ServerLink(base_url, api_key)
+        super().__init__(forwarding_instructions(INSTRUCTIONS, base_url, db), lifespan=self.link.running)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         """The server's answer to the call (its tool errors included)."""
         if self._tool_manager.get_tool(name) is None:
             raise ToolError(f"Unknown tool: {name}")
-        return await forward_call(self.base_url, self.api_key, name, arguments)
+        return await self.link.call(name, arguments)
 
 
 def _no_context() -> ServerContext:
