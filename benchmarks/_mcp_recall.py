@@ -81,7 +81,7 @@ def query_words(query: str) -> list[str]:
 def grep_read_found(
     files: dict[str, list[str]], costs: dict[str, list[int]], pair: Pair, budget: int
 ) -> tuple[bool, int]:
-    """(target read, tokens spent) for grep-then-read of ``pair.query`` within ``budget``."""
+    """(target read, tokens read) for grep-then-read of ``pair.query`` within ``budget``."""
     words = query_words(pair.query)
     if not words:
         return False, 0
@@ -90,17 +90,16 @@ def grep_read_found(
         ((sum(1 for line in lines if pattern.search(line)), path) for path, lines in files.items()),
         key=lambda item: (-item[0], item[1]),
     )
-    spent = 0
+    spent, found = 0, False
     for matches, path in ranked:
-        if not matches or spent >= budget:
+        if not matches:
             break
         for number, cost in enumerate(costs[path], start=1):
             if spent + cost > budget:
-                return False, spent
+                return found, spent
             spent += cost
-            if path == pair.path and number == pair.start_line:
-                return True, spent
-    return False, spent
+            found = found or (path == pair.path and number == pair.start_line)
+    return found, spent
 
 
 def _old_found(client_answer: str, pair: Pair, counter: TokenCounter, budget: int) -> tuple[bool, int]:
@@ -109,14 +108,16 @@ def _old_found(client_answer: str, pair: Pair, counter: TokenCounter, budget: in
     spent = counter.count(
         json.dumps({k: v for k, v in data.items() if k not in ("groups", "documents")}, indent=2)
     )
+    found = False
     for hit in hits:
         cost = counter.count(json.dumps(hit, indent=2))
         if spent + cost > budget:
             break
         spent += cost
-        if hit["file_path"] == pair.path and hit["start_line"] <= pair.start_line <= hit["end_line"]:
-            return True, spent
-    return False, spent
+        found = found or (
+            hit["file_path"] == pair.path and hit["start_line"] <= pair.start_line <= hit["end_line"]
+        )
+    return found, spent
 
 
 async def _ask(

@@ -75,10 +75,10 @@ def questions(ctx: Any) -> list[Question]:
     ]
     out = [Question(q, ("search_code", {"query": q}), ("search", {"query": q})) for q in searches]
     doc = {"project": "click"}
-    invoke = "src/click/core.py#Context.invoke"
+    invoke = "src/click/core.py#Context.scope"
     prompt = "src/click/termui.py#prompt"
     out += [
-        Question("read Context.invoke", ("get_document", {**doc, "path": "src/click/core.py", **_unit(ctx, invoke)}),
+        Question("read Context.scope", ("get_document", {**doc, "path": "src/click/core.py", **_unit(ctx, invoke)}),
                  ("read", {"path": invoke})),
         Question("read decorators.py", ("get_document", {**doc, "path": "src/click/decorators.py"}),
                  ("read", {"path": "src/click/decorators.py"})),
@@ -297,7 +297,7 @@ def main() -> int:
     from server.context import open_context
 
     # the SDK's client warns that it cannot check the old tools' output (they are unlisted)
-    logging.getLogger("mcp.client.session").setLevel(logging.ERROR)
+    logging.getLogger("client").setLevel(logging.ERROR)
     config = load_config()
     model = load_embedder(config.embed)
     model.query_graph()  # exported into the cache: lode mcp embeds queries without torch

@@ -207,7 +207,7 @@ def _options(args: dict[str, Any], budget: int) -> SearchOptions:
         raise ValidationError("scope_depth", f"must be [min, max] (got {list(depth)})")
     limit = args["limit"]
     if limit is None:  # as many as the budget can show, at least as headers
-        limit = min(50, max(5, budget // 100))
+        limit = min(100, max(10, budget // 50))
     document = args["granularity"] == "document"
     return SearchOptions(
         query=args["query"], projects=tuple(args["projects"]), granularity=args["granularity"],
