@@ -15,7 +15,7 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, Tool
+from mcp_types import Tool
 
 from indexer import __version__
 from server.context import ServerContext
@@ -28,7 +28,7 @@ from server.mcp_projects import add_projects_tool
 from server.mcp_read import add_read_tool
 from server.mcp_search import add_search_tool
 
-__all__ = ["INSTRUCTIONS", "TOOLS", "ForwardingMCP", "LodeMCP", "build_mcp", "result_text"]
+__all__ = ["INSTRUCTIONS", "TOOLS", "ForwardingMCP", "LodeMCP", "build_mcp"]
 
 #: The tools agents see, in the order they are listed.
 TOOLS = ("search", "read", "outline", "discover", "projects")
@@ -137,8 +137,3 @@ def build_mcp(
     mcp.publish(TOOLS)
     assert not LEGACY_TOOLS & set(TOOLS)
     return mcp
-
-
-def result_text(result: CallToolResult) -> str:
-    """The text a tool call answered (its first text block)."""
-    return "".join(getattr(block, "text", "") for block in result.content)

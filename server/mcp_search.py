@@ -7,7 +7,7 @@ new search filter is one line there (and a field of ``SearchOptions``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -230,8 +230,3 @@ def add_search_tool(mcp: Any, get_ctx: Callable[[], ServerContext]) -> None:
         return call(run)
 
     mcp.add_tool(search, name="search", description=SEARCH_DESCRIPTION, structured_output=False)
-
-
-def search_params() -> Sequence[Param]:
-    """Every argument of ``search`` (for the docs and tests)."""
-    return PARAMS
