@@ -45,7 +45,15 @@ from indexer.search.content import (
 from indexer.store import Store, open_store, read_store_info
 from indexer.writer_lock import WriterLock
 
-__all__ = ["Lode", "open_for_queries", "open_for_search", "relative_paths", "resolve_project_root"]
+__all__ = [
+    "Lode",
+    "cached_graph",
+    "open_for_queries",
+    "open_for_search",
+    "query_embedder",
+    "relative_paths",
+    "resolve_project_root",
+]
 
 log = logging.getLogger(__name__)
 
@@ -361,31 +369,41 @@ def known_languages() -> frozenset[str]:
     return KNOWN_LANGUAGES
 
 
-def open_for_queries(config: LodeConfig, graph: QueryGraph | None) -> Lode:
-    """A Lode whose queries are embedded through ``graph`` (ONNX Runtime and the tokenizer:
-    no torch, no model in memory) when there is one and the index was built with the
-    configured model; else by the model itself (also when the graph cannot be opened,
-    e.g. its file was pruned from the cache meanwhile)."""
+def query_embedder(config: LodeConfig, graph: QueryGraph | None) -> Embedder | None:
+    """An embedder whose queries go through ``graph`` (ONNX Runtime and the tokenizer: no
+    torch, no model in memory until a document must be embedded) when there is one and the
+    index was built with the configured model; else None (the model embeds queries, also
+    when the graph cannot be opened, e.g. its file was pruned from the cache meanwhile)."""
     info = read_store_info(config.db)
     if graph is None or not info or info.get("model_id") != config.embed.model:
-        return Lode(config)
+        return None
     try:
-        embedder = QueryGraphEmbedder(
+        return QueryGraphEmbedder(
             graph, info["model_id"], int(info["dimension"]), lambda: load_embedder(config.embed)
         )
     except Exception as exc:
         log.warning("queries are embedded by the model (the query graph failed: %s)", exc)
-        return Lode(config)
-    return Lode(config, embedder=embedder)
+        return None
+
+
+def cached_graph(config: LodeConfig) -> QueryGraph | None:
+    """The ONNX query graph an earlier run exported into the cache (found without torch),
+    or None (none exported yet, or ``onnx_queries`` is off)."""
+    if not config.embed.onnx_queries:
+        return None
+    return cached_query_graph(
+        model_dir(config.embed), int8=config.embed.int8_queries, threads=config.embed.threads or 1
+    )
+
+
+def open_for_queries(config: LodeConfig, graph: QueryGraph | None) -> Lode:
+    """A Lode whose queries are embedded through ``graph`` when it can be used
+    (``query_embedder``), else by the model itself."""
+    return Lode(config, embedder=query_embedder(config, graph))
 
 
 def open_for_search(config: LodeConfig) -> Lode:
     """A Lode that searches in this process: queries go through the ONNX graph an earlier
     run exported into the cache (found without torch), or through the model when none has
     been exported yet (loading it exports the graph for the next time)."""
-    graph = None
-    if config.embed.onnx_queries:
-        graph = cached_query_graph(
-            model_dir(config.embed), int8=config.embed.int8_queries, threads=config.embed.threads or 1
-        )
-    return open_for_queries(config, graph)
+    return open_for_queries(config, cached_graph(config))

@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 import socket
 from pathlib import Path
+from typing import Any
 
 import click
 
 from indexer.cli import cli
-from indexer.cli._common import LodeCommand, db_option, handle_errors, make_config
+from indexer.cli._common import LodeCommand, db_option, handle_errors, make_config, server_for
 from indexer.config import LodeConfig, ServerConfig
 from indexer.errors import ConfigError
 
@@ -90,20 +91,42 @@ def serve_command(
 def mcp_command(no_watch: bool, db: Path | None) -> None:
     """Serve lode's MCP tools over stdio, for an MCP client that spawns this command.
 
+    When a lode server writes the index, every tool call goes to it; otherwise this
+    process opens the index and writes it (watching its projects).
+
     Example: lode mcp --db ~/.local/share/lode/index
     """
+    import os
     import sys
 
-    from server.context import open_context
     from server.mcp import build_mcp
 
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    # stdout carries the protocol; stderr only log lines, none of a library's chatter
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    logging.basicConfig(
+        level=logging.WARNING, stream=sys.stderr, format="lode mcp: %(levelname)s %(name)s: %(message)s"
+    )
     config = make_config(db=db, enabled=False if no_watch else None)
-    ctx = open_context(config, command="lode mcp")
+    remote = server_for(config, db, local=False)
+    if remote is not None:
+        forward = (remote.base_url, config.server.api_key, str(config.db))
+        build_mcp(_no_context, forward_to=forward).run("stdio")
+        return
+    from indexer.api import cached_graph, query_embedder
+    from server.context import open_context
+
+    # queries through the cached ONNX graph: the first search does not wait for torch
+    embedder = query_embedder(config, cached_graph(config))
+    ctx = open_context(config, embedder=embedder, command="lode mcp")
+    ctx.token_counter()  # loaded before the client's first call
     try:
         build_mcp(lambda: ctx).run("stdio")
     finally:
         ctx.close()
+
+
+def _no_context() -> Any:
+    raise RuntimeError("forwarding: no context")
 
 
 cli.add_command(serve_command)

@@ -12,7 +12,7 @@ from typing import Any
 
 from indexer.api import Lode
 from indexer.config import LodeConfig
-from indexer.embed import Embedder, QueryGraph, query_graph_of
+from indexer.embed import Embedder, QueryGraph, TokenCounter, load_token_counter, query_graph_of
 from indexer.errors import ConflictError
 from indexer.health import StorageHealth, is_storage_failure
 from indexer.models import Project
@@ -37,6 +37,8 @@ class ServerContext:
     search_pool: SearchPool | None = None
     """The search processes, when the app runs them (started and closed in its lifespan)."""
     _model_thread: threading.Thread | None = None
+    _tokens: Any = None
+    """The ``TokenCounter`` (``Any``: Litestar inspects this class's field types)."""
 
     @property
     def storage(self) -> StorageHealth:
@@ -48,6 +50,13 @@ class ServerContext:
         """True once the embedding model is in memory."""
         embedder = self.lode.lazy_embedder
         return bool(getattr(embedder, "loaded", True))
+
+    def token_counter(self) -> TokenCounter:
+        """The tokenizer MCP answers are budgeted with (the model's word-pieces; loaded once)."""
+        if self._tokens is None:
+            self._tokens = load_token_counter(self.config.embed)
+        counter: TokenCounter = self._tokens
+        return counter
 
     def query_graph(self) -> QueryGraph | None:
         """The model's ``QueryGraph`` (loading the model if needed), for search processes."""

@@ -1,175 +1,124 @@
-"""MCP tools of discovery: ``discover`` (the nine stages) and one tool per stage.
-
-They call the same functions as ``POST /api/v1/discover`` and ``/api/v1/discover/{stage}``;
-a bad argument is a tool error naming the field. Each stage tool's output can be passed to
-the next one.
-"""
+"""The ``discover`` MCP tool: a question in, a cited evidence prompt out (the nine stages of
+``POST /api/v1/discover``), within ``max_tokens``; with ``stage`` it runs one stage on JSON
+``input`` instead (``POST /api/v1/discover/{stage}``)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
-
-from mcp.server.mcpserver import MCPServer
-from pydantic import Field
+from typing import Any, Literal, get_args
 
 from indexer.config_file import load_discover_config
-from indexer.errors import LodeError
-from indexer.search.discover import run_stage
+from indexer.embed import TokenCounter
+from indexer.errors import FieldError, ValidationError
+from indexer.search.discover import STAGES, discover, render_prompt, run_stage
 from server.context import ServerContext
-from server.mcp_errors import tool_error
-from server.routes.discover import run_discover
-from server.schemas_discover import DiscoverRequest
+from server.mcp_params import FORMAT, MAX_TOKENS, Param, Strs, call, check_budget, with_params
 
-__all__ = ["add_discover_tools"]
+__all__ = ["DISCOVER_DESCRIPTION", "add_discover_tool"]
 
-Format = Literal["markdown", "plain", "json"]
-Strs = list[str]
-Config = Annotated[
-    dict[str, dict[str, Any]] | None,
-    Field(description="Overrides per stage, e.g. {'broad': {'mmr_lambda': 0.5}} (see [discover.*] settings)"),
-]
+Stage = Literal[
+    "filter_projects", "score_projects", "expand_queries", "broad_discovery", "semantic_focus",
+    "promote_readme", "compress_evidence", "build_answer_plan", "render_prompt",
+]  # fmt: skip
+
+PARAMS: tuple[Param, ...] = (
+    Param("question", str, ..., ""),
+    Param("include", Strs, [], "Project name globs"),
+    Param("exclude", Strs, [], ""),
+    Param("max_bullets", int | None, None, "Default 20"),
+    MAX_TOKENS(2000),
+    FORMAT,
+    Param("stage", Stage | None, None, "Run one stage on input (JSON)"),
+    Param("input", dict[str, Any] | None, None, "The stage's fields"),
+    Param("config", dict[str, dict[str, Any]] | None, None, "Per-stage settings"),
+)
+
+DISCOVER_DESCRIPTION = (
+    "Answer a broad question ('what is X', 'how does X work') with evidence from every project, "
+    "READMEs first: bullets by section, each cited [project:path:Lstart-Lend], within max_tokens. "
+    "For one function or name use search."
+)
+
+#: Stages whose input has no ``question`` field.
+_NO_QUESTION = {"broad_discovery", "promote_readme", "build_answer_plan"}
 
 
-def add_discover_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> None:
-    """Register ``discover`` and the nine stage tools on ``mcp``."""
-    _add_discover(mcp, get_ctx)
-    _add_project_stages(mcp, get_ctx)
-    _add_search_stages(mcp, get_ctx)
-    _add_text_stages(mcp, get_ctx)
+def _fit_stage(counter: TokenCounter, result: dict[str, Any], budget: int) -> str:
+    """A stage's JSON, its longest lists cut from the end until it fits (``left_out`` says
+    how many items of each were dropped)."""
+    out = dict(result)
+    left: dict[str, int] = {}
+
+    def dump() -> str:
+        shown = {**out, "left_out": left} if left else out
+        return json.dumps(shown, ensure_ascii=False, separators=(",", ":"), default=str)
+
+    text = dump()
+    while counter.count(text) > budget:
+        lists = [(len(v), k) for k, v in out.items() if isinstance(v, list) and v]
+        if not lists:
+            break
+        key = max(lists)[1]
+        out[key] = out[key][:-1]
+        left[key] = left.get(key, 0) + 1
+        text = dump()
+    return text
 
 
-def _stage(get_ctx: Callable[[], ServerContext], stage: str, args: dict[str, Any]) -> dict[str, Any]:
-    payload = {k: v for k, v in args.items() if v is not None}
+def _stage(ctx: ServerContext, args: dict[str, Any], budget: int) -> str:
+    stage = args["stage"]
+    payload = dict(args["input"] or {})
+    if stage not in _NO_QUESTION:
+        payload.setdefault("question", args["question"])
+    if args["config"]:
+        payload.setdefault("config", args["config"])
     try:
-        return run_stage(get_ctx().lode, stage, payload, load_discover_config())
-    except LodeError as exc:
-        raise tool_error(exc) from None
+        result = run_stage(ctx.lode, stage, payload, load_discover_config())
+    except ValidationError as exc:  # the stage's fields are the tool's input.<field>
+        errors = [FieldError(e.field if e.field in ("stage", "question") else f"input.{e.field}", e.message)
+                  for e in exc.errors]  # fmt: skip
+        raise ValidationError(errors[0].field, errors[0].message, more=tuple(errors[1:])) from None
+    return _fit_stage(ctx.token_counter(), result, budget)
 
 
-def _add_discover(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> None:
-    @mcp.tool(
-        description=(
-            "Answer a question about the indexed code with cited evidence: searches every project (or those "
-            "matching include globs) with expanded queries, picks diverse relevant chunks, puts READMEs "
-            "first, and returns answer_prompt: evidence bullets grouped by section (definition, features, "
-            "architecture, …), each cited project:path:Lstart-Lend, within max_tokens. Start here for "
-            "'what is X' / 'how does X work' questions; read cited lines with get_document."
-        )
-    )
-    def discover(
-        question: Annotated[str, Field(description="The question, e.g. 'what is shop'")],
-        include: Annotated[Strs | None, Field(description="Globs on project names (default: all)")] = None,
-        exclude: Annotated[Strs | None, Field(description="Globs on project names to skip")] = None,
-        format: Annotated[Format, Field(description="Prompt format")] = "markdown",
-        max_tokens: Annotated[int | None, Field(description="Prompt token budget (default 4000)")] = None,
-        max_bullets: Annotated[int | None, Field(description="Most evidence bullets (default 20)")] = None,
-        include_chunks: Annotated[bool, Field(description="Also return the evidence chunks")] = False,
-        config: Config = None,
-    ) -> dict[str, Any]:
-        import msgspec
+def _discover(ctx: ServerContext, args: dict[str, Any], budget: int) -> str:
+    overrides: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (args["config"] or {}).items()}
+    render = overrides.setdefault("render", {})
+    render["format_style"] = "json" if args["format"] == "json" else "markdown"
+    render["max_prompt_tokens"] = budget
+    filters = overrides.setdefault("filter", {})
+    for key in ("include", "exclude"):
+        if args[key]:
+            filters[key] = list(args[key])
+    if args["max_bullets"] is not None:
+        overrides.setdefault("compression", {})["max_bullets"] = args["max_bullets"]
+    config = load_discover_config(overrides=overrides)
+    result = discover(ctx.lode, args["question"], config)
+    from server.metrics import metrics_for  # the routes import this module's package first
 
-        request = DiscoverRequest(
-            question=question,
-            include=include or [],
-            exclude=exclude or [],
-            format=format,
-            max_tokens=max_tokens,
-            max_bullets=max_bullets,
-            config=config,
-        )
-        try:
-            out = msgspec.to_builtins(run_discover(get_ctx(), request))
-        except LodeError as exc:
-            raise tool_error(exc) from None
-        if not include_chunks:
-            out.pop("chunks")
-        return dict(out)
+    metrics_for(ctx).record_stages(result.metrics.stage_ms)
+    # rendered again with the answer's tokenizer: the budget is exact whatever model searched
+    meta = {
+        "projects": ", ".join(result.metrics.projects),
+        "queries": len(result.metrics.queries),
+        "chunks": len(result.chunks),
+    }
+    counter = ctx.token_counter()
+    return render_prompt(result.question, result.plan, config.render, counter.count, meta).text
 
 
-def _add_project_stages(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> None:
-    @mcp.tool(
-        description="Discovery stage 1: the projects to search (include/exclude globs on names) "
-        "and the question's terms (stop words removed)."
-    )
-    def filter_projects(
-        question: str,
-        include: Strs | None = None,
-        exclude: Strs | None = None,
-        config: Config = None,
-    ) -> dict[str, Any]:
-        return _stage(
-            get_ctx,
-            "filter_projects",
-            {"question": question, "include": include, "exclude": exclude, "config": config},
-        )
+def add_discover_tool(mcp: Any, get_ctx: Callable[[], ServerContext]) -> None:
+    """Register ``discover`` on ``mcp``."""
+    assert set(STAGES) == set(get_args(Stage))  # the schema's stage names are the engine's
 
-    @mcp.tool(
-        description="Discovery stage 2: score projects by name match, boost terms and signals "
-        "(size, recency, tags), best first."
-    )
-    def score_projects(question: str, projects: Strs | None = None, config: Config = None) -> dict[str, Any]:
-        return _stage(
-            get_ctx, "score_projects", {"question": question, "projects": projects, "config": config}
-        )
+    @with_params(PARAMS)
+    def discover_tool(**args: Any) -> str:
+        def run() -> str:
+            budget = check_budget(args["max_tokens"])
+            ctx = get_ctx()
+            return _stage(ctx, args, budget) if args["stage"] else _discover(ctx, args, budget)
 
-    @mcp.tool(
-        description="Discovery stage 3: the question plus template expansions (definition, features, "
-        "architecture, API, performance, use cases)."
-    )
-    def expand_queries(question: str, config: Config = None) -> dict[str, Any]:
-        return _stage(get_ctx, "expand_queries", {"question": question, "config": config})
+        return call(run)
 
-
-def _add_search_stages(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> None:
-    @mcp.tool(
-        description="Discovery stage 4: hybrid search of every query across projects, similarity "
-        "threshold, near-duplicate removal, MMR on embeddings. Returns chunks."
-    )
-    def broad_discovery(queries: Strs, projects: Strs | None = None, config: Config = None) -> dict[str, Any]:
-        return _stage(
-            get_ctx, "broad_discovery", {"queries": queries, "projects": projects, "config": config}
-        )
-
-    @mcp.tool(
-        description="Discovery stage 5: deeper search in the top projects, reranked, with neighbouring "
-        "chunks (same file, chunk_index ± context_window). Returns chunks."
-    )
-    def semantic_focus(
-        queries: Strs,
-        question: str = "",
-        projects: Strs | None = None,
-        config: Config = None,
-    ) -> dict[str, Any]:
-        args = {"queries": queries, "question": question, "projects": projects, "config": config}
-        return _stage(get_ctx, "semantic_focus", args)
-
-
-def _add_text_stages(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> None:
-    @mcp.tool(description="Discovery stage 6: README chunks (and top-level docs) boosted and placed first.")
-    def promote_readme(chunks: list[dict[str, Any]], config: Config = None) -> dict[str, Any]:
-        return _stage(get_ctx, "promote_readme", {"chunks": chunks, "config": config})
-
-    @mcp.tool(
-        description="Discovery stage 7: evidence bullets (key sentences, code signatures) from chunks, "
-        "categorised and cited project:path:Lstart-Lend."
-    )
-    def compress_evidence(
-        chunks: list[dict[str, Any]], question: str = "", config: Config = None
-    ) -> dict[str, Any]:
-        return _stage(
-            get_ctx, "compress_evidence", {"chunks": chunks, "question": question, "config": config}
-        )
-
-    @mcp.tool(
-        description="Discovery stage 8: an answer plan: bullets grouped into sections in priority order."
-    )
-    def build_answer_plan(bullets: list[dict[str, Any]], config: Config = None) -> dict[str, Any]:
-        return _stage(get_ctx, "build_answer_plan", {"bullets": bullets, "config": config})
-
-    @mcp.tool(
-        description="Discovery stage 9: the LLM prompt of a plan (markdown, plain or json) within a token "
-        "budget, cut only at bullet boundaries."
-    )
-    def render_prompt(question: str, plan: dict[str, Any], config: Config = None) -> dict[str, Any]:
-        return _stage(get_ctx, "render_prompt", {"question": question, "plan": plan, "config": config})
+    mcp.add_tool(discover_tool, name="discover", description=DISCOVER_DESCRIPTION, structured_output=False)

@@ -18,8 +18,7 @@ T = TypeVar("T")
 def tool_error(exc: LodeError) -> ToolError:
     """The HTTP API's message for this error, as a tool error."""
     if isinstance(exc, ValidationError):
-        fields = ", ".join(e.field for e in exc.errors)
-        return ToolError(f"invalid argument ({fields}): {exc}")
+        return ToolError("; ".join(f"invalid argument ({e.field}): {e.message}" for e in exc.errors))
     field = getattr(exc, "field", None)
     return ToolError(f"{field}: {exc}" if field else str(exc))
 

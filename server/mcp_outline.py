@@ -1,131 +1,162 @@
-"""MCP tools over a project's outline: ``outline_ls``, ``outline_cat``, ``outline_find``,
-``outline_grep``, ``outline_locate`` and ``outline_plan``.
-
-They call the same ``Lode.outline`` operations as the HTTP routes and answer with the
-same JSON; a bad argument is a tool error whose message names the field, as the HTTP
-API's 400 does, and an unknown node id says so.
-"""
+"""The ``outline`` MCP tool: a project's structure (folders → files → classes → methods,
+documents → sections) with ``ls``, ``find``, ``grep`` and ``cat`` in one tool, chosen by
+``action``. Every line names a node the way ``read`` takes it (``path#Class.method``), and
+answers are cut to ``max_tokens`` at whole lines, saying how many were left out."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated, Any
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
 
-from mcp.server.mcpserver import MCPServer
-from pydantic import Field
-
+from indexer.errors import NotFoundError
+from indexer.outline import LIMITS, ListedNode, NodeInfo, Outline
 from server.context import ServerContext
-from server.mcp_errors import tool_answer
+from server.mcp_answer import Block, Fitted, fit_blocks, fit_json, span
+from server.mcp_params import FORMAT, MAX_TOKENS, Param, call, check_budget, with_params
+from server.mcp_read import render_read, resolve_project
+from server.mcp_read import target_of_node as read_target
 
-__all__ = ["add_outline_tools"]
+__all__ = ["OUTLINE_DESCRIPTION", "add_outline_tool"]
 
-Node = Annotated[str | None, Field(description="Node id from an earlier answer; default: the project root")]
-Project = Annotated[str, Field(description="Project name or id")]
+Action = Literal["ls", "find", "grep", "cat"]
 
+PARAMS: tuple[Param, ...] = (
+    Param("action", Action, "ls", ""),
+    Param("project", str | None, None, ""),
+    Param("path", str | None, None, "Folder, file or path#Class.method"),
+    Param("pattern", str | None, None, "find: name glob; grep: regex"),
+    Param("kind", str | None, None, "find: class, function…"),
+    Param("depth", int, 1, "ls: levels, 1-5"),
+    Param("ignore_case", bool, False, ""),
+    MAX_TOKENS(2000),
+    FORMAT,
+)
 
-def add_outline_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> None:
-    """Register the outline tools on ``mcp``."""
-    _add_reading_tools(mcp, get_ctx)
-    _add_finding_tools(mcp, get_ctx)
-    _add_guiding_tools(mcp, get_ctx)
+OUTLINE_DESCRIPTION = (
+    "A project's structure without reading whole files. action=ls: a folder's files or a file's "
+    "classes, functions, sections with line ranges; find: units by name glob; grep: lines by regex "
+    "and the unit holding each; cat: a node's lines or a folder's tree."
+)
 
-
-def _add_reading_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> None:
-    @mcp.tool(
-        description=(
-            "List a node of a project's outline and its children, each with kind, summary, leaf count and "
-            "whether it has children. Start at the root (no node), then go down with child ids. depth > 1 "
-            "lists grandchildren too."
-        )
-    )
-    def outline_ls(
-        project: Project,
-        node: Node = None,
-        depth: Annotated[int, Field(description="Levels below the node, 1-5")] = 1,
-        limit: Annotated[int, Field(description="Children per node, 1-1000")] = 100,
-    ) -> dict[str, Any]:
-        return tool_answer(lambda: get_ctx().lode.outline(project).ls(node, depth, limit))
-
-    @mcp.tool(
-        description=(
-            "Read a node's full text with line numbers: a section, a function, a class or a whole file "
-            "(a folder gives its outline). Long text is cut at max_chars and says so (truncated)."
-        )
-    )
-    def outline_cat(
-        project: Project,
-        node: Node = None,
-        max_chars: Annotated[
-            int, Field(description="Cut at about this many characters, 100-200000")
-        ] = 20_000,
-    ) -> dict[str, Any]:
-        return tool_answer(lambda: get_ctx().lode.outline(project).cat(node, max_chars))
+_SUMMARY_CHARS = 100
 
 
-def _add_finding_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> None:
-    @mcp.tool(
-        description=(
-            "Find outline nodes by title with a case-insensitive glob ('*session*', 'parse_*', 'Install*'), "
-            "optionally of one kind (class, function, method, section, file…) under a node."
-        )
-    )
-    def outline_find(
-        project: Project,
-        title: Annotated[str, Field(description="Glob on node titles")],
-        kind: Annotated[str | None, Field(description="Only nodes of this kind")] = None,
-        node: Node = None,
-        limit: Annotated[int, Field(description="Nodes returned, 1-500")] = 50,
-    ) -> dict[str, Any]:
-        return tool_answer(lambda: get_ctx().lode.outline(project).find(title, kind, node, limit))
-
-    @mcp.tool(
-        description=(
-            "grep under an outline node: lines matching a Python regular expression, each with its line "
-            "number, a preview and the id of the innermost node (function, section…) holding it."
-        )
-    )
-    def outline_grep(
-        project: Project,
-        pattern: Annotated[str, Field(description="Python regular expression")],
-        node: Node = None,
-        limit: Annotated[int, Field(description="Matches returned, 1-500")] = 50,
-        ignore_case: Annotated[bool, Field(description="Match case-insensitively")] = False,
-    ) -> dict[str, Any]:
-        return tool_answer(lambda: get_ctx().lode.outline(project).grep(pattern, node, limit, ignore_case))
+def _name(node_id: str) -> str:
+    return node_id.split("#", 1)[1] if "#" in node_id else ""
 
 
-def _add_guiding_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> None:
-    @mcp.tool(
-        description=(
-            "Where to start reading for a question: up to max_branches cues (node id, title, confidence "
-            "0-1), one per branch, by BM25 over node titles, summaries and text. Overview questions ('what "
-            "is this project about') point at the README."
-        )
-    )
-    def outline_locate(
-        project: Project,
-        question: Annotated[str, Field(description="The question, in natural language")],
-        max_branches: Annotated[int, Field(description="Cues returned, 1-10")] = 3,
-    ) -> dict[str, Any]:
-        return tool_answer(lambda: get_ctx().lode.outline(project).locate(question, max_branches))
+def _node_line(node: ListedNode | NodeInfo, indent: int = 0) -> str:
+    """``path:start-end  kind name  — summary`` for a unit, ``path/  directory`` for a folder."""
+    path = node.id.split("#", 1)[0]
+    name = _name(node.id)
+    where = span(path, node.start_line, node.end_line) if name else path
+    if node.kind == "directory":
+        where += "/"
+    parts = ["  " * indent + where, f"{node.kind} {name}".strip()]
+    summary = " ".join(node.summary.split())
+    if summary:
+        parts.append("— " + (summary if len(summary) <= _SUMMARY_CHARS else summary[:_SUMMARY_CHARS] + "…"))
+    return "  ".join(parts)
 
-    @mcp.tool(
-        description=(
-            "A navigation-planning prompt (system + user) for your own reasoning: the question's intent, the "
-            "structure at a node, keyword matches with their paths and BM25 hints. After reading some nodes, "
-            "call it again with visited, evidence and missing to get the unvisited branches."
-        )
-    )
-    def outline_plan(
-        project: Project,
-        question: Annotated[str, Field(description="The question to answer")],
-        node: Node = None,
-        visited: Annotated[list[str] | None, Field(description="Node ids already read")] = None,
-        evidence: Annotated[list[str] | None, Field(description="What was found so far")] = None,
-        missing: Annotated[str | None, Field(description="What is still missing")] = None,
-    ) -> dict[str, Any]:
-        return tool_answer(
-            lambda: (
-                get_ctx().lode.outline(project).plan(question, node, visited or (), evidence or (), missing)
-            )
-        )
+
+def _flatten(nodes: Sequence[ListedNode], indent: int) -> list[tuple[str, ListedNode]]:
+    out: list[tuple[str, ListedNode]] = []
+    for node in nodes:
+        out.append((_node_line(node, indent), node))
+        out += _flatten(node.children, indent + 1)
+    return out
+
+
+def _footer(budget: int, hint: str, capped: bool = False) -> Callable[[Fitted], str]:
+    def footer(fitted: Fitted) -> str:
+        if fitted.left_out:
+            return f"[{fitted.left_out} more left out to fit max_tokens={budget}: {hint}]"
+        if capped:
+            return f"[more matches exist: {hint}]"
+        return "" if fitted.shown else "[nothing found]"
+
+    return footer
+
+
+def _answer(
+    ctx: ServerContext, head: str, lines: Sequence[tuple[str, dict[str, Any]]], budget: int, fmt: str,
+    hint: str, capped: bool = False,
+) -> str:  # fmt: skip
+    counter = ctx.token_counter()
+    if fmt == "json":
+
+        def wrap(kept: list[Any], left: int) -> dict[str, Any]:
+            return {"head": head, "results": kept, "left_out": left, "capped": capped}
+
+        return fit_json(counter, [item for _, item in lines], budget, wrap)[0]
+    blocks = [Block(text) for text, _ in lines]
+    return fit_blocks(counter, head, blocks, budget, _footer(budget, hint, capped)).text
+
+
+def _item(node: ListedNode | NodeInfo, depth: int = 0) -> dict[str, Any]:
+    return {"id": node.id, "kind": node.kind, "start_line": node.start_line, "end_line": node.end_line,
+            "summary": node.summary, **({"depth": depth} if depth else {})}  # fmt: skip
+
+
+def _ls(ctx: ServerContext, outline: Outline, args: dict[str, Any], budget: int) -> str:
+    listing = outline.ls(args["path"], args["depth"], LIMITS["limit"][1])
+    node = listing.node
+    head = f"{_node_line(node)}  ({node.child_count} children)"
+    rows = [(text, _item(child)) for text, child in _flatten(listing.children, 1)]
+    return _answer(ctx, head, rows, budget, args["format"], "ls a deeper path, or a larger max_tokens")
+
+
+def _find(ctx: ServerContext, outline: Outline, args: dict[str, Any], budget: int) -> str:
+    found = outline.find(args["pattern"] or "", args["kind"], args["path"], LIMITS["find_limit"][1])
+    head = f"{found.total} nodes match {found.title!r}"
+    rows = [(_node_line(n), _item(n)) for n in found.nodes]
+    hint = "a narrower pattern, kind or path"
+    return _answer(ctx, head, rows, budget, args["format"], hint, found.truncated)
+
+
+def _grep(ctx: ServerContext, outline: Outline, args: dict[str, Any], budget: int) -> str:
+    result = outline.grep(args["pattern"] or "", args["path"], LIMITS["grep_limit"][1], args["ignore_case"])
+    rows = []
+    for match in result.matches:
+        unit = _name(match.node)
+        text = f"{match.path}:{match.line}  {match.preview.strip()}" + (f"  (in {unit})" if unit else "")
+        rows.append((text, {"path": match.path, "line": match.line, "text": match.preview, "unit": unit}))
+    head = f"{len(result.matches)} lines match in {result.files_searched} files"
+    hint = "a narrower pattern or path"
+    return _answer(ctx, head, rows, budget, args["format"], hint, result.truncated)
+
+
+def _cat(ctx: ServerContext, outline: Outline, args: dict[str, Any], budget: int) -> str:
+    node = outline.node(args["path"])
+    if node.is_text:
+        target = read_target(ctx, outline, node)
+        return render_read(ctx, target, budget, args["format"], False)
+    listing = outline.ls(node.id, LIMITS["depth"][1], LIMITS["limit"][1])
+    rows = [(text, _item(child)) for text, child in _flatten(listing.children, 1)]
+    head = f"{_node_line(listing.node)}  ({listing.node.child_count} children)"
+    return _answer(ctx, head, rows, budget, args["format"], "cat a deeper path, or a larger max_tokens")
+
+
+_ACTIONS = {"ls": _ls, "find": _find, "grep": _grep, "cat": _cat}
+
+
+def add_outline_tool(mcp: Any, get_ctx: Callable[[], ServerContext]) -> None:
+    """Register ``outline`` on ``mcp``."""
+
+    @with_params(PARAMS)
+    def outline(**args: Any) -> str:
+        def run() -> str:
+            budget = check_budget(args["max_tokens"])
+            ctx = get_ctx()
+            project = resolve_project(ctx, args["project"])
+            if args["path"]:
+                args["path"] = args["path"].strip().strip("/") or None
+            outline = ctx.lode.outline(project.name)
+            try:
+                return _ACTIONS[args["action"]](ctx, outline, args, budget)
+            except NotFoundError as exc:  # an unknown node: the path named it
+                raise NotFoundError(str(exc), exc.field or "path") from None
+
+        return call(run)
+
+    mcp.add_tool(outline, name="outline", description=OUTLINE_DESCRIPTION, structured_output=False)

@@ -1,11 +1,14 @@
-"""MCP tools through the SDK's real client: stdio (``lode mcp`` subprocess, real model)
-and streamable HTTP (``/mcp`` of a running server)."""
+"""MCP tools through the SDK's real client: stdio (``lode mcp`` subprocess, real model),
+streamable HTTP (``/mcp`` of a running server), and stdio beside a running server (every
+call forwarded to it, nothing written by the stdio process)."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,154 +19,345 @@ import pytest
 from conftest import make_repo
 from live import serve_in_thread
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from indexer.api import Lode
 from indexer.config import load_config
-from indexer.embed import FakeEmbedder
+from indexer.embed import FakeEmbedder, TokenCounter, load_token_counter
+from indexer.writer_lock import current_writer
+from server.mcp import TOOLS
 
-TOOLS = {
-    "search_code",
-    "list_projects",
-    "register_project",
-    "reindex_project",
-    "index_status",
-    "get_document",
-    "get_chunk",
-}
+#: What an agent pays before asking anything: every listed tool's description and schema.
+MAX_SURFACE_CHARS = 6_000
+BUDGETS = (200, 500, 1_000, 2_000, 4_000)
+#: ``path:start-end  kind name  (score)``, the header of every search result.
+HEADER = re.compile(
+    r"^(?P<path>[^\s:]+):(?P<start>\d+)(?:-(?P<end>\d+))?  (?P<kind>[a-z_]+)(?: (?P<name>\S+))?"
+    r"  \((?P<score>\d+\.\d\d)\)"
+)
+NUMBERED = re.compile(r"^\s*(\d+)  ")
 
 
-def _data(result: Any) -> dict[str, Any]:
+def big_module(functions: int = 150) -> str:
+    """A long Python module (a few thousand tokens) so that every budget cuts something."""
+    parts = ['"""Warehouse stock levels: one restock rule per aisle."""\n']
+    parts += [
+        f"\n\ndef restock_aisle_{n}(levels: dict[str, int], minimum: int = {n % 7 + 2}) -> list[str]:\n"
+        f'    """Return the shelves of aisle {n} whose stock fell under the minimum."""\n'
+        "    low = [shelf for shelf, count in levels.items() if count < minimum]\n"
+        "    low.sort()\n"
+        "    return low\n"
+        for n in range(functions)
+    ]
+    return "".join(parts)
+
+
+def make_agent_repo(dest: Path) -> Path:
+    """The fixture repo plus one long module."""
+    repo = make_repo(dest)
+    (repo / "src" / "shop" / "stock.py").write_text(big_module(), encoding="utf-8")
+    return repo
+
+
+def text_of(result: Any) -> str:
+    """The text of a successful tool call."""
     assert not result.is_error, result.content
-    if result.structured_content is not None:
-        return dict(result.structured_content)
-    return dict(json.loads(result.content[0].text))
+    assert result.structured_content is None
+    return "".join(block.text for block in result.content)
 
 
-async def _exercise(client: Client, repo: Path) -> None:
-    tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) >= TOOLS
-    assert "node_types" in tools["search_code"].input_schema["properties"]
-    assert tools["search_code"].description
+def error_of(result: Any) -> str:
+    """The message of a failed tool call."""
+    assert result.is_error
+    return "".join(block.text for block in result.content)
 
-    registered = _data(await client.call_tool("register_project", {"path": str(repo), "name": "shop"}))
-    task_id = registered["task_id"]
-    deadline = time.monotonic() + 180
+
+def headers_of(text: str) -> list[re.Match[str]]:
+    """Every search result header of a text answer, and checks its numbered lines."""
+    found = []
+    current: re.Match[str] | None = None
+    for line in text.splitlines():
+        header = HEADER.match(line.strip())
+        if header:
+            current = header
+            found.append(header)
+            continue
+        number = NUMBERED.match(line)
+        if number and current is not None:
+            start, end = int(current["start"]), int(current["end"] or current["start"])
+            assert start <= int(number[1]) <= end, (line, current.group(0))
+    return found
+
+
+def surface_chars(tools: list[Any]) -> int:
+    """Characters of every tool's name, description and input schema (compact JSON, as sent)."""
+    return sum(
+        len(t.name) + len(t.description or "") + len(json.dumps(t.input_schema, separators=(",", ":")))
+        for t in tools
+    )
+
+
+async def _tools(client: Client) -> None:
+    tools = (await client.list_tools()).tools
+    assert [t.name for t in tools] == list(TOOLS)
+    assert len(tools) <= 8
+    assert surface_chars(tools) <= MAX_SURFACE_CHARS
+    for tool in tools:
+        assert tool.input_schema["additionalProperties"] is False
+        assert "title" not in json.dumps(tool.input_schema)
+
+
+async def _index(client: Client, repo: Path) -> None:
+    registered = text_of(
+        await client.call_tool("projects", {"action": "register", "path": str(repo), "name": "shop"})
+    )
+    assert registered.startswith("registered shop at ")
+    deadline = time.monotonic() + 300
     while True:
-        task = _data(await client.call_tool("index_status", {"task_id": task_id}))["task"]
+        status = json.loads(
+            text_of(await client.call_tool("projects", {"action": "status", "format": "json"}))
+        )
+        task = status["results"][0]
         if task["status"] not in ("queued", "running") or time.monotonic() > deadline:
             break
         await anyio.sleep(0.2)
     assert task["status"] == "done", task
+    listed = text_of(await client.call_tool("projects", {}))
+    assert listed.splitlines()[1].startswith(f"shop  {repo.resolve()}  ")
 
-    projects = _data(await client.call_tool("list_projects", {}))["projects"]
-    assert [p["name"] for p in projects] == ["shop"]
 
-    found = _data(
+async def _search(client: Client) -> None:
+    found = text_of(
         await client.call_tool(
-            "search_code",
-            {"query": "remove a product from the cart", "granularity": "chunk", "node_types": ["method"],
-             "languages": ["python"], "limit": 3},
+            "search",
+            {"query": "remove a product from the cart", "node_types": ["method"], "languages": ["python"]},
         )
-    )  # fmt: skip
-    hits = [h for g in found["groups"] for h in g["chunks"]]
-    assert hits
-    assert all(h["node_type"] == "method" and h["language"] == "python" for h in hits)
-    best = max(hits, key=lambda h: h["relevance_score"])
-    assert best["node_name"] == "remove_item"
-
-    doc = _data(await client.call_tool("get_document", {"project": "shop", "path": best["file_path"],
-                                                         "start_line": best["start_line"], "end_line": best["end_line"]}))  # fmt: skip
-    assert "def remove_item" in doc["text"]
-    assert doc["text"].lstrip().startswith(str(best["start_line"]))
-    chunk = _data(await client.call_tool("get_chunk", {"chunk_id": best["id"]}))
-    assert chunk["node_name"] == "remove_item"
-
-    small = _data(
-        await client.call_tool("search_code", {"query": "cart", "file_limit": 10, "max_tokens": 50})
     )
-    assert small["truncated"] is True
-    assert len(small["documents"]) == 1
+    headers = headers_of(found)
+    assert headers
+    assert all(h["kind"] == "method" and h["path"].endswith(".py") for h in headers)
+    best = headers[0]
+    assert (best["path"], best["name"]) == ("src/shop/cart.py", "Cart.remove_item")
+    assert "def remove_item" in found
+    assert not re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-", found)  # no ids unless asked
+    with_ids = text_of(await client.call_tool("search", {"query": "remove_item", "ids": True, "limit": 1}))
+    chunk_id = re.search(r"id=(\S+)", with_ids)
+    assert chunk_id
+    by_id = text_of(await client.call_tool("read", {"id": chunk_id[1]}))
+    assert by_id.splitlines()[0].startswith(headers_of(with_ids)[0].group(0).split("  ")[0])
+    files = text_of(await client.call_tool("search", {"query": "shopping cart", "granularity": "document"}))
+    assert re.match(r"^\S+  file  \(\d\.\d\d\)  \d+ units", files)
+    as_json = json.loads(text_of(await client.call_tool("search", {"query": "cart", "format": "json"})))
+    assert as_json["results"]
+    assert {"path", "start_line", "end_line", "code"} <= set(as_json["results"][0])
 
-    bad = await client.call_tool("search_code", {"query": "cart", "limit": 0})
-    assert bad.is_error
-    assert "limit" in bad.content[0].text
-    unknown = await client.call_tool("search_code", {"query": "cart", "projects": ["nope"]})
-    assert unknown.is_error
-    assert "projects" in unknown.content[0].text
-    for field, value in (
-        ("languages", ["klingon"]),
-        ("path_include", ["src/[z-a]*"]),
-        ("node_types", ["gizmo"]),
-    ):
-        invalid = await client.call_tool("search_code", {"query": "cart", field: value})
-        assert invalid.is_error, field
-        assert field in invalid.content[0].text
-    missing = await client.call_tool("get_document", {"document_id": "nope"})
-    assert missing.is_error
-    # the session survived the errors
-    again = _data(await client.call_tool("list_projects", {}))
-    assert again["projects"]
+
+async def _read(client: Client) -> None:
+    unit = text_of(await client.call_tool("read", {"path": "src/shop/cart.py#Cart.remove_item"}))
+    first, *_body = unit.splitlines()
+    assert re.match(r"^src/shop/cart\.py:\d+-\d+  method Cart\.remove_item$", first)
+    assert "def remove_item" in unit
+    lines = text_of(
+        await client.call_tool("read", {"path": "src/shop/cart.py", "start_line": 2, "end_line": 4})
+    )
+    assert lines.splitlines()[0] == "src/shop/cart.py:2-4"
+    assert [NUMBERED.match(x)[1] for x in lines.splitlines()[1:]] == ["2", "3", "4"]  # type: ignore[index]
+
+
+async def _outline(client: Client) -> None:
+    root = text_of(await client.call_tool("outline", {}))
+    assert "src/  directory" in root
+    units = text_of(await client.call_tool("outline", {"path": "src/shop/cart.py"}))
+    assert re.search(r"^  src/shop/cart\.py:\d+-\d+  class Cart", units, re.MULTILINE)
+    found = text_of(await client.call_tool("outline", {"action": "find", "pattern": "*remove*"}))
+    assert re.search(r"^src/shop/cart\.py:\d+-\d+  method Cart\.remove_item", found, re.MULTILINE)
+    grep = text_of(await client.call_tool("outline", {"action": "grep", "pattern": r"def remove_\w+"}))
+    assert re.search(
+        r"^src/shop/cart\.py:\d+  def remove_item\(.*\(in Cart\.remove_item\)$", grep, re.MULTILINE
+    )
+    cat = text_of(
+        await client.call_tool("outline", {"action": "cat", "path": "src/shop/cart.py#Cart.remove_item"})
+    )
+    assert "def remove_item" in cat
+
+
+async def _discover(client: Client) -> None:
+    prompt = text_of(await client.call_tool("discover", {"question": "what is shop", "max_tokens": 800}))
+    assert "[shop:README.md:L" in prompt
+    stage = json.loads(
+        text_of(await client.call_tool("discover", {"question": "what is shop", "stage": "expand_queries"}))
+    )
+    assert "what is shop" in stage["queries"]
+
+
+async def _budgets(client: Client, counter: TokenCounter) -> None:
+    """Each budget holds (counted with the named tokenizer); an answer that left results out
+    used most of it and says how to get the rest."""
+    calls = [
+        ("search", {"query": "restock the shelves of an aisle", "limit": 100}, True),
+        ("search", {"query": "restock", "granularity": "document", "limit": 20}, False),
+        ("read", {"path": "src/shop/stock.py"}, True),
+        ("outline", {"action": "grep", "pattern": "def restock"}, False),
+        ("discover", {"question": "how are aisles restocked"}, False),
+    ]
+    for name, args, always_cut in calls:
+        for budget in BUDGETS:
+            text = text_of(await client.call_tool(name, {**args, "max_tokens": budget}))
+            used = counter.count(text)
+            assert used <= budget, (name, budget, used)
+            cut = re.search(r"left out|not shown", text)
+            assert cut or not always_cut, (name, budget, text[-300:])
+            if cut and name != "discover":
+                assert re.search(r"offset=|start_line=|narrower|larger max_tokens|read them", text)
+            if re.search(r"more (results )?left out|lines \d+-\d+ not shown", text):
+                assert used >= 0.8 * budget, (name, budget, used)
+
+
+async def _bad_arguments(client: Client) -> None:
+    bad = [
+        ("search", {"query": "cart", "limit": 0}, "limit"),
+        ("search", {"query": "cart", "node_types": ["gizmo"]}, "node_types"),
+        ("search", {"query": "cart", "projects": ["nope"]}, "projects"),
+        ("search", {"query": "cart", "path_include": ["src/[z-a]*"]}, "path_include"),
+        ("search", {"query": "cart", "limt": 3}, "limt"),
+        ("search", {"query": "cart", "max_tokens": 5}, "max_tokens"),
+        ("read", {"path": "src/shop/cart.py", "start_line": 0}, "start_line"),
+        ("read", {"path": "src/nope.py"}, "path"),
+        ("read", {}, "path"),
+        ("outline", {"action": "ls", "path": "nope"}, "path"),
+        ("outline", {"action": "fly"}, "action"),
+        ("outline", {"action": "grep", "pattern": "(a"}, "pattern"),
+        ("discover", {"question": "what is shop", "stage": "nope"}, "stage"),
+        ("discover", {"question": "x", "stage": "promote_readme", "input": {"chunks": 3}}, "input.chunks"),
+        ("projects", {"action": "reindex", "project": "nope"}, "project"),
+        ("projects", {"action": "register", "path": "/nope/nowhere"}, "path"),
+    ]
+    for name, args, field in bad:
+        message = error_of(await client.call_tool(name, args))
+        assert field in message, (name, args, message)
+    # the session survived every error
+    assert "shop" in text_of(await client.call_tool("projects", {}))
+
+
+async def _old_names(client: Client) -> None:
+    old = await client.call_tool("search_code", {"query": "cart", "limit": 1, "granularity": "chunk"})
+    assert not old.is_error
+    assert "search_code" not in {t.name for t in (await client.list_tools()).tools}
+
+
+async def _exercise(client: Client, repo: Path) -> None:
+    counter = load_token_counter()
+    await _tools(client)
+    await _index(client, repo)
+    await _search(client)
+    await _read(client)
+    await _outline(client)
+    await _discover(client)
+    await _budgets(client, counter)
+    await _bad_arguments(client)
+    await _old_names(client)
+
+
+def _stdio(db: Path, **env: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "server", "mcp", "--no-watch"],
+        env={**os.environ, "LODE_DB": str(db), "HF_HUB_OFFLINE": "1", **env},
+    )
 
 
 @pytest.mark.slow
 def test_mcp_over_stdio_with_the_real_model(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo")
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "server", "mcp", "--no-watch"],
-        env={**os.environ, "LODE_DB": str(tmp_path / "db"), "HF_HUB_OFFLINE": "1"},
-    )
+    repo = make_agent_repo(tmp_path / "repo")
+    errlog = tmp_path / "stderr.txt"
 
     async def main() -> None:
-        async with Client(params, read_timeout_seconds=120) as client:
-            await _exercise(client, repo)
+        with errlog.open("w") as err:
+            async with Client(
+                stdio_client(_stdio(tmp_path / "db"), errlog=err), read_timeout_seconds=300
+            ) as client:
+                assert "forwards" not in (client.instructions or "")
+                await _exercise(client, repo)
 
     anyio.run(main)
+    # nothing but the protocol on stdout (else the client fails), nothing but lode's own
+    # log lines on stderr (a tool error is the agent's business, not a log line)
+    chatter = [line for line in errlog.read_text().splitlines() if not line.startswith("lode mcp: ")]
+    assert chatter == []
 
 
 def test_mcp_over_http(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo")
+    repo = make_agent_repo(tmp_path / "repo")
     config = load_config(env={}, overrides={"db": tmp_path / "db", "enabled": False})
     with serve_in_thread(config, FakeEmbedder()) as base:
 
         async def main() -> None:
-            async with Client(f"{base}/mcp", read_timeout_seconds=60) as client:
+            async with Client(f"{base}/mcp", read_timeout_seconds=120) as client:
                 await _exercise(client, repo)
 
         anyio.run(main)
 
 
-def test_mcp_over_http_has_the_body_limit(tmp_path: Path) -> None:
-    """``/mcp`` is mounted beside the routes, where Litestar's body limit does not reach:
-    a body over ``max_body_bytes`` is a 413 in lode's error shape, declared or streamed."""
-    import httpx
+def _table_versions(db: Path) -> dict[str, list[str]]:
+    """Every table's committed versions (Lance writes a manifest per version)."""
+    return {
+        table.name: sorted(p.name for p in (table / "_versions").iterdir()) for table in db.glob("*.lance")
+    }
 
-    config = load_config(env={}, overrides={"db": tmp_path / "db", "enabled": False, "max_body_bytes": 4096})
-    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-    big = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "' + b"x" * 8000 + b'"}}'
+
+def _children() -> Iterator[int]:
+    """This process's child processes (Linux ``/proc``)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid():
+            yield int(stat.parent.name)
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc to see what the child loaded")
+def test_stdio_beside_a_running_server_forwards_every_call_and_writes_nothing(tmp_path: Path) -> None:
+    repo = make_agent_repo(tmp_path / "repo")
+    db = tmp_path / "db"
+    config = load_config(env={}, overrides={"db": db, "enabled": False})
+    lode = Lode(config, embedder=FakeEmbedder())
+    lode.index(repo, name="shop")  # indexed and optimized before the server starts: it stays idle
+    lode.close()
+    calls = [
+        ("search", {"query": "remove a product from the cart"}),
+        ("read", {"path": "src/shop/cart.py#Cart.remove_item"}),
+        ("outline", {"action": "grep", "pattern": "def remove"}),
+        ("discover", {"question": "what is shop", "max_tokens": 500}),
+        ("projects", {}),
+    ]
     with serve_in_thread(config, FakeEmbedder()) as base:
-        declared = httpx.post(f"{base}/mcp/", content=big, headers=headers)
-        assert declared.status_code == 413
-        assert declared.json()["status_code"] == 413
+        writer = current_writer(db)
+        assert writer is not None
+        assert writer.pid == os.getpid()
+        assert writer.url == base
 
-        def streamed() -> Iterator[bytes]:
-            yield big[:3000]
-            yield big[3000:]
+        async def main() -> None:
+            with tempfile.TemporaryFile("w+") as err:
+                async with Client(stdio_client(_stdio(db), errlog=err), read_timeout_seconds=60) as client:
+                    assert f"forwards every tool call to the lode server at {base}" in (
+                        client.instructions or ""
+                    )
+                    await _tools(client)
+                    before = _table_versions(db)
+                    for name, args in calls:
+                        assert text_of(await client.call_tool(name, args))
+                    assert _table_versions(db) == before
+                    error = error_of(await client.call_tool("search", {"query": "cart", "limit": 0}))
+                    assert "limit" in error
+                    (child,) = list(_children())
+                    maps = Path(f"/proc/{child}/maps").read_text()
+                    assert "lancedb" not in maps
+                    assert "libtorch" not in maps
+                    queued = text_of(
+                        await client.call_tool("projects", {"action": "reindex", "project": "shop"})
+                    )
+                    assert queued.startswith("re-index of shop queued")
+                assert current_writer(db) == writer
 
-        chunked = httpx.post(f"{base}/mcp/", content=streamed(), headers=headers)
-        assert chunked.status_code == 413
-        small = httpx.post(
-            f"{base}/mcp/",
-            json={
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "1"},
-                },
-            },
-            headers=headers,
-        )
-        assert small.status_code == 200, small.text
+        anyio.run(main)

@@ -7,6 +7,7 @@ from indexer.embed.lazy import LazyEmbedder
 from indexer.embed.onnx_queries import cached_query_graph
 from indexer.embed.query_graph import QueryGraph, QueryGraphEmbedder, query_graph_of
 from indexer.embed.sentence import SentenceTransformerEmbedder, load_embedder, model_dir
+from indexer.embed.tokens import TokenCounter, load_token_counter
 
 __all__ = [
     "Embedder",
@@ -15,9 +16,11 @@ __all__ = [
     "QueryGraph",
     "QueryGraphEmbedder",
     "SentenceTransformerEmbedder",
+    "TokenCounter",
     "cached_query_graph",
     "embed_on_one_thread",
     "load_embedder",
+    "load_token_counter",
     "model_dir",
     "query_graph_of",
 ]

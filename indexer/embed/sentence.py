@@ -149,14 +149,18 @@ class SentenceTransformerEmbedder:
         return self._query_model
 
     def count_tokens(self, text: str) -> int:
-        """Word-pieces of ``text`` with the model's own tokenizer (no special tokens).
+        """Word-pieces of ``text`` with the model's own tokenizer (no special tokens, never a
+        warning about its length).
 
         Uses the query copy's tokenizer: a fast tokenizer shared with a batch encoding on
         another thread can fail with "Already borrowed"."""
         with self._query_lock:
             model = self._ensure_query_model()
             tokenizer = model.tokenizer if model is not None else self._tokenizer
-            return len(tokenizer(text, add_special_tokens=False, truncation=False)["input_ids"])
+            # verbose=False: a text longer than the model reads is counted, not warned about
+            # ("Token indices sequence length is longer than…" leaked to stderr)
+            encoded = tokenizer(text, add_special_tokens=False, truncation=False, verbose=False)
+            return len(encoded["input_ids"])
 
 
 def load_embedder(config: EmbedConfig | None = None) -> SentenceTransformerEmbedder:

@@ -1,5 +1,6 @@
-"""MCP tools for agents answering questions: ``search_content`` (retrieval), ``find_documents``
-(discovery), ``get_document_data`` and ``get_document_text`` (reading by path).
+"""The old MCP tools for agents answering questions (unlisted): ``search_content``
+(retrieval), ``find_documents`` (discovery), ``get_document_data`` and
+``get_document_text`` (reading by path).
 
 They call the same ``Lode`` methods as the HTTP routes and answer with the same JSON; a
 bad argument is a tool error naming the field, an expired continuation token says so.

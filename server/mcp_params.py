@@ -1,0 +1,110 @@
+"""How lode's MCP tools declare their arguments: one ``Param`` per argument, a tool's
+signature built from a tuple of them (so adding a search filter is one line), published
+schemas kept compact (no titles, ``null`` left implicit), and the arguments every tool
+shares (``max_tokens``, ``format``)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from indexer.errors import LodeError, ValidationError
+from server.mcp_errors import tool_error
+
+__all__ = [
+    "FORMAT",
+    "MAX_TOKENS",
+    "Param",
+    "Strs",
+    "call",
+    "check_budget",
+    "compact_schema",
+    "with_params",
+]
+
+Strs = list[str]
+
+#: The budget range every tool accepts.
+MIN_TOKENS, MAX_TOKENS_LIMIT = 100, 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """One tool argument: its name (the HTTP field's), type, default and a short description."""
+
+    name: str
+    type: Any
+    default: Any
+    doc: str
+
+    def parameter(self) -> inspect.Parameter:
+        """The argument as a keyword-only parameter of the tool's signature."""
+        annotation = Annotated[self.type, Field(description=self.doc or None)]  # type: ignore[name-defined]
+        default = inspect.Parameter.empty if self.default is ... else self.default
+        return inspect.Parameter(
+            self.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+        )
+
+
+def max_tokens_param(default: int) -> Param:
+    """``max_tokens``: the answer's exact budget."""
+    return Param("max_tokens", int, default, "")
+
+
+MAX_TOKENS = max_tokens_param
+FORMAT = Param("format", Literal["text", "json"], "text", "")
+
+
+def with_params(params: Sequence[Param]) -> Callable[[Callable[..., str]], Callable[..., str]]:
+    """Give a ``def tool(**args) -> str`` the signature of ``params`` (what the SDK reads)."""
+
+    def wrap(fn: Callable[..., str]) -> Callable[..., str]:
+        signature = inspect.Signature([p.parameter() for p in params], return_annotation=str)
+        fn.__signature__ = signature  # type: ignore[attr-defined]
+        return fn
+
+    return wrap
+
+
+def check_budget(max_tokens: int) -> int:
+    """``max_tokens`` when in range, else a ValidationError naming it."""
+    if not MIN_TOKENS <= max_tokens <= MAX_TOKENS_LIMIT:
+        raise ValidationError(
+            "max_tokens", f"must be between {MIN_TOKENS} and {MAX_TOKENS_LIMIT} (got {max_tokens})"
+        )
+    return max_tokens
+
+
+def call(run: Callable[[], str]) -> str:
+    """Run a tool body: lode's errors become tool errors naming the field."""
+    try:
+        return run()
+    except LodeError as exc:
+        raise tool_error(exc) from None
+
+
+def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A tool's input schema without what costs an agent characters and tells it nothing:
+    titles, ``anyOf [T, null]`` (an optional argument is simply left out), null defaults;
+    unknown arguments are refused (``additionalProperties: false``)."""
+    properties = {}
+    for name, given in schema.get("properties", {}).items():
+        prop = {k: v for k, v in given.items() if k != "title"}
+        options = prop.get("anyOf")
+        if options and len(options) == 2 and {"type": "null"} in options:
+            prop.pop("anyOf")
+            prop = {**next(o for o in options if o != {"type": "null"}), **prop}
+        if prop.get("default", 0) in (None, []):  # absent means none
+            prop.pop("default")
+        if not prop.get("description"):
+            prop.pop("description", None)
+        properties[name] = prop
+    out: dict[str, Any] = {"type": "object", "properties": properties}
+    if schema.get("required"):
+        out["required"] = schema["required"]
+    out["additionalProperties"] = False
+    return out
