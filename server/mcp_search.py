@@ -30,6 +30,8 @@ FILTERS: tuple[Param, ...] = (
     Param("scope_depth", list[int] | None, None, "[min, max]"),
     Param("has_definitions", Strs, [], "Defines one of these names"),
     Param("has_references", Strs, [], "Uses one of these names"),
+    Param("roles", Strs, [], "Only: implementation, test, docs, example…"),
+    Param("exclude_roles", Strs, [], "Leave out these roles"),
 )
 
 PARAMS: tuple[Param, ...] = (
@@ -65,6 +67,10 @@ def hit_header(hit: ChunkHit, *, project: bool = False, ids: bool = False) -> st
     """``path:start-end  kind name  (score)``, with ``[project]`` and the id when asked."""
     name = unit_name(hit)
     parts = [span(hit.file_path, hit.start_line, hit.end_line), f"{hit.node_type} {name}".strip()]
+    if hit.role != "implementation":
+        parts.append(hit.role)
+    if hit.folded_pieces:  # a long unit: where it all is
+        parts.append(f"unit {hit.unit_start_line}-{hit.unit_end_line}")
     parts.append(f"({hit.relevance_score:.2f})")
     if project:
         parts.append(f"[{hit.project}]")
