@@ -44,6 +44,18 @@ _STRONGER = {
     "changelog": 0.15, "generated": 0.25, "vendored": 0.3,
 }  # fmt: skip
 
+
+def _names(semantic: float) -> Callable[[RankingConfig], RankingConfig]:
+    """The strong prior, no document lists, and ``semantic`` as the vector list's weight for
+    queries that name something."""
+
+    def variant(c: RankingConfig) -> RankingConfig:
+        weights = {"semantic": semantic, "lexical": 0.4, "name": 0.2}
+        return replace(c, role_prior=_STRONG, document_signal_weight=0.0, name_weights=weights)
+
+    return variant
+
+
 VARIANTS: dict[str, Callable[[RankingConfig], RankingConfig]] = {
     "none": lambda c: replace(c, role_prior=_NO_PRIOR, fold_units=False, document_signal_weight=0.5),
     "base": lambda c: c,
@@ -58,6 +70,7 @@ VARIANTS: dict[str, Callable[[RankingConfig], RankingConfig]] = {
         role_prior={**ROLE_PRIOR, "test": 0.35, "docs": 0.45, "example": 0.45, "changelog": 0.2},
         document_signal_weight=0.0,
     ),
+    **{f"names-sem{w}": _names(w / 10) for w in (1, 2, 3, 4)},
     "stronger-nodocs": lambda c: replace(c, role_prior=_STRONGER, document_signal_weight=0.0),
     "strong-nodocs-names": lambda c: replace(
         c,
@@ -112,7 +125,9 @@ def _open_trees(reindex: bool, limit: int) -> list[dict[str, Any]]:
     return trees
 
 
-def _evaluate(trees: list[dict[str, Any]], config: RankingConfig, modes: list[str]) -> dict[str, Any]:
+def _evaluate(
+    trees: list[dict[str, Any]], config: RankingConfig, modes: list[str], sets: list[str] | None = None
+) -> dict[str, Any]:
     """Macro means per set and mode: {set: {mode: {figure: value}}}."""
     per_corpus: dict[str, dict[str, list[dict[str, float]]]] = {}
     for entry in trees:
@@ -123,6 +138,8 @@ def _evaluate(trees: list[dict[str, Any]], config: RankingConfig, modes: list[st
             return (roles.get(path) or file_role(path, b"", corpus.roles)) == IMPLEMENTATION
 
         for set_name, queries in entry["run"].queries.items():
+            if sets and set_name not in sets:
+                continue
             lode = entry["lodes"]["blanked" if set_name == "doc" else "original"]
             for mode in modes:
                 searcher = Searcher(lode.store, lode.embedder, known_languages(), ranking=config)
@@ -151,6 +168,7 @@ def main() -> int:
     )
     parser.add_argument("--variant", action="append", choices=sorted(VARIANTS), help="variants to compare")
     parser.add_argument("--mode", action="append", choices=MODES, help="modes (default: all three)")
+    parser.add_argument("--set", action="append", choices=["doc", "change", "identifier"], help="sets")
     parser.add_argument("--limit", type=int, default=100, help="queries per set and corpus")
     parser.add_argument("--reindex", action="store_true", help="index the trees again")
     parser.add_argument("--output", type=Path, default=cache_dir() / "tune" / "variants.json")
@@ -160,7 +178,7 @@ def main() -> int:
     results: dict[str, Any] = {}
     for name in args.variant or ["base"]:
         started = time.perf_counter()
-        results[name] = _evaluate(trees, VARIANTS[name](RankingConfig()), modes)
+        results[name] = _evaluate(trees, VARIANTS[name](RankingConfig()), modes, args.set)
         _log(f"variant {name}: {time.perf_counter() - started:.0f} s")
     figures = ("chunk_mrr", "file_mrr", "best_file_mrr", "acc@5", "any@5", "nonimpl@5", "nonimpl_chunks@5")
     for set_name in ("doc", "change", "identifier"):

@@ -103,6 +103,13 @@ def test_a_query_that_asks_for_tests_gets_tests(repo: tuple[Lode, Path]) -> None
     assert _top(lode, "redirects", mode="lexical", path_include=("tests/**",))[0][1] == "test"
 
 
+def test_docs_still_win_a_how_do_i_question_at_document_granularity(repo: tuple[Lode, Path]) -> None:
+    lode, _ = repo
+    answer = lode.search(SearchOptions(query="how do I use redirects", granularity="document", mode="lexical"))
+    assert answer.documents[0].file_path == "docs/redirects.md", [d.file_path for d in answer.documents]
+    assert answer.documents[0].role == "docs"
+
+
 def test_a_query_for_history_gets_the_changelog(repo: tuple[Lode, Path]) -> None:
     lode, _ = repo
     top = _top(lode, "changelog: since when are redirects followed by default", mode="lexical")

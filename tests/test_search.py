@@ -328,8 +328,8 @@ def test_the_embedded_prefilter_is_dropped_only_at_a_fully_embedded_version(
         assert store.all_embedded_at(version)
         _search(api, "discount", granularity="chunk")
         _search(api, "discount", granularity="document")
-        # chunk lists drop the prefilter; the document list (another table) keeps it
-        assert sorted(seen) == [("chunks", False), ("chunks", False), ("documents", True)]
+        # chunk lists drop the prefilter (files rank by their best chunks: no document list)
+        assert sorted(seen) == [("chunks", False), ("chunks", False)]
 
         (repo / "src" / "fresh.py").write_text("def fresh_one(x):\n    return x\n")
         api.index(repo, name="shop", embed=False)
