@@ -136,14 +136,22 @@ _MARKER_WINDOW = 2_000
 #: A "big literal table": this many lines of which most hold only literals and separators.
 _TABLE_MIN_LINES = 200
 _TABLE_SHARE = 0.8
-_LITERAL_LINE = re.compile(
-    r"""^\s*(?:[\[\(\{]?\s*(?:0x[0-9a-fA-F]+|-?\d[\d_.eE+-]*|'(?:\\.|[^'])*'|"(?:\\.|[^"])*"|true|false|None|null)"""
-    r"""\s*(?:[,;:]|=>|\.\.=?)?\s*)+[\]\)\}]?\s*[,;]?\s*$"""
+#: A literal (number, string, boolean, null): what a table's lines are made of.
+_LITERAL = re.compile(
+    r"""0x[0-9a-fA-F]+|-?\d[\d_.eE+-]*|'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\b(?:true|false|None|null|nil)\b"""
 )
+#: What may stand between literals on a table's line.
+_TABLE_PUNCTUATION = frozenset(" \t,;:()[]{}=>.&|+-")
 _SCRIPT_EXTENSIONS = (
     ".py", ".js", ".ts", ".go", ".rs", ".java", ".rb", ".php", ".c", ".cc", ".cpp", ".h", ".cs", ".kt",
     ".swift",
 )  # fmt: skip
+
+
+def _is_literal_line(line: str) -> bool:
+    """A line holding only literals and punctuation (one linear pass; no backtracking)."""
+    rest = _LITERAL.sub("", line)
+    return len(rest) < len(line) and set(rest) <= _TABLE_PUNCTUATION
 
 
 def _is_table(text: str) -> bool:
@@ -151,7 +159,7 @@ def _is_table(text: str) -> bool:
     lines = [line for line in text.splitlines() if line.strip()]
     if len(lines) < _TABLE_MIN_LINES:
         return False
-    literal = sum(1 for line in lines if _LITERAL_LINE.match(line))
+    literal = sum(1 for line in lines if _is_literal_line(line))
     return literal >= _TABLE_SHARE * len(lines)
 
 

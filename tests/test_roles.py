@@ -142,3 +142,13 @@ def test_inline_tests_of_implementation_files() -> None:
 def test_the_role_vocabulary() -> None:
     assert ROLES[0] == "implementation"
     assert len(set(ROLES)) == 9
+
+
+def test_the_table_check_is_linear_on_hostile_lines() -> None:
+    """Digits with no separator then a stray letter: the first table pattern backtracked
+    exponentially on such a line (an index run of serde_json stalled on it); this test
+    would not finish."""
+    hostile = "\n".join("    " + "1" * 60 + "x" for _ in range(300))
+    assert file_role("src/data.rs", hostile) == "implementation"
+    quotes = "\n".join("'" + "\\\\" * 200 for _ in range(300))
+    assert file_role("src/q.py", quotes) == "implementation"
