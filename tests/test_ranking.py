@@ -105,7 +105,9 @@ def test_a_query_that_asks_for_tests_gets_tests(repo: tuple[Lode, Path]) -> None
 
 def test_docs_still_win_a_how_do_i_question_at_document_granularity(repo: tuple[Lode, Path]) -> None:
     lode, _ = repo
-    answer = lode.search(SearchOptions(query="how do I use redirects", granularity="document", mode="lexical"))
+    answer = lode.search(
+        SearchOptions(query="how do I use redirects", granularity="document", mode="lexical")
+    )
     assert answer.documents[0].file_path == "docs/redirects.md", [d.file_path for d in answer.documents]
     assert answer.documents[0].role == "docs"
 
