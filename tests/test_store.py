@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -11,8 +12,9 @@ import pytest
 from indexer.embed import FakeEmbedder
 from indexer.errors import ConflictError, ModelMismatchError, NotFoundError, StoreError, StoreVersionError
 from indexer.ids import document_id, uuid7
-from indexer.models import Chunk, ChunkFilter, Document, Task
+from indexer.models import Chunk, ChunkFilter, ChunkView, Document, StoredChunk, Task
 from indexer.store import ChunkWrite, FileWrite, Store, TermRun, open_store, read_store_info
+from indexer.store._rows import unpack_view
 from indexer.store._search import Detail
 
 
@@ -48,7 +50,7 @@ def test_store_records_model_and_refuses_another(tmp_path: Path) -> None:
     s = open_store(tmp_path / "db", "model-a", 8)
     s.close()
     info = read_store_info(tmp_path / "db")
-    assert info == {"schema_version": "2", "model_id": "model-a", "dimension": "8"}
+    assert info == {"schema_version": "3", "model_id": "model-a", "dimension": "8"}
     with pytest.raises(ModelMismatchError, match="model-a"):
         open_store(tmp_path / "db", "model-b", 8)
     with pytest.raises(ModelMismatchError, match="dimension 8"):
@@ -72,12 +74,32 @@ def test_unknown_schema_version_is_refused(tmp_path: Path) -> None:
         open_store(tmp_path / "db", "m", 8)
 
 
-def test_a_schema_1_store_is_migrated_in_place_and_searches_the_same(tmp_path: Path) -> None:
-    """Schema 1 had no packed ``view`` column: opening such a store adds it (from the chunks'
-    own columns, keeping rows and indexes) and records schema 2; searches answer as before."""
+def _all_chunks(store: Store) -> list[StoredChunk]:
+    ids = [d.id for p in store.list_projects() for d in store.document_states(p.id).values()]
+    return store.chunks_of_files(ids)
+
+
+def _downgrade(db: Path, version: int) -> None:
+    """Make the store at ``db`` look as schema ``version`` (1 or 2) wrote it."""
     import lance
     import lancedb
     import pyarrow as pa
+
+    chunks = lance.dataset(str(db / "code_chunks.lance"))
+    chunks.drop_columns(
+        ["unit_start_line", "unit_end_line", "signature", *(["view"] if version == 1 else [])]
+    )
+    lance.dataset(str(db / "code_documents.lance")).drop_columns(["chunker_version"])
+    conn = lancedb.connect(str(db))
+    facts = {**read_store_info(db), "schema_version": str(version)}
+    conn.create_table("meta", pa.table({"key": list(facts), "value": list(facts.values())}), mode="overwrite")
+
+
+def test_a_schema_1_store_is_migrated_in_place_and_searches_the_same(tmp_path: Path) -> None:
+    """Schema 1 had no packed ``view`` column: opening such a store adds it (from the chunks'
+    own columns, keeping rows and indexes), then schema 3's columns, and records schema 3;
+    searches answer as before."""
+    import lance
     from conftest import make_repo
 
     from indexer.api import Lode
@@ -89,26 +111,57 @@ def test_a_schema_1_store_is_migrated_in_place_and_searches_the_same(tmp_path: P
     try:
         api.index(make_repo(tmp_path / "repo"), name="shop")
         before = api.search(SearchOptions(query="cart item total", granularity="chunk"))
+        views = {c.id: ChunkView.of(c) for c in _all_chunks(api.store)}
     finally:
         api.close()
-    chunks = lance.dataset(str(tmp_path / "db" / "code_chunks.lance"))
-    cells = chunks.to_table(columns=["id", "view"]).to_pylist()
-    chunks.drop_columns(["view"])  # what a schema-1 store looks like
-    conn = lancedb.connect(str(tmp_path / "db"))
-    facts = {**read_store_info(tmp_path / "db"), "schema_version": "1"}
-    conn.create_table("meta", pa.table({"key": list(facts), "value": list(facts.values())}), mode="overwrite")
+    _downgrade(tmp_path / "db", 1)
 
     api = Lode(config, embedder=FakeEmbedder())
     try:
-        assert api.store.count_chunks() == len(cells)  # opens (and migrates) the store
-        assert read_store_info(tmp_path / "db")["schema_version"] == "2"
+        assert api.store.count_chunks() == len(views)  # opens (and migrates) the store
+        assert read_store_info(tmp_path / "db")["schema_version"] == "3"
         migrated = lance.dataset(str(tmp_path / "db" / "code_chunks.lance"))
-        assert sorted(migrated.to_table(columns=["id", "view"]).to_pylist(), key=str) == sorted(
-            cells, key=str
-        )
+        cells = migrated.to_table(columns=["id", "view", "content"]).to_pylist()
+        # a migrated view reads as the chunk itself being its unit (no signature) until re-chunked
+        own = {i: replace(v, unit_start_line=v.start_line, unit_end_line=v.end_line, signature="")
+               for i, v in views.items()}  # fmt: skip
+        assert {c["id"]: unpack_view(c["view"], c["content"]) for c in cells} == own
         assert migrated.stats.index_stats("search_text_idx")["num_unindexed_rows"] == 0
         after = api.search(SearchOptions(query="cart item total", granularity="chunk"))
         assert after.groups == before.groups
+    finally:
+        api.close()
+
+
+def test_a_schema_2_store_is_migrated_and_its_files_chunked_again(tmp_path: Path) -> None:
+    """Schema 2 lacked the unit lines, signatures and chunker versions: opening adds the
+    columns (null), reads go on, and the next run chunks every file again (its chunker
+    version is unknown), after which every chunk knows its unit."""
+    from conftest import make_repo
+
+    from indexer.api import Lode
+    from indexer.config import load_config
+
+    config = load_config(env={}, overrides={"db": tmp_path / "db"})
+    repo = make_repo(tmp_path / "repo")
+    api = Lode(config, embedder=FakeEmbedder())
+    try:
+        files = api.index(repo, name="shop").files_indexed
+    finally:
+        api.close()
+    _downgrade(tmp_path / "db", 2)
+    api = Lode(config, embedder=FakeEmbedder())
+    try:
+        old = _all_chunks(api.store)
+        assert read_store_info(tmp_path / "db")["schema_version"] == "3"
+        assert all(c.chunk.unit_start_line == c.chunk.start_line and not c.chunk.signature for c in old)
+        report = api.index(repo, name="shop")
+        assert report.files_indexed == files
+        assert report.files_unchanged == 0
+        new = _all_chunks(api.store)
+        assert any(c.chunk.signature for c in new)
+        assert api.index(repo, name="shop").files_indexed == 0  # once
+        assert api.store.check().ok
     finally:
         api.close()
 

@@ -61,7 +61,10 @@ class FilesMixin(VocabularyMixin, StoreBase):
     # ---- the incremental diff -------------------------------------------------------
     def document_states(self, project_id: str) -> dict[str, DocState]:
         """file_path → what the diff needs, for every document of a project."""
-        cols = ["id", "file_path", "content_hash", "file_size", "last_modified", "chunk_count", "embedded"]
+        cols = [
+            "id", "file_path", "content_hash", "file_size", "last_modified", "chunk_count", "embedded",
+            "chunker_version",
+        ]  # fmt: skip
         table = (
             self._t(DOCUMENTS)
             .search()
@@ -70,7 +73,11 @@ class FilesMixin(VocabularyMixin, StoreBase):
             .limit(None)
             .to_arrow()
         )
-        return {r["file_path"]: DocState(**{c: r[c] for c in cols}) for r in rows(table)}
+        states = {}
+        for r in rows(table):
+            r["chunker_version"] = r["chunker_version"] or 0  # null: cut before versions were kept
+            states[r["file_path"]] = DocState(**{c: r[c] for c in cols})
+        return states
 
     # ---- writes -----------------------------------------------------------------------
     def replace_files(self, writes: Sequence[FileWrite], *, maybe_new: bool = False) -> None:
@@ -153,6 +160,7 @@ class FilesMixin(VocabularyMixin, StoreBase):
                     "chunk_count": len(write.chunks),
                     "keywords": list(doc.keywords),
                     "summary": doc.summary,
+                    "chunker_version": write.chunker_version,
                 }
             )
         schema = documents_schema(self.dimension)

@@ -38,7 +38,8 @@ __all__ = [
 CHUNK_COLUMNS = [
     "id", "file_id", "project_id", "file_path", "chunk_index", "content", "chunk_hash", "embedded",
     "start_byte", "end_byte", "start_line", "end_line", "node_type", "node_name", "language",
-    "parent_context", "scope_path", "definitions", "references", "indexed_at",
+    "parent_context", "scope_path", "definitions", "references", "indexed_at", "unit_start_line",
+    "unit_end_line", "signature",
 ]  # fmt: skip
 
 
@@ -64,6 +65,8 @@ class FileWrite:
     priority: int = 0
     words: str | None = None
     """The vocabulary words of its chunks, one per line, when computed ahead; None → at write."""
+    chunker_version: int = 0
+    """The chunker that cut it (``indexer.chunker.CHUNKER_VERSION``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +80,8 @@ class DocState:
     last_modified: float
     chunk_count: int
     embedded: bool
+    chunker_version: int = 0
+    """The chunker that cut the stored chunks (0: before versions were recorded)."""
 
 
 def path_words(file_path: str) -> str:
@@ -85,9 +90,13 @@ def path_words(file_path: str) -> str:
 
 
 def chunk_search_text(file_path: str, chunk: Chunk) -> str:
-    """What the chunk full-text index reads: path and name words, then the expanded content."""
-    name = identifier_words(chunk.node_name) if chunk.node_name else ""
-    return f"{path_words(file_path)} {name}\n{expand_identifiers(chunk.content)}"
+    """What the chunk full-text index reads: path words, the words of the unit's scope (its
+    name and the names of the types and namespaces around it: a method cut out of a class
+    still reads its class's name), then the expanded content."""
+    scope = chunk.scope_path or ((chunk.node_name,) if chunk.node_name else ())
+    names = " ".join(identifier_words(part) for part in scope)
+    parent = expand_identifiers(chunk.parent_context) if chunk.parent_context else ""
+    return f"{path_words(file_path)} {names} {parent}\n{expand_identifiers(chunk.content)}"
 
 
 def document_search_text(file_path: str, content: str) -> str:
@@ -98,7 +107,7 @@ def document_search_text(file_path: str, content: str) -> str:
 _CHUNK_FIELDS = (
     "id file_id project_id file_path file_hash chunk_index content search_text name_text chunk_hash embedded "
     "priority start_byte end_byte start_line end_line node_type node_name language parent_context scope_path "
-    "scope_depth definitions references indexed_at view vectors"
+    "scope_depth definitions references indexed_at view unit_start_line unit_end_line signature vectors"
 ).split()
 
 
@@ -116,7 +125,7 @@ def chunk_columns(write: FileWrite, stamp: datetime, placeholder: np.ndarray) ->
             item.vector is not None, write.priority,
             c.start_byte, c.end_byte, c.start_line, c.end_line, c.node_type, c.node_name, c.language,
             c.parent_context, list(c.scope_path), len(c.scope_path), list(c.definitions),
-            list(c.references), stamp, pack_view(view),
+            list(c.references), stamp, pack_view(view), c.unit_start_line, c.unit_end_line, c.signature,
             item.vector if item.vector is not None else placeholder,
         )  # fmt: skip
         for name, value in zip(cols, values, strict=True):
@@ -141,6 +150,9 @@ def to_chunk(row: dict[str, Any]) -> Chunk:
         scope_path=tuple(row["scope_path"] or ()),
         definitions=tuple(row["definitions"] or ()),
         references=tuple(row["references"] or ()),
+        unit_start_line=row.get("unit_start_line") or row["start_line"],
+        unit_end_line=row.get("unit_end_line") or row["end_line"],
+        signature=row.get("signature") or "",
     )
 
 
@@ -175,18 +187,25 @@ def pack_view_values(values: Sequence[Any]) -> bytes:
     return _VIEW_ENCODER.encode([list(v) if isinstance(v, tuple) else v for v in values])
 
 
-def unpack_view(view: bytes, content: str) -> ChunkView:
-    """A chunk view from its ``view`` and ``content`` cells."""
-    values = dict(zip(PACKED_VIEW_COLUMNS, _VIEW_DECODER.decode(view), strict=True))
+def _unit_lines(values: dict[str, Any]) -> dict[str, Any]:
+    """Fill what a row of an older schema lacks: the unit is the chunk itself."""
     values["scope_path"] = tuple(values["scope_path"] or ())
-    return ChunkView(content=content, **values)
+    values["unit_start_line"] = values.get("unit_start_line") or values["start_line"]
+    values["unit_end_line"] = values.get("unit_end_line") or values["end_line"]
+    values["signature"] = values.get("signature") or ""
+    return values
+
+
+def unpack_view(view: bytes, content: str) -> ChunkView:
+    """A chunk view from its ``view`` and ``content`` cells (a cell packed by an older
+    schema has fewer values: the later ones take their defaults)."""
+    values = dict(zip(PACKED_VIEW_COLUMNS, _VIEW_DECODER.decode(view), strict=False))
+    return ChunkView(content=content, **_unit_lines(values))
 
 
 def to_chunk_view(row: dict[str, Any]) -> ChunkView:
     """A chunk view from a ``code_chunks`` row holding at least ``VIEW_COLUMNS``."""
-    values = {name: row[name] for name in VIEW_COLUMNS}
-    values["scope_path"] = tuple(values["scope_path"] or ())
-    return ChunkView(**values)
+    return ChunkView(**_unit_lines({name: row.get(name) for name in VIEW_COLUMNS}))
 
 
 def to_document(row: dict[str, Any]) -> Document:

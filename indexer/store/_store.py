@@ -47,6 +47,9 @@ __all__ = ["Store", "open_store", "read_store_info"]
 
 log = logging.getLogger(__name__)
 
+#: Columns schema 3 added to ``code_chunks`` (name → SQL type).
+_UNIT_COLUMNS = {"unit_start_line": "INT", "unit_end_line": "INT", "signature": "STRING"}
+
 
 class Store(
     ProjectsMixin,
@@ -116,6 +119,10 @@ def _write_meta(conn: Any, facts: dict[str, str]) -> None:
     conn.create_table(META, data=table, mode="overwrite")
 
 
+#: The columns a schema-2 ``view`` cell packs (later ones take defaults when unpacked).
+_V2_VIEW_COLUMNS = [name for name in PACKED_VIEW_COLUMNS if name not in _UNIT_COLUMNS]
+
+
 def _add_views(chunks_uri: str) -> None:
     """Schema 1 → 2: give every chunk its ``view`` cell, computed from its columns (new
     column files beside the old ones: rows, row ids and indexes stay; ~0.4 s a 110k chunks)."""
@@ -127,26 +134,57 @@ def _add_views(chunks_uri: str) -> None:
 
     @lance.batch_udf(output_schema=pa.schema([pa.field("view", pa.binary())]))
     def views(batch: pa.RecordBatch) -> pa.RecordBatch:
-        columns = [batch.column(name).to_pylist() for name in PACKED_VIEW_COLUMNS]
+        columns = [batch.column(name).to_pylist() for name in _V2_VIEW_COLUMNS]
         cells = [pack_view_values(values) for values in zip(*columns, strict=True)]
         return pa.record_batch([pa.array(cells, pa.binary())], names=["view"])
 
     try:
-        dataset.add_columns(views, read_columns=PACKED_VIEW_COLUMNS)
+        dataset.add_columns(views, read_columns=_V2_VIEW_COLUMNS)
     except (OSError, RuntimeError, ValueError):
         if "view" not in lance.dataset(chunks_uri).schema.names:
             raise
 
 
+def _add_null_columns(uri: str, columns: dict[str, str]) -> None:
+    """Add columns (name → SQL type) holding nulls to a table, unless it has them already
+    (another process migrated it meanwhile). No data file is rewritten."""
+    import lance
+
+    dataset = lance.dataset(uri)
+    present = set(dataset.schema.names)
+    missing = {name: f"CAST(NULL AS {kind})" for name, kind in columns.items() if name not in present}
+    if not missing:
+        return
+    try:
+        dataset.add_columns(missing)
+    except (OSError, RuntimeError, ValueError):
+        if set(missing) - set(lance.dataset(uri).schema.names):
+            raise
+
+
+def _add_units(conn: Any) -> None:
+    """Schema 2 → 3: the chunks' unit lines and signature, the documents' chunker version.
+    Null in old rows (read as "the chunk itself" and "chunker 0"): every file is chunked
+    again by the next run, as its chunker version differs."""
+    names = _table_names(conn)
+    if CHUNKS in names:
+        _add_null_columns(conn.open_table(CHUNKS).uri, _UNIT_COLUMNS)
+    if DOCUMENTS in names:
+        _add_null_columns(conn.open_table(DOCUMENTS).uri, {"chunker_version": "INT"})
+
+
 def _migrate(conn: Any, path: Path, meta: dict[str, str]) -> dict[str, str]:
     """Bring a store of an older schema this lode knows to ``SCHEMA_VERSION``; the new facts."""
     version = int(meta.get("schema_version", "0"))
-    if version != 1 or SCHEMA_VERSION != 2:
+    if version not in (1, 2) or SCHEMA_VERSION != 3:
         return meta
-    log.info("migrating the index at %s from schema 1 to 2 (packed chunk views)", path)
-    if CHUNKS in _table_names(conn):
-        _add_views(conn.open_table(CHUNKS).uri)
-    facts = {**meta, "schema_version": "2"}
+    if version == 1:
+        log.info("migrating the index at %s from schema 1 to 2 (packed chunk views)", path)
+        if CHUNKS in _table_names(conn):
+            _add_views(conn.open_table(CHUNKS).uri)
+    log.info("migrating the index at %s to schema 3 (units and symbols)", path)
+    _add_units(conn)
+    facts = {**meta, "schema_version": str(SCHEMA_VERSION)}
     _write_meta(conn, facts)
     return facts
 
