@@ -26,6 +26,7 @@ __all__ = [
     "StoreCheck",
     "StoreProblem",
     "StoredChunk",
+    "Symbol",
     "SymbolSite",
     "Task",
 ]
@@ -112,6 +113,33 @@ class SymbolSite:
     end_line: int
     chunk_index: int
     """The chunk holding the definition's first line or the reference's line."""
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """A row of the symbol index: a definition or a reference site of a stored file."""
+
+    id: str
+    project_id: str
+    file_id: str
+    file_path: str
+    language: str
+    role: str
+    name: str
+    kind: str
+    container: str
+    container_kind: str
+    scope_path: tuple[str, ...]
+    signature: str
+    text: str
+    start_line: int
+    end_line: int
+    chunk_id: str
+
+    @property
+    def qualified_name(self) -> str:
+        """A definition's scope joined by ``.`` (``Util.Stack.push``)."""
+        return ".".join(self.scope_path) if self.role == "definition" else self.name
 
 
 @dataclass(frozen=True, slots=True)

@@ -131,6 +131,7 @@ def _file_write(job: FileJob, data: bytes, digest: str, chunked: ChunkedFile) ->
         priority=_priority(job.run_started_ms, job.rel_path),
         words="\n".join(words_of(c.content for c in chunked.chunks)),
         chunker_version=CHUNKER_VERSION,
+        symbols=chunked.symbols,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -85,6 +86,9 @@ def _downgrade(db: Path, version: int) -> None:
     import lancedb
     import pyarrow as pa
 
+    for table in ("code_symbols", "write_intents"):
+        shutil.rmtree(db / f"{table}.lance")
+
     chunks = lance.dataset(str(db / "code_chunks.lance"))
     chunks.drop_columns(
         ["unit_start_line", "unit_end_line", "signature", *(["view"] if version == 1 else [])]
@@ -155,7 +159,9 @@ def test_a_schema_2_store_is_migrated_and_its_files_chunked_again(tmp_path: Path
         old = _all_chunks(api.store)
         assert read_store_info(tmp_path / "db")["schema_version"] == "3"
         assert all(c.chunk.unit_start_line == c.chunk.start_line and not c.chunk.signature for c in old)
+        assert api.store.count_symbols() == 0  # the symbol index exists, empty until the next run
         report = api.index(repo, name="shop")
+        assert api.store.count_symbols(role="definition") > 0
         assert report.files_indexed == files
         assert report.files_unchanged == 0
         new = _all_chunks(api.store)

@@ -11,13 +11,15 @@ from typing import Any
 import msgspec
 import numpy as np
 import pyarrow as pa
+from blake3 import blake3
 
 from indexer.lexicon import expand_identifiers, identifier_words
-from indexer.models import Chunk, ChunkView, Document, StoredChunk
+from indexer.models import Chunk, ChunkView, Document, StoredChunk, Symbol, SymbolSite
 
 __all__ = [
     "CHUNK_COLUMNS",
     "PACKED_VIEW_COLUMNS",
+    "SYMBOL_COLUMNS",
     "VIEW_COLUMNS",
     "ChunkWrite",
     "DocState",
@@ -27,9 +29,11 @@ __all__ = [
     "document_search_text",
     "pack_view",
     "path_words",
+    "symbol_columns",
     "to_chunk_view",
     "to_document",
     "to_stored_chunk",
+    "to_symbol",
     "unpack_view",
 ]
 
@@ -67,6 +71,8 @@ class FileWrite:
     """The vocabulary words of its chunks, one per line, when computed ahead; None → at write."""
     chunker_version: int = 0
     """The chunker that cut it (``indexer.chunker.CHUNKER_VERSION``)."""
+    symbols: Sequence[SymbolSite] = ()
+    """Its definitions and reference sites (``chunk_index`` into ``chunks``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,3 +240,51 @@ def table_from_columns(cols: dict[str, list[Any]], schema: pa.Schema) -> pa.Tabl
         values = cols.get(field.name)
         arrays.append(pa.array(values if values is not None else [None] * length, type=field.type))
     return pa.Table.from_arrays(arrays, schema=schema)
+
+
+#: The columns read to build a ``Symbol``.
+SYMBOL_COLUMNS = [
+    "id", "project_id", "file_id", "file_path", "language", "role", "name", "kind", "container",
+    "container_kind", "scope_path", "signature", "text", "start_line", "end_line", "chunk_id",
+]  # fmt: skip
+
+
+def _symbol_id(file_id: str, key: str) -> str:
+    """A symbol's id: stable while the file keeps the symbol (a definition by its qualified
+    name and rank among same-named ones, a reference by its name and line)."""
+    return blake3(f"{file_id}\0{key}".encode()).hexdigest()[:32]
+
+
+def symbol_columns(write: FileWrite) -> dict[str, list[Any]]:
+    """Column lists of the symbol rows of one file."""
+    doc = write.document
+    names = [*SYMBOL_COLUMNS, "file_hash", "chunk_index"]
+    cols: dict[str, list[Any]] = {name: [] for name in names}
+    seen: dict[str, int] = {}
+    language = doc.primary_language
+    for site in write.symbols:
+        if site.role == "definition":
+            qualified = f"d\0{site.kind}\0{'.'.join(site.scope_path)}"
+            seen[qualified] = rank = seen.get(qualified, 0) + 1
+            key = f"{qualified}\0{rank}"
+        else:
+            key = f"r\0{site.name}\0{site.start_line}"
+        index = min(max(site.chunk_index, 0), len(write.chunks) - 1)
+        values = (
+            _symbol_id(doc.id, key), doc.project_id, doc.id, doc.file_path, language, site.role, site.name,
+            site.kind, site.container, site.container_kind, list(site.scope_path), site.signature, site.text,
+            site.start_line, site.end_line, write.chunks[index].id if write.chunks else "", write.file_hash,
+            site.chunk_index,
+        )  # fmt: skip
+        for name, value in zip(names, values, strict=True):
+            cols[name].append(value)
+    return cols
+
+
+def to_symbol(row: dict[str, Any]) -> Symbol:
+    """A symbol from a ``code_symbols`` row holding at least ``SYMBOL_COLUMNS``."""
+    values = {name: row[name] for name in SYMBOL_COLUMNS}
+    values["scope_path"] = tuple(values["scope_path"] or ())
+    for name in ("language", "kind", "container", "container_kind", "signature", "text", "chunk_id"):
+        values[name] = values[name] or ""
+    return Symbol(**values)

@@ -24,17 +24,21 @@ from indexer.store._schema import (
     DOCUMENTS,
     EMBEDDING_CACHE,
     FILE_ERRORS,
+    INTENTS,
     META,
     PROJECTS,
     SCHEMA_VERSION,
+    SYMBOLS,
     TASKS,
     VOCABULARY,
     chunks_schema,
     documents_schema,
     embedding_cache_schema,
     file_errors_schema,
+    intents_schema,
     meta_schema,
     projects_schema,
+    symbols_schema,
     tasks_schema,
     vocabulary_schema,
 )
@@ -81,6 +85,7 @@ class Store(
             "documents": int(self._t(DOCUMENTS).count_rows()),
             "chunks": int(self._t(CHUNKS).count_rows()),
             "chunks_embedded": int(self._t(CHUNKS).count_rows("embedded = true")),
+            "symbols": int(self._t(SYMBOLS).count_rows()),
             "embedding_cache": int(self._t(EMBEDDING_CACHE).count_rows()),
             "file_errors": int(self._t(FILE_ERRORS).count_rows()),
         }
@@ -165,7 +170,8 @@ def _add_null_columns(uri: str, columns: dict[str, str]) -> None:
 def _add_units(conn: Any) -> None:
     """Schema 2 → 3: the chunks' unit lines and signature, the documents' chunker version.
     Null in old rows (read as "the chunk itself" and "chunker 0"): every file is chunked
-    again by the next run, as its chunker version differs."""
+    again by the next run, as its chunker version differs, which fills the symbol index
+    (its table, like ``write_intents``, is created on open when missing)."""
     names = _table_names(conn)
     if CHUNKS in names:
         _add_null_columns(conn.open_table(CHUNKS).uri, _UNIT_COLUMNS)
@@ -220,6 +226,8 @@ def open_store(path: Path, model_id: str, dimension: int) -> Store:
             EMBEDDING_CACHE: embedding_cache_schema(dimension),
             TASKS: tasks_schema(),
             FILE_ERRORS: file_errors_schema(),
+            SYMBOLS: symbols_schema(),
+            INTENTS: intents_schema(),
         }
         existing = _table_names(conn)
         tables = {
