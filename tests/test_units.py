@@ -254,6 +254,18 @@ def test_the_outline_nests_files_classes_methods(indexed: Lode) -> None:
     assert tree == [
         ("Collections", [("BoundedStack", ["initialize", "push_item", "Overflow"])]),
     ]
+    found = indexed.outline("units").find("*_item")  # issue 27: it used to find nothing
+    assert [n.id for n in found.nodes] == ["stack.rb#Collections.BoundedStack.push_item"]
+    rust = indexed.outline("units").ls("shapes.rs", depth=2)
+    assert [(c.kind, c.title, [g.title for g in c.children]) for c in rust.children] == [
+        ("macro", "square", []),
+        ("macro", "Triangle", []),
+        ("trait", "Shape", ["area", "name"]),
+        ("struct", "Circle", []),
+        ("impl", "Circle", ["area"]),
+        ("impl", "Circle", ["new"]),
+        ("module", "units", ["to_cm"]),
+    ]
     csharp = indexed.outline("units").ls("Invoices.cs", depth=3)
     assert [(c.title, [g.title for g in c.children]) for c in csharp.children] == [
         ("Shop.Billing", ["Invoice"]),
