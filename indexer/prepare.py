@@ -132,6 +132,7 @@ def _file_write(job: FileJob, data: bytes, digest: str, chunked: ChunkedFile) ->
         words="\n".join(words_of(c.content for c in chunked.chunks)),
         chunker_version=CHUNKER_VERSION,
         symbols=chunked.symbols,
+        rewrite=job.old_hash == digest,
     )
 
 

@@ -95,18 +95,21 @@ class FilesMixin(SymbolsMixin, VocabularyMixin, StoreBase):
         documents.
 
         One merge per table: readers see either a file's old chunks or its new ones, never
-        both or neither. LanceDB has no transaction across tables, so the files are first
-        recorded as being written (``write_intents``) and forgotten after the documents'
-        commit: a crash in between leaves an intent (and, when the file changed, chunks
-        whose ``file_hash`` differs from their document's ``content_hash``) that ``repair``
-        finds, and the file is indexed again whole.
+        both or neither. LanceDB has no transaction across tables: a crash between the
+        merges leaves chunks (and maybe symbols) whose ``file_hash`` differs from their
+        document's ``content_hash``, or of no document at all, which ``repair`` finds and
+        the file is indexed again whole. A file whose content the store holds already (a
+        full re-chunk) would not show that way: such files are first recorded as being
+        written (``write_intents``) and forgotten after the documents' commit.
         """
         if not writes:
             return
         stamp = now()
         file_ids = sorted({w.document.id for w in writes})
+        rewrites = sorted({w.document.id for w in writes if w.rewrite})
         with self._write_lock:
-            self._record_intents(writes[0].document.project_id, file_ids)
+            if rewrites:
+                self._record_intents(writes[0].document.project_id, rewrites)
             # files the store has never seen (a first index) are appended: same result,
             # without a merge that joins against the whole table
             # (``maybe_new``: the caller knows no document of them; checked, as a crash can
@@ -119,7 +122,8 @@ class FilesMixin(SymbolsMixin, VocabularyMixin, StoreBase):
             self._merge_chunks(writes, stamp, append=fresh)
             self._merge_symbols(writes, append=fresh)
             self._merge_documents(writes, stamp, append=fresh)
-            self._forget_intents(file_ids)
+            if rewrites:
+                self._forget_intents(rewrites)
             self._cache.clear()
             added = sum(len(w.chunks) for w in writes) + len(writes)
             self._rows_written += added
@@ -362,58 +366,6 @@ class FilesMixin(SymbolsMixin, VocabularyMixin, StoreBase):
     def _forget_intents(self, file_ids: Sequence[str]) -> None:
         for part in _chunked(list(file_ids)):
             self._t(INTENTS).delete(in_list("file_id", part))
-
-    def _intents(self, project_id: str) -> set[str]:
-        table = self._t(INTENTS).search().where(f"project_id = {quote(project_id)}").select(["file_id"])
-        return set(table.limit(None).to_arrow()["file_id"].to_pylist())
-
-    def _file_hashes(self, table: str, project_id: str) -> tuple[dict[str, set[str]], dict[str, int]]:
-        """file id → the ``file_hash`` values of its rows in ``table``, and its row count."""
-        where = f"project_id = {quote(project_id)}"
-        found = self._t(table).search().where(where).select(["file_id", "file_hash"]).limit(None).to_arrow()
-        grouped = found.group_by(["file_id", "file_hash"]).aggregate([("file_id", "count")])
-        hashes: dict[str, set[str]] = defaultdict(set)
-        counts: dict[str, int] = defaultdict(int)
-        for file_id, file_hash, count in zip(
-            grouped["file_id"].to_pylist(),
-            grouped["file_hash"].to_pylist(),
-            grouped["file_id_count"].to_pylist(),
-            strict=True,
-        ):
-            hashes[file_id].add(file_hash)
-            counts[file_id] += count
-        return hashes, counts
-
-    def repair(self, project_id: str) -> set[str]:
-        """Undo what an interrupted run left half-done; return file paths to re-index.
-
-        Rows of files a write was interrupted on (an intent left behind) are dropped.
-        Orphan chunks and symbols (no document) are deleted. A document whose chunks or
-        symbols carry another file hash, or that has fewer chunks than it records, is
-        dropped so the file is indexed again from scratch.
-        """
-        seen, counts = self._file_hashes(CHUNKS, project_id)
-        symbol_hashes, _ = self._file_hashes(SYMBOLS, project_id)
-        interrupted = self._intents(project_id)
-        states = self.document_states(project_id)
-        by_id = {s.id: s for s in states.values()}
-        orphans = sorted({fid for fid in (*seen, *symbol_hashes, *interrupted) if fid not in by_id})
-        dirty = [
-            s
-            for s in states.values()
-            if s.id in interrupted
-            or seen.get(s.id, {s.content_hash}) != {s.content_hash}
-            or symbol_hashes.get(s.id, {s.content_hash}) != {s.content_hash}
-            or counts.get(s.id, 0) != s.chunk_count
-        ]
-        with self._write_lock:
-            for part in _chunked(orphans):
-                self._t(CHUNKS).delete(in_list("file_id", part))
-                self._t(SYMBOLS).delete(in_list("file_id", part))
-            self.delete_files([s.id for s in dirty])
-            if interrupted:
-                self._forget_intents(sorted(interrupted))
-        return {s.file_path for s in dirty}
 
     # ---- failures as data ---------------------------------------------------------
     def record_file_error(self, project_id: str, file_path: str, stage: str, reason: str) -> None:

@@ -73,6 +73,9 @@ class FileWrite:
     """The chunker that cut it (``indexer.chunker.CHUNKER_VERSION``)."""
     symbols: Sequence[SymbolSite] = ()
     """Its definitions and reference sites (``chunk_index`` into ``chunks``)."""
+    rewrite: bool = False
+    """The store holds this very content already (a full re-chunk): a write stopped midway
+    would not show in the file hashes, so it is recorded as a write intent first."""
 
 
 @dataclass(frozen=True, slots=True)

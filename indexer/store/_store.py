@@ -14,10 +14,10 @@ from indexer.errors import ModelMismatchError, StoreError, StoreVersionError
 from indexer.store._check import CheckMixin
 from indexer.store._content import ContentMixin
 from indexer.store._evidence import EvidenceMixin
-from indexer.store._files import FilesMixin
 from indexer.store._maintenance import MaintenanceMixin
 from indexer.store._outline import OutlineMixin
 from indexer.store._projects import ProjectsMixin
+from indexer.store._repair import RepairMixin
 from indexer.store._rows import PACKED_VIEW_COLUMNS, pack_view_values
 from indexer.store._schema import (
     CHUNKS,
@@ -57,7 +57,7 @@ _UNIT_COLUMNS = {"unit_start_line": "INT", "unit_end_line": "INT", "signature": 
 
 class Store(
     ProjectsMixin,
-    FilesMixin,
+    RepairMixin,
     VectorsMixin,
     SearchMixin,
     TasksMixin,
