@@ -5,7 +5,7 @@ Real Python sources of installed packages (pinned by ``constraints.txt``) are co
 embedded with the real model, the others reuse every vector through lode's embedding
 cache (same chunk text → same vector), so building costs one corpus's embedding time.
 The store is cached under ``$LODE_BENCH_CACHE/bigstore-<profile>`` and rebuilt when the
-profile or lode's schema version changes.
+profile or lode's chunker version changes (an older schema is migrated).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pathlib import Path
 
 from benchmarks.quality.corpora import cache_dir
 from indexer.api import Lode
+from indexer.chunker import CHUNKER_VERSION
 from indexer.config import load_config
 from indexer.embed import Embedder
 from indexer.errors import StoreVersionError
@@ -68,7 +69,8 @@ def open_big_store(profile: str, embedder: Embedder | None = None, log: bool = T
     packages, copies = PROFILES[profile]
     base = cache_dir() / f"bigstore-{profile}"
     marker = base / "built.json"
-    wanted = {"packages": list(packages), "copies": copies, "lode_header": 2}
+    # rebuilt when the chunker cuts the same files differently (or fills the symbol index)
+    wanted = {"packages": list(packages), "copies": copies, "lode_header": 2, "chunker": CHUNKER_VERSION}
     if marker.exists():
         facts = json.loads(marker.read_text())
         built = dict(facts.get("wanted", {}))

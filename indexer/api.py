@@ -43,6 +43,16 @@ from indexer.search.content import (
     document_text,
 )
 from indexer.store import Store, open_store, read_store_info
+from indexer.symbols import (
+    ReferenceQuery,
+    References,
+    SymbolDetail,
+    SymbolList,
+    SymbolQuery,
+    find_references,
+    find_symbols,
+    get_symbol,
+)
 from indexer.writer_lock import WriterLock
 
 __all__ = [
@@ -340,6 +350,29 @@ class Lode:
     ) -> DocumentText:
         """Lines of a document (1-based, inclusive) by project and path relative to its root."""
         return document_text(self._readable_store(project), project, document_id, start_line, end_line)
+
+    # ---- symbols --------------------------------------------------------------------
+    def symbols(self, query: SymbolQuery) -> SymbolList:
+        """Go to definition: the definitions of a name (exact, prefix, glob or fuzzy), ranked
+        by proximity to ``query.from_path``; name-based, like ctags."""
+        with self.activity.searching():
+            return find_symbols(self._index_store(), query)
+
+    def symbol(self, symbol_id: str) -> SymbolDetail:
+        """One symbol of the index by id, with its code."""
+        return get_symbol(self._index_store(), symbol_id)
+
+    def references(self, query: ReferenceQuery) -> References:
+        """Find references: every use of a name grouped by the unit it is used in (its
+        callers), with the name's candidate definitions."""
+        with self.activity.searching():
+            return find_references(self._index_store(), query)
+
+    def _index_store(self) -> Store:
+        store = self.open_readonly()
+        if store is None:
+            raise NotFoundError(f"no index at {self.config.db} (index a folder first: lode index PATH)")
+        return store
 
     def _readable_store(self, project: str) -> Store:
         store = self.open_readonly()

@@ -14,6 +14,7 @@ __all__ = [
     "FINISHED_STATUSES",
     "LIVE_STATUSES",
     "NODE_TYPES",
+    "SYMBOL_ROLES",
     "TASK_STATUSES",
     "Chunk",
     "ChunkFilter",
@@ -25,6 +26,8 @@ __all__ = [
     "StoreCheck",
     "StoreProblem",
     "StoredChunk",
+    "Symbol",
+    "SymbolSite",
     "Task",
 ]
 
@@ -72,6 +75,71 @@ class Chunk:
     scope_path: tuple[str, ...]
     definitions: tuple[str, ...]
     references: tuple[str, ...]
+    unit_start_line: int = 0
+    """First line of the unit this chunk is a piece of (a function cut in pieces, a split
+    class's skeleton); the chunk's own ``start_line`` when it is not part of a larger unit
+    (0 when the store predates it)."""
+    unit_end_line: int = 0
+    """Last line of that unit (inclusive); the chunk's own ``end_line`` when not a piece."""
+    signature: str = ""
+    """The unit's header (``def parse(self, data: bytes) -> Request``); '' for top-level code."""
+
+
+#: The roles of a row of the symbol index.
+SYMBOL_ROLES: Final[tuple[str, ...]] = ("definition", "reference")
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolSite:
+    """A definition or a reference site in one file, as the chunker finds it."""
+
+    role: str
+    """``definition`` or ``reference``."""
+    name: str
+    kind: str
+    """A definition's node type (function, method, class…); ``reference`` for a reference."""
+    container: str
+    """Definition: its enclosing unit's scope joined by ``.`` (``Util.Stack``); reference:
+    the scope of the unit the reference is in ('' at file level)."""
+    container_kind: str
+    """The node type of that enclosing unit ('' when none)."""
+    scope_path: tuple[str, ...]
+    """Definition: its own scope path (ending with its name); reference: the enclosing unit's."""
+    signature: str
+    """Definition: its header; reference: the enclosing unit's header."""
+    text: str
+    """Reference: the line it is on (trimmed); definition: ''."""
+    start_line: int
+    end_line: int
+    chunk_index: int
+    """The chunk holding the definition's first line or the reference's line."""
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """A row of the symbol index: a definition or a reference site of a stored file."""
+
+    id: str
+    project_id: str
+    file_id: str
+    file_path: str
+    language: str
+    role: str
+    name: str
+    kind: str
+    container: str
+    container_kind: str
+    scope_path: tuple[str, ...]
+    signature: str
+    text: str
+    start_line: int
+    end_line: int
+    chunk_id: str
+
+    @property
+    def qualified_name(self) -> str:
+        """A definition's scope joined by ``.`` (``Util.Stack.push``)."""
+        return ".".join(self.scope_path) if self.role == "definition" else self.name
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +152,8 @@ class ChunkedFile:
     skipped_reason: str | None = None
     used_fallback: bool = False
     warnings: tuple[str, ...] = ()
+    symbols: tuple[SymbolSite, ...] = ()
+    """Definitions (in file order) then reference sites, for the symbol index."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +224,12 @@ class ChunkView:
     scope_path: tuple[str, ...]
     role: str = "implementation"
     """The chunk's role (``indexer.roles``): its file's, or ``test`` for an inline test."""
+    unit_start_line: int = 0
+    """First line of the unit the chunk is a piece of (its own start when not a piece)."""
+    unit_end_line: int = 0
+    """Last line of that unit."""
+    signature: str = ""
+    """The unit's header, for a piece that starts mid-unit."""
 
     @classmethod
     def of(cls, stored: StoredChunk) -> ChunkView:
@@ -163,6 +239,7 @@ class ChunkView:
             stored.id, stored.file_id, stored.project_id, stored.file_path, c.chunk_index, c.content,
             c.start_line, c.end_line, c.language, c.node_type, c.node_name, c.parent_context, c.scope_path,
             stored.role,
+            c.unit_start_line, c.unit_end_line, c.signature,
         )  # fmt: skip
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from indexer.chunker import CHUNKER_VERSION
 from indexer.config import LodeConfig
 from indexer.embed import Embedder
 from indexer.errors import PathError
@@ -138,7 +139,9 @@ def run_lexical_phase(
     dirty = store.repair(project.id) if not paths else set()
     retry = {e["file_path"] for e in store.file_errors(project.id) if e["stage"] == "chunk"}
     states = store.document_states(project.id)
-    changed, unchanged = _diff(walked.files, states, full=full, force=dirty | retry)
+    # files another chunker cut are chunked again, whatever their bytes
+    stale = {path for path, state in states.items() if state.chunker_version != CHUNKER_VERSION}
+    changed, unchanged = _diff(walked.files, states, full=full, force=dirty | retry | stale)
     report.files_unchanged = len(unchanged)
     gone = _deleted(states, {e.rel_path for e in walked.files}, paths)
     store.delete_files([states[p].id for p in gone])
@@ -285,7 +288,7 @@ def _job(
         root=project.root,
         follow_symlinks=config.walker.follow_symlinks,
         mtime=entry.mtime,
-        old_hash=old.content_hash if old is not None else None,
+        old_hash=old.content_hash if old is not None and old.chunker_version == CHUNKER_VERSION else None,
         full=full,
         max_file_bytes=config.walker.max_file_bytes,
         chunker=config.chunker,

@@ -21,7 +21,7 @@ from typing import Literal
 
 import blake3
 
-from indexer.chunker import chunk_file, estimate_tokens
+from indexer.chunker import CHUNKER_VERSION, chunk_file, estimate_tokens
 from indexer.config import ChunkerConfig
 from indexer.containment import ContainedRead, read_contained
 from indexer.ids import document_id, uuid7
@@ -139,6 +139,9 @@ def _file_write(job: FileJob, data: bytes, digest: str, chunked: ChunkedFile) ->
         file_hash=digest,
         priority=_priority(job.run_started_ms, job.rel_path),
         words="\n".join(words_of(c.content for c in chunked.chunks)),
+        chunker_version=CHUNKER_VERSION,
+        symbols=chunked.symbols,
+        rewrite=job.old_hash == digest,
     )
 
 

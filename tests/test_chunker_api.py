@@ -16,6 +16,7 @@ FIXTURES = Path(__file__).parent / "data" / "chunker"
 
 def test_public_api_is_pinned() -> None:
     assert chunker.__all__ == [
+        "CHUNKER_VERSION",
         "KNOWN_LANGUAGES",
         "SEMANTIC_LANGUAGES",
         "chunk_file",

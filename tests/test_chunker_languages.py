@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from test_chunker_property import check_invariants
 
-from indexer.chunker import chunk_file, supported_languages
+from indexer.chunker import chunk_file, embedding_text, supported_languages
 from indexer.chunker._grammar import compile_query, get_language, has_node_kind
 from indexer.chunker._languages import spec_for
 from indexer.config import ChunkerConfig
@@ -47,7 +47,7 @@ EXPECTED = [
     ("sample.go", "struct", "Stack", ("Stack",), ""),
     ("sample.go", "interface", "Shape", ("Shape",), ""),
     ("sample.go", "type", "ID", ("ID",), ""),
-    ("sample.go", "method", "Push", ("Stack", "Push"), ""),
+    ("sample.go", "method", "Push", ("Stack", "Push"), "type Stack[T any] struct"),
     ("sample.go", "function", "Join", ("Join",), ""),
     ("sample.rs", "struct", "Point", ("Point",), ""),
     ("sample.rs", "trait", "Area", ("Area",), ""),
@@ -75,7 +75,7 @@ EXPECTED = [
     ),
     ("sample.cpp", "method", "add", ("geometry", "Container", "add"), "class Container : public Base"),
     ("sample.cpp", "function", "area", ("geometry", "area"), "namespace geometry"),
-    ("sample.cpp", "method", "reset", ("geometry", "Container", "reset"), ""),
+    ("sample.cpp", "method", "reset", ("geometry", "Container", "reset"), "class Container : public Base"),
     ("sample.cpp", "enum", "Mode", ("Mode",), ""),
     (
         "sample.cs",
@@ -95,12 +95,12 @@ EXPECTED = [
         "sample.php",
         "constructor",
         "__construct",
-        ("UserRepository", "__construct"),
+        ("App\\Models", "UserRepository", "__construct"),
         "class UserRepository extends",
     ),
-    ("sample.php", "interface", "Store", ("Store",), ""),
-    ("sample.php", "trait", "Greets", ("Greets",), ""),
-    ("sample.php", "function", "helper", ("helper",), ""),
+    ("sample.php", "interface", "Store", ("App\\Models", "Store"), "namespace App\\Models;"),
+    ("sample.php", "trait", "Greets", ("App\\Models", "Greets"), "namespace App\\Models;"),
+    ("sample.php", "function", "helper", ("App\\Models", "helper"), "namespace App\\Models;"),
     ("sample.kt", "constructor", "init", ("Repository", "init"), "class Repository<T : Entity>"),
     ("sample.kt", "method", "find", ("Repository", "find"), "class Repository<T : Entity>"),
     ("sample.kt", "class", "Companion", ("Repository", "Companion"), "class Repository"),
@@ -153,7 +153,7 @@ SYMBOLS = [
     ("sample.swift", "clamp", {"clamp", "value", "low", "pick"}, {"max", "Int"}),
     ("sample.sh", "log", {"log", "level"}, {"echo"}),
     ("sample.ts", "find", {"find", "id"}, {"items", "get"}),
-    ("sample.ts", "Utils", {"Utils", "clamp", "value", "low", "high"}, {"Math", "min", "max"}),
+    ("sample.ts", "clamp", {"clamp", "value", "low", "high"}, {"Math", "min", "max"}),
     ("sample.tsx", "Counter", {"Counter", "count", "setCount", "increment"}, {"useState", "Button"}),
     ("sample.tsx", "Button", {"Button", "label", "onClick"}, {"ButtonProps"}),
     ("sample.cpp", "main", {"main", "c"}, {"geometry", "Container", "area"}),
@@ -232,16 +232,29 @@ def test_long_function_parts_share_metadata() -> None:
     parts = [c for c in _chunk("sample.go").chunks if c.node_name == "Push"]
     assert len(parts) >= 2
     assert {(c.node_type, c.scope_path, c.parent_context) for c in parts} == {
-        ("method", ("Stack", "Push"), "")
+        ("method", ("Stack", "Push"), "type Stack[T any] struct")
     }
     assert [c.end_line + 1 for c in parts[:-1]] == [c.start_line for c in parts[1:]]
+    # every piece knows its unit: where it starts and ends, and its signature
+    assert {(c.unit_start_line, c.unit_end_line, c.signature) for c in parts} == {
+        (parts[0].start_line, parts[-1].end_line, "func (s *Stack[T]) Push(item T) error")
+    }
+    later = parts[1]
+    assert not later.content.lstrip().startswith("func")
+    caption = embedding_text("src/sample.go", later).split("\n")
+    assert caption[1] == "func (s *Stack[T]) Push(item T) error"  # the signature before a mid-body piece
+    assert embedding_text("src/sample.go", parts[0]).split("\n")[1] == parts[0].content.split("\n")[0]
 
 
-def test_default_limit_keeps_small_classes_whole() -> None:
+def test_small_classes_are_split_into_their_members() -> None:
+    """Whatever its size, a class keeps its own chunk (the skeleton: header and fields)
+    and each method is a unit of its own."""
     result = _chunk("sample.kt", ChunkerConfig())
     repository = _find(result, "class", "Repository")
-    assert "fun find" in repository.content
+    assert "fun find" not in repository.content
+    assert "private val items" in repository.content
     assert {"find", "Cursor", "items"} <= set(repository.definitions)
+    assert _find(result, "method", "find").scope_path == ("Repository", "find")
 
 
 def test_tiny_top_level_pieces_merge() -> None:

@@ -1,6 +1,8 @@
 """Fault injection: SIGKILL an index run right after each of its commits, in both phases, then
 check that the next run leaves a store with nothing duplicate, orphan, missing, stale or
-unembedded, identical to a clean index of the same files (issue 28)."""
+unembedded, identical to a clean index of the same files, chunks and symbol rows alike
+(issues 28 and 27): a first index, edits, and a full re-chunk of unchanged files (the case
+where only the write intents show that chunks and symbols are out of step)."""
 
 from __future__ import annotations
 
@@ -62,9 +64,9 @@ def _env(db: Path, **extra: str) -> dict[str, str]:
     }
 
 
-def _run(repo: Path, db: Path, **extra: str) -> subprocess.CompletedProcess[bytes]:
+def _run(repo: Path, db: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        [sys.executable, "-m", "indexer", "index", str(repo), "--json"],
+        [sys.executable, "-m", "indexer", "index", str(repo), "--json", *args],
         env=_env(db, **extra),
         capture_output=True,
         timeout=300,
@@ -82,7 +84,12 @@ def _lode(db: Path) -> Iterator[Lode]:
         lode.close()
 
 
-def _snapshot(lode: Lode) -> dict[str, tuple[str, tuple[str, ...], bool]]:
+Snapshot = dict[str, tuple[str, tuple[str, ...], bool, tuple[tuple[str, str, str, int, int], ...]]]
+
+
+def _snapshot(lode: Lode) -> Snapshot:
+    """Per file: its hash, its chunks' hashes, whether all are embedded, and its symbol rows
+    (role, name, kind, line, the index of the chunk each names: which must be the file's)."""
     store = lode.store
     project = store.list_projects()[0]
     states = store.document_states(project.id)
@@ -92,17 +99,25 @@ def _snapshot(lode: Lode) -> dict[str, tuple[str, tuple[str, ...], bool]]:
         mine = sorted(
             (c.chunk.chunk_index, c.chunk.chunk_hash, c.embedded) for c in chunks if c.file_id == state.id
         )
+        index_of = {c.id: c.chunk.chunk_index for c in chunks if c.file_id == state.id}
+        symbols = tuple(
+            sorted(
+                (s.role, s.name, s.kind, s.start_line, index_of.get(s.chunk_id, -1))
+                for s in store.symbols_of_file(state.id)
+            )
+        )
         out[path] = (
             state.content_hash,
             tuple(h for _, h, _ in mine),
             state.embedded and all(e for _, _, e in mine),
+            symbols,
         )
     return out
 
 
-def _commits(repo: Path, db: Path, tmp: Path) -> int:
+def _commits(repo: Path, db: Path, tmp: Path, *args: str) -> int:
     counter = tmp / "commits.txt"
-    done = _run(repo, db, LODE_TEST_COMMITS_FILE=str(counter))
+    done = _run(repo, db, *args, LODE_TEST_COMMITS_FILE=str(counter))
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     return int(counter.read_text())
 
@@ -114,11 +129,11 @@ def _kill_points(total: int) -> list[int]:
     return sorted({1 + round(k * step) for k in range(_KILLS)})
 
 
-@pytest.mark.parametrize("scenario", ["first-index", "edits"])
+@pytest.mark.parametrize("scenario", ["first-index", "edits", "rechunk"])
 def test_a_kill_after_any_commit_is_repaired_by_the_next_run(tmp_path: Path, scenario: str) -> None:
     repo, base = tmp_path / "repo", tmp_path / "base-db"
-    if scenario == "edits":
-        _write_repo(repo, 1)
+    if scenario != "first-index":
+        _write_repo(repo, 1 if scenario == "edits" else 2)
         with _lode(base) as lode:
             lode.index(repo, name="demo")
     _write_repo(repo, 2)
@@ -126,20 +141,25 @@ def test_a_kill_after_any_commit_is_repaired_by_the_next_run(tmp_path: Path, sce
     with _lode(reference_db) as lode:
         lode.index(repo, name="demo")
         reference = _snapshot(lode)
-    assert all(embedded for _, _, embedded in reference.values())
+    assert all(embedded for _, _, embedded, _ in reference.values())
+    assert all(-1 not in {s[-1] for s in symbols} for _, _, _, symbols in reference.values())
+    assert sum(len(symbols) for _, _, _, symbols in reference.values()) > 100
+    # rechunk: every unchanged file cut again (new chunk ids, same bytes) by ``--full``
+    args = ("--full",) if scenario == "rechunk" else ()
 
     dry = tmp_path / "dry-db"
     if base.exists():
         shutil.copytree(base, dry)
-    total = _commits(repo, dry, tmp_path)
-    assert total >= 10, f"only {total} commits: the run did not write what it should"
+    total = _commits(repo, dry, tmp_path, *args)
+    least = 5 if scenario == "rechunk" else 10  # a re-chunk embeds nothing: no phase 2 commits
+    assert total >= least, f"only {total} commits: the run did not write what it should"
     print(f"{scenario}: {total} commits, kills after {_kill_points(total)}")
     killed = 0
     for point in _kill_points(total):
         db = tmp_path / f"db-{point}"
         if base.exists():
             shutil.copytree(base, db)
-        run = _run(repo, db, LODE_TEST_KILL_AFTER=str(point))
+        run = _run(repo, db, *args, LODE_TEST_KILL_AFTER=str(point))
         assert run.returncode == -signal.SIGKILL, f"commit {point} of {total}: {run.stderr.decode()[-1500:]}"
         killed += 1
         with _lode(db) as lode:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -11,8 +13,9 @@ import pytest
 from indexer.embed import FakeEmbedder
 from indexer.errors import ConflictError, ModelMismatchError, NotFoundError, StoreError, StoreVersionError
 from indexer.ids import document_id, uuid7
-from indexer.models import Chunk, ChunkFilter, Document, Task
+from indexer.models import Chunk, ChunkFilter, ChunkView, Document, StoredChunk, Task
 from indexer.store import ChunkWrite, FileWrite, Store, TermRun, open_store, read_store_info
+from indexer.store._rows import unpack_view
 from indexer.store._search import Detail
 
 
@@ -48,7 +51,7 @@ def test_store_records_model_and_refuses_another(tmp_path: Path) -> None:
     s = open_store(tmp_path / "db", "model-a", 8)
     s.close()
     info = read_store_info(tmp_path / "db")
-    assert info == {"schema_version": "3", "model_id": "model-a", "dimension": "8"}
+    assert info == {"schema_version": "4", "model_id": "model-a", "dimension": "8"}
     with pytest.raises(ModelMismatchError, match="model-a"):
         open_store(tmp_path / "db", "model-b", 8)
     with pytest.raises(ModelMismatchError, match="dimension 8"):
@@ -72,14 +75,36 @@ def test_unknown_schema_version_is_refused(tmp_path: Path) -> None:
         open_store(tmp_path / "db", "m", 8)
 
 
-@pytest.mark.parametrize("version", [1, 2])
-def test_an_older_store_is_migrated_in_place_and_searches_the_same(tmp_path: Path, version: int) -> None:
-    """Schema 1 had no packed ``view`` column and schema 2 no ``role`` columns: opening such a
-    store adds them (from the rows' own columns, keeping rows and indexes) and records
-    schema 3; searches answer as before."""
+def _all_chunks(store: Store) -> list[StoredChunk]:
+    ids = [d.id for p in store.list_projects() for d in store.document_states(p.id).values()]
+    return store.chunks_of_files(ids)
+
+
+def _downgrade(db: Path, version: int) -> None:
+    """Make the store at ``db`` look as schema ``version`` (1, 2 or 3) wrote it."""
     import lance
     import lancedb
     import pyarrow as pa
+
+    for table in ("code_symbols", "write_intents"):
+        shutil.rmtree(db / f"{table}.lance")
+
+    chunks = lance.dataset(str(db / "code_chunks.lance"))
+    roles = ["role"] if version <= 2 else []
+    chunks.drop_columns(
+        ["unit_start_line", "unit_end_line", "signature", *roles, *(["view"] if version == 1 else [])]
+    )
+    lance.dataset(str(db / "code_documents.lance")).drop_columns(["chunker_version", *roles])
+    conn = lancedb.connect(str(db))
+    facts = {**read_store_info(db), "schema_version": str(version)}
+    conn.create_table("meta", pa.table({"key": list(facts), "value": list(facts.values())}), mode="overwrite")
+
+
+def test_a_schema_1_store_is_migrated_in_place_and_searches_the_same(tmp_path: Path) -> None:
+    """Schema 1 had no packed ``view`` column: opening such a store adds it (from the chunks'
+    own columns, keeping rows and indexes), then schema 3's roles and schema 4's columns, and
+    records schema 4; searches answer as before."""
+    import lance
     from conftest import make_repo
 
     from indexer.api import Lode
@@ -89,38 +114,69 @@ def test_an_older_store_is_migrated_in_place_and_searches_the_same(tmp_path: Pat
     config = load_config(env={}, overrides={"db": tmp_path / "db"})
     api = Lode(config, embedder=FakeEmbedder())
     try:
-        repo = make_repo(tmp_path / "repo")
-        (repo / "tests").mkdir()
-        (repo / "tests" / "test_cart.py").write_text("def test_total():\n    assert True\n")
-        api.index(repo, name="shop")
+        api.index(make_repo(tmp_path / "repo"), name="shop")
         before = api.search(SearchOptions(query="cart item total", granularity="chunk"))
+        views = {c.id: ChunkView.of(c) for c in _all_chunks(api.store)}
     finally:
         api.close()
-    db = tmp_path / "db"
-    chunks = lance.dataset(str(db / "code_chunks.lance"))
-    cells = chunks.to_table(columns=["id", "view", "role"]).to_pylist()
-    documents = lance.dataset(str(db / "code_documents.lance"))
-    doc_roles = documents.to_table(columns=["file_path", "role"]).to_pylist()
-    assert {"test", "docs", "implementation"} <= {d["role"] for d in doc_roles}
-    chunks.drop_columns(["role", "view"] if version == 1 else ["role"])  # an older store
-    documents.drop_columns(["role"])
-    conn = lancedb.connect(str(db))
-    facts = {**read_store_info(db), "schema_version": str(version)}
-    conn.create_table("meta", pa.table({"key": list(facts), "value": list(facts.values())}), mode="overwrite")
+    _downgrade(tmp_path / "db", 1)
 
     api = Lode(config, embedder=FakeEmbedder())
     try:
-        assert api.store.count_chunks() == len(cells)  # opens (and migrates) the store
-        assert read_store_info(db)["schema_version"] == "3"
-        migrated = lance.dataset(str(db / "code_chunks.lance"))
-        assert sorted(migrated.to_table(columns=["id", "view", "role"]).to_pylist(), key=str) == sorted(
-            cells, key=str
-        )
-        again = lance.dataset(str(db / "code_documents.lance")).to_table(columns=["file_path", "role"])
-        assert sorted(again.to_pylist(), key=str) == sorted(doc_roles, key=str)
+        assert api.store.count_chunks() == len(views)  # opens (and migrates) the store
+        assert read_store_info(tmp_path / "db")["schema_version"] == "4"
+        migrated = lance.dataset(str(tmp_path / "db" / "code_chunks.lance"))
+        cells = migrated.to_table(columns=["id", "view", "content", "role"]).to_pylist()
+        # a migrated view reads as the chunk itself being its unit (no signature) until
+        # re-chunked; its role is computed again from its file and fields, as the index had it
+        own = {i: replace(v, unit_start_line=v.start_line, unit_end_line=v.end_line, signature="")
+               for i, v in views.items()}  # fmt: skip
+        assert {c["id"]: unpack_view(c["view"], c["content"], c["role"]) for c in cells} == own
         assert migrated.stats.index_stats("search_text_idx")["num_unindexed_rows"] == 0
         after = api.search(SearchOptions(query="cart item total", granularity="chunk"))
         assert after.groups == before.groups
+    finally:
+        api.close()
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_an_older_store_is_migrated_and_its_files_chunked_again(tmp_path: Path, version: int) -> None:
+    """Schema 2 lacked the roles, schema 3 the unit lines, signatures and chunker versions:
+    opening adds the columns (roles computed, the others null), reads go on, and the next run
+    chunks every file again (its chunker version is unknown), after which every chunk knows
+    its unit."""
+    from conftest import make_repo
+
+    from indexer.api import Lode
+    from indexer.config import load_config
+
+    config = load_config(env={}, overrides={"db": tmp_path / "db"})
+    repo = make_repo(tmp_path / "repo")
+    api = Lode(config, embedder=FakeEmbedder())
+    try:
+        (repo / "tests").mkdir()
+        (repo / "tests" / "test_cart.py").write_text("def test_total():\n    assert True\n")
+        files = api.index(repo, name="shop").files_indexed
+        roles = {c.id: c.role for c in _all_chunks(api.store)}
+    finally:
+        api.close()
+    assert {"test", "docs", "implementation"} <= set(roles.values())
+    _downgrade(tmp_path / "db", version)
+    api = Lode(config, embedder=FakeEmbedder())
+    try:
+        old = _all_chunks(api.store)
+        assert read_store_info(tmp_path / "db")["schema_version"] == "4"
+        assert {c.id: c.role for c in old} == roles
+        assert all(c.chunk.unit_start_line == c.chunk.start_line and not c.chunk.signature for c in old)
+        assert api.store.count_symbols() == 0  # the symbol index exists, empty until the next run
+        report = api.index(repo, name="shop")
+        assert api.store.count_symbols(role="definition") > 0
+        assert report.files_indexed == files
+        assert report.files_unchanged == 0
+        new = _all_chunks(api.store)
+        assert any(c.chunk.signature for c in new)
+        assert api.index(repo, name="shop").files_indexed == 0  # once
+        assert api.store.check().ok
     finally:
         api.close()
 

@@ -1,18 +1,19 @@
 """Tree-sitter chunker: one source file in, ordered semantic chunks out.
 
-``chunk_file`` never raises; ``detect_language`` names a file's language;
-``embedding_text`` is what the embedder reads for a chunk; ``estimate_tokens`` is the
-cheap word-piece estimate used for the size limit.
+``chunk_file`` never raises (``CHUNKER_VERSION`` names what it makes of the same bytes);
+``detect_language`` names a file's language; ``embedding_text`` is what the embedder reads
+for a chunk; ``estimate_tokens`` is the cheap word-piece estimate used for the size limit.
 """
 
 from __future__ import annotations
 
-from indexer.chunker._chunk import chunk_file
+from indexer.chunker._chunk import CHUNKER_VERSION, chunk_file
 from indexer.chunker._detect import KNOWN_LANGUAGES, SEMANTIC_LANGUAGES, detect_language
 from indexer.chunker._embedding import embedding_text
 from indexer.chunker._tokens import estimate_tokens
 
 __all__ = [
+    "CHUNKER_VERSION",
     "KNOWN_LANGUAGES",
     "SEMANTIC_LANGUAGES",
     "chunk_file",

@@ -28,12 +28,18 @@ from indexer.chunker._grammar import compile_query, get_parser
 from indexer.chunker._languages import spec_for
 from indexer.chunker._markdown import markdown_pieces
 from indexer.chunker._merge import ensure_coverage, merge_small
-from indexer.chunker._source import Piece, Source
+from indexer.chunker._sites import symbol_sites
+from indexer.chunker._source import Piece, Source, UnitDef
 from indexer.chunker._symbols import Symbols
 from indexer.config import ChunkerConfig
 from indexer.models import Chunk, ChunkedFile
 
-__all__ = ["chunk_file"]
+__all__ = ["CHUNKER_VERSION", "chunk_file"]
+
+#: The version of what ``chunk_file`` makes of the same bytes: bumped when chunks or symbols
+#: change (the store re-chunks files a different version cut). 2: every unit its own chunk,
+#: unit lines and signatures, symbol sites.
+CHUNKER_VERSION = 2
 
 _SNIFF_BYTES = 8192
 _CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f]")
@@ -81,15 +87,16 @@ def _error_share(tree: Tree, language: str, size: int) -> float:
 
 def _semantic(
     path: str, source: Source, language: str, config: ChunkerConfig, warnings: list[str]
-) -> tuple[list[Piece], Symbols | None]:
-    """Pieces from the syntax tree, or ``([], None)`` when line windows must be used."""
+) -> tuple[list[Piece], Symbols | None, list[UnitDef]]:
+    """Pieces from the syntax tree and its units, or ``([], None, [])`` when line windows
+    must be used."""
     spec, parser = spec_for(language), get_parser(language)
     if spec is None or parser is None:
         warnings.append(f"no grammar for {language}: line windows used")
-        return [], None
+        return [], None, []
     if is_minified(source, config):
         warnings.append("minified or long-line file: line windows used")
-        return [], None
+        return [], None, []
     tree = parser.parse(source.data)
     walker = Walker(source, spec, config, _TEST_PATH.search(path) is not None)
     pieces = merge_small(walker.walk(tree.root_node), walker.groups, walker.tokens, config)
@@ -97,9 +104,9 @@ def _semantic(
         share = _error_share(tree, language, source.size)
         if share > _ERROR_SHARE and walker.units == 0:
             warnings.append(f"syntax errors cover {share:.0%} of the file: line windows used")
-            return [], None
+            return [], None, []
         warnings.append(f"syntax errors over {share:.0%} of the file: code around them is chunked as blocks")
-    return pieces, Symbols(tree, spec)
+    return pieces, Symbols(tree, spec), walker.defs
 
 
 def _to_chunks(
@@ -111,6 +118,9 @@ def _to_chunks(
         content = source.text(start, end)
         own = (piece.name, *piece.extra_defs) if piece.name else piece.extra_defs
         definitions, references = symbols.lookup(start, end, own, cap) if symbols else (own, ())
+        first, last = source.line_of(start), source.line_of(max(start, end - 1))
+        unit_first = piece.unit_start if piece.unit_start >= 0 else first
+        unit_last = piece.unit_end if piece.unit_end >= 0 else last
         chunks.append(
             Chunk(
                 chunk_index=index,
@@ -118,8 +128,8 @@ def _to_chunks(
                 chunk_hash=blake3(content.encode("utf-8")).hexdigest(),
                 start_byte=start,
                 end_byte=end,
-                start_line=source.line_of(start) + 1,
-                end_line=source.line_of(max(start, end - 1)) + 1,
+                start_line=first + 1,
+                end_line=last + 1,
                 language=language,
                 node_type=piece.node_type,
                 node_name=piece.name,
@@ -127,6 +137,9 @@ def _to_chunks(
                 scope_path=piece.scope,
                 definitions=definitions,
                 references=references,
+                unit_start_line=min(unit_first, first) + 1,
+                unit_end_line=max(unit_last, last) + 1,
+                signature=piece.signature,
             )
         )
     return tuple(chunks)
@@ -142,11 +155,12 @@ def _chunk(path: str, data: bytes, config: ChunkerConfig, language: str | None) 
     warnings = [w for w in (_utf8_warning(data),) if w]
     source = Source(data)
     symbols: Symbols | None = None
+    defs: list[UnitDef] = []
     fallback = False
     if language == "markdown":
         pieces = markdown_pieces(source, config)
     elif spec_for(language) is not None:
-        pieces, symbols = _semantic(path, source, language, config, warnings)
+        pieces, symbols, defs = _semantic(path, source, language, config, warnings)
         fallback = symbols is None
         if fallback:
             pieces = window_pieces(source, config)
@@ -154,7 +168,8 @@ def _chunk(path: str, data: bytes, config: ChunkerConfig, language: str | None) 
         pieces = window_pieces(source, config)
     pieces = ensure_coverage(source, pieces, config)
     chunks = _to_chunks(source, pieces, language, symbols, config.max_references)
-    return ChunkedFile(path, language, chunks, None, fallback, tuple(warnings))
+    sites = symbol_sites(source, defs, symbols, chunks)
+    return ChunkedFile(path, language, chunks, None, fallback, tuple(warnings), sites)
 
 
 def chunk_file(

@@ -24,12 +24,27 @@ __all__ = [
     "php_namespace",
     "py_assignment",
     "ruby_assignment",
+    "rust_macro",
+    "rust_macro_name",
     "swift_class",
 ]
 
 _CONSTANT_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 _JS_FUNCTIONS = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 _C_RECORDS = {"struct_specifier": "struct", "union_specifier": "struct", "class_specifier": "class"}
+#: Keywords of an item spelled inside a Rust macro invocation → the node type of the item.
+_RUST_ITEMS = {
+    "struct": "struct",
+    "union": "struct",
+    "enum": "enum",
+    "trait": "trait",
+    "fn": "function",
+    "type": "type",
+    "mod": "module",
+    "const": "constant",
+    "static": "constant",
+}
+_RUST_BINDING = frozenset({"ref", "mut"})
 _SWIFT_KEYWORDS = {
     "class": "class",
     "struct": "struct",
@@ -166,5 +181,50 @@ def php_const(node: Node) -> tuple[str, Node] | None:
 
 
 def php_namespace(node: Node) -> tuple[str, Node] | None:
-    """``namespace A { … }`` is a namespace unit; ``namespace A;`` is a statement."""
-    return ("namespace", node) if node.child_by_field_name("body") is not None else None
+    """``namespace A { … }`` and ``namespace A;`` (which holds the declarations after it)."""
+    return ("namespace", node) if node.child_by_field_name("name") is not None else None
+
+
+def _rust_invocation(node: Node) -> Node | None:
+    if node.type == "macro_invocation":
+        return node
+    inner = node.named_children
+    return inner[0] if len(inner) == 1 and inner[0].type == "macro_invocation" else None
+
+
+def _rust_macro_item(invocation: Node) -> tuple[str, Node] | None:
+    """The item a macro invocation defines: ``define_x! { pub struct Name; }`` → (struct,
+    Name); ``define_x!(Name, …)`` → (macro, Name); None without an identifier."""
+    tree = next((c for c in invocation.named_children if c.type == "token_tree"), None)
+    if tree is None:
+        return None
+    keyword = ""
+    first: Node | None = None
+    for child in tree.children:
+        if child.type in _RUST_ITEMS and not child.is_named:
+            keyword = child.type
+            continue
+        if child.type != "identifier":
+            if child.is_named or child.type not in ("pub", "(", "{", "[", "#"):
+                keyword = ""
+            continue
+        if keyword and node_text(child) not in _RUST_BINDING:
+            return _RUST_ITEMS[keyword], child
+        if first is None and not keyword:
+            first = child
+    return ("macro", first) if first is not None else None
+
+
+def rust_macro(node: Node) -> tuple[str, Node] | None:
+    """An item-defining macro invocation at item level is a unit named after what it defines."""
+    invocation = _rust_invocation(node)
+    if invocation is None:
+        return None
+    item = _rust_macro_item(invocation)
+    return (item[0], invocation) if item is not None else None
+
+
+def rust_macro_name(node: Node) -> str:
+    """The name an item-defining macro invocation gives its item ('' if none)."""
+    item = _rust_macro_item(node)
+    return node_text(item[1]) if item is not None else ""

@@ -24,10 +24,16 @@ def _path_words(path: str) -> str:
 
 
 def embedding_text(path: str, chunk: Chunk) -> str:
-    """Caption line (name words, kind, language, enclosing scope, path words), newline, content."""
+    """Caption line (name words, kind, language, enclosing scope, path words), newline, content.
+
+    A later piece of a unit cut in pieces (it starts after the unit's first line) gets the
+    unit's signature on a line of its own before its content, so a piece starting mid-body
+    (``} else {``) still says what it belongs to."""
     name = identifier_words(chunk.node_name) if chunk.node_name else ""
     outer = " ".join(identifier_words(s) for s in chunk.scope_path[:-1][-_MAX_SCOPE:])
     kind = f"{chunk.language} {_KIND.get(chunk.node_type, chunk.node_type)}"
     where = f" of {outer}" if outer else ""
     header = f"{name} ({kind}{where}) in {_path_words(path)}".strip()[:_MAX_HEADER]
+    if chunk.signature and chunk.unit_start_line and chunk.start_line > chunk.unit_start_line:
+        header = f"{header}\n{chunk.signature}"
     return f"{header}\n{chunk.content}"

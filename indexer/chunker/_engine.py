@@ -2,20 +2,25 @@
 
 Units are whole lines: from the first comment, decorator or attribute that belongs to
 them (contiguous, no blank line between) to their last line. Lines between units become
-``block`` pieces at the top level, or parts of the enclosing declaration inside a split
-one (its first part, the skeleton, holds the header and fields and lists every member in
-``extra_defs``). A unit over the token limit is cut: a container into its members, any
-other unit at statement boundaries, each part keeping the unit's metadata.
+``block`` pieces at the top level, or parts of the enclosing declaration inside a
+container. A container (class, impl, trait, namespace, module…) with member units is
+always cut into its members, whatever its size: its own pieces (the first one, the
+skeleton, holds the header and fields and lists every member in ``extra_defs``) never
+swallow a member. Any other unit over the token limit is cut at statement boundaries,
+each part keeping the unit's metadata and its signature. A namespace declared without a
+body (C# ``namespace A;``, PHP ``namespace A;``) holds the declarations after it.
+
+Every unit is also recorded in ``defs`` (a ``UnitDef``): the symbol index's definitions.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tree_sitter import Node
 
-from indexer.chunker._source import Piece, Source
+from indexer.chunker._source import Piece, Source, UnitDef
 from indexer.chunker._spans import Span, line_spans, merge_spans
 from indexer.chunker._spec import LanguageSpec, body_of, find_name, header_end, header_text, receiver_type
 from indexer.config import ChunkerConfig
@@ -50,6 +55,11 @@ class _Owner:
     header: str
     parent_context: str
     member_names: tuple[str, ...]
+    first: int = -1
+    """The container's first and last lines (0-based): the unit its own pieces belong to."""
+    last: int = -1
+    signature: str = ""
+    """The container's signature (its header as written, ``export`` included)."""
 
 
 def last_row(node: Node) -> int:
@@ -73,6 +83,7 @@ class Walker:
         self.groups: list[int] = []
         self.tokens: list[int] = []
         self.units = 0
+        self.defs: list[UnitDef] = []
         self._group = 0
 
     def walk(self, root: Node) -> list[Piece]:
@@ -145,21 +156,31 @@ class Walker:
         units = self._find_units(nodes, header_row)
         if owner is not None and not owner.member_names:
             names = tuple(n for u in units if (n := find_name(u.decl, self.spec)))
-            owner = _Owner(
-                owner.node_type, owner.name, owner.scope, owner.header, owner.parent_context, names
-            )
+            owner = replace(owner, member_names=names)
         cursor = first
         floor = header_row + 1
         skeleton = owner.member_names if owner is not None else ()
         for unit in units:
             start = max(unit.first_line, cursor, floor)
             if start > unit.last_line or unit.last_line > last:
+                if unit.last_line <= last:
+                    self._record_inline(unit, owner, scope)
                 continue
             self._gap((cursor, start - 1), nodes, owner=owner, scope=scope, where=(group, skeleton))
             skeleton = ()
-            self._unit(unit, start, owner, scope, group)
+            opened = self._unit(unit, start, owner, scope, group)
             cursor = unit.last_line + 1
+            if opened is not None and owner is None:  # ``namespace A;``: the rest of the file is in it
+                owner = self._open_namespace(opened, last)
+                scope = owner.scope
         self._gap((cursor, last), nodes, owner=owner, scope=scope, where=(group, skeleton))
+
+    def _open_namespace(self, owner: _Owner, last: int) -> _Owner:
+        """A bodiless namespace's owner, reaching to ``last``; its definition and piece too."""
+        owner = replace(owner, last=last)
+        self.defs[-1] = replace(self.defs[-1], end=last, end_byte=self.source.line_end(last))
+        self.pieces[-1] = replace(self.pieces[-1], unit_end=last)
+        return owner
 
     def _add(self, piece: Piece, group: int, tokens: int) -> None:
         self.pieces.append(piece)
@@ -192,17 +213,64 @@ class Walker:
                 piece = Piece(span[0], span[1], "block", scope=scope)
             else:
                 piece = Piece(
-                    span[0], span[1], owner.node_type, owner.name, owner.parent_context, owner.scope, skeleton
+                    span[0],
+                    span[1],
+                    owner.node_type,
+                    owner.name,
+                    owner.parent_context,
+                    owner.scope,
+                    skeleton,
+                    owner.first,
+                    owner.last,
+                    owner.signature,
                 )
                 skeleton = ()
             self._add(piece, group, span[2])
 
     def _unit(
         self, unit: _Unit, start: int, owner: _Owner | None, scope: tuple[str, ...], group: int
-    ) -> None:
+    ) -> _Owner | None:
+        """Emit one unit (whole, cut, or as a container of members); record its definition.
+
+        Returns the owner of the declarations after it when it is a bodiless namespace."""
         spec = self.spec
         self.units += 1
-        name = find_name(unit.decl, spec)
+        name, node_type, unit_scope, signature = self._describe(unit, owner, scope)
+        parent = owner.header if owner is not None else self._outer_header(unit_scope[len(scope) : -1])
+        self._record(unit, name, node_type, unit_scope, signature, start)
+        begin, end = self.source.span(start, unit.last_line)
+        tokens = self.source.tokens(begin, end)
+        body = body_of(unit.decl, spec)
+        if unit.decl.type in spec.containers and body is not None and body.named_child_count:
+            members = self._siblings(self._member_nodes(unit.decl, body))
+            header_row = self._header_row(unit.decl)
+            if tokens > self.limit or self._find_units(members, header_row):
+                header = self._header(unit, signature)
+                child = _Owner(
+                    node_type, name, unit_scope, header, parent, (), start, unit.last_line, signature
+                )
+                self._members(
+                    members, (start, unit.last_line), header_row=header_row, owner=child, scope=unit_scope
+                )
+                return None
+        meta = (start, unit.last_line, signature)
+        if tokens <= self.limit:
+            self._add(Piece(begin, end, node_type, name, parent, unit_scope, (), *meta), group, tokens)
+            if node_type == "namespace" and body is None and name:
+                header = self._header(unit, signature)
+                return _Owner(node_type, name, unit_scope, header, "", (), start, unit.last_line, signature)
+            return None
+        statements = _body_statements(body) if body is not None else []
+        for span in self._split(start, unit.last_line, statements, 0):
+            piece = Piece(span[0], span[1], node_type, name, parent, unit_scope, (), *meta)
+            self._add(piece, group, span[2])
+        return None
+
+    def _describe(
+        self, unit: _Unit, owner: _Owner | None, scope: tuple[str, ...]
+    ) -> tuple[str, str, tuple[str, ...], str]:
+        """A unit's name, node type, scope path and signature."""
+        name = find_name(unit.decl, self.spec)
         prefix: tuple[str, ...] = ()
         node_type = unit.node_type
         if "::" in name and node_type == "function":
@@ -214,25 +282,51 @@ class Walker:
         prefix = (receiver,) if receiver else prefix
         node_type = self._refine(unit, node_type, name, owner)
         unit_scope = (*scope, *prefix, name) if name else (*scope, *prefix)
-        parent = owner.header if owner is not None else ""
-        begin, end = self.source.span(start, unit.last_line)
-        tokens = self.source.tokens(begin, end)
-        if tokens <= self.limit:
-            self._add(Piece(begin, end, node_type, name, parent, unit_scope), group, tokens)
+        # ``export function f``, ``type T struct``: the wrapper's line reads better
+        same_line = unit.node.start_point.row == unit.decl.start_point.row
+        head = unit.node if same_line and unit.node.type not in self.spec.transparent else unit.decl
+        return name, node_type, unit_scope, header_text(head, self.spec, self.source.data)
+
+    def _outer_header(self, qualifier: tuple[str, ...]) -> str:
+        """The parent context of a unit declared outside its type (a Go method, C++'s
+        ``void Box::draw()``): that type's signature when this file declares it, else its name."""
+        if not qualifier:
+            return ""
+        found = next((d for d in reversed(self.defs) if d.scope[-len(qualifier) :] == qualifier), None)
+        return found.signature if found is not None else "::".join(qualifier)
+
+    def _header(self, unit: _Unit, signature: str) -> str:
+        """What a container's members show as their parent context: its signature, but
+        without what a wrapper adds (``export``, decorators, ``template <…>``)."""
+        if unit.node is not unit.decl and unit.node.type in self.spec.wrappers:
+            return header_text(unit.decl, self.spec, self.source.data)
+        return signature
+
+    def _record_inline(self, unit: _Unit, owner: _Owner | None, scope: tuple[str, ...]) -> None:
+        """Record a unit that shares its lines with the one before (no piece of its own)."""
+        name, node_type, unit_scope, signature = self._describe(unit, owner, scope)
+        self._record(unit, name, node_type, unit_scope, signature, unit.first_line)
+
+    def _record(
+        self, unit: _Unit, name: str, node_type: str, scope: tuple[str, ...], signature: str, start: int
+    ) -> None:
+        """Remember a named unit as a definition (from its declaration line to its end)."""
+        if not name:
             return
-        body = body_of(unit.decl, spec)
-        if unit.decl.type in spec.containers and body is not None and body.named_child_count:
-            header = header_text(unit.decl, spec, self.source.data)
-            child = _Owner(node_type, name, unit_scope, header, parent, ())
-            members = self._siblings(self._member_nodes(unit.decl, body))
-            header_row = self._header_row(unit.decl)
-            self._members(
-                members, (start, unit.last_line), header_row=header_row, owner=child, scope=unit_scope
+        first = max(start, int(unit.decl.start_point.row))
+        first = min(first, unit.last_line)
+        self.defs.append(
+            UnitDef(
+                name,
+                node_type,
+                scope,
+                signature,
+                first,
+                unit.last_line,
+                self.source.line_start(first),
+                self.source.line_end(unit.last_line),
             )
-            return
-        statements = _body_statements(body) if body is not None else []
-        for span in self._split(start, unit.last_line, statements, 0):
-            self._add(Piece(span[0], span[1], node_type, name, parent, unit_scope), group, span[2])
+        )
 
     def _member_nodes(self, decl: Node, body: Node) -> list[Node]:
         members = list(body.named_children)
@@ -310,12 +404,4 @@ def _statements(node: Node) -> list[Node]:
 
 
 def _extend(piece: Piece, end: int) -> Piece:
-    return Piece(
-        piece.start_byte,
-        end,
-        piece.node_type,
-        piece.name,
-        piece.parent_context,
-        piece.scope,
-        piece.extra_defs,
-    )
+    return replace(piece, end_byte=end)

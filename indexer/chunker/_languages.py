@@ -136,7 +136,14 @@ _TYPESCRIPT = replace(
     name="typescript",
     units=_TS_UNITS,
     containers=frozenset(
-        {"class_declaration", "class", "abstract_class_declaration", "internal_module", "module"}
+        {
+            "class_declaration",
+            "class",
+            "abstract_class_declaration",
+            "interface_declaration",
+            "internal_module",
+            "module",
+        }
     ),
     wrappers={"export_statement": ("declaration",), "ambient_declaration": ("declaration",)},
     ident_kinds=(*_JS_IDENTS, "type_identifier"),

@@ -13,12 +13,13 @@ _STOP = _LITERALS | _SELF
 
 _GO = LanguageSpec(
     name="go",
-    units={"function_declaration": "function", "method_declaration": "method"},
+    units={"function_declaration": "function", "method_declaration": "method", "method_elem": "method"},
     special={
         "type_declaration": hook.go_type,
         "const_declaration": hook.first_spec("constant"),
         "var_declaration": hook.first_spec("variable"),
     },
+    containers=frozenset({"type_spec"}),
     body_kinds=frozenset({"block", "field_declaration_list", "interface_type", "struct_type"}),
     ident_kinds=("identifier", "type_identifier", "field_identifier", "package_identifier"),
     def_patterns="""
@@ -55,11 +56,13 @@ _RUST = LanguageSpec(
         "static_item": "constant",
         "macro_definition": "macro",
     },
+    special={"macro_invocation": hook.rust_macro, "expression_statement": hook.rust_macro},
     containers=frozenset({"impl_item", "trait_item", "mod_item"}),
     comments=frozenset({"line_comment", "block_comment"}),
     attributes=frozenset({"attribute_item"}),
     body_kinds=frozenset({"declaration_list", "block", "field_declaration_list", "enum_variant_list"}),
     name_fields=("name", "type"),
+    name_hooks={"macro_invocation": hook.rust_macro_name},
     ident_kinds=("identifier", "type_identifier", "field_identifier"),
     def_patterns="""
     (function_item name: (identifier) @def)
@@ -81,7 +84,7 @@ _RUST = LanguageSpec(
     (macro_definition name: (identifier) @def)
     (type_parameter name: (type_identifier) @def)
     """,
-    stop_words=_STOP,
+    stop_words=_STOP | {"ref"},
 )
 
 _JAVA = LanguageSpec(

@@ -26,7 +26,13 @@ def _combine(run: list[Piece]) -> Piece:
     names = tuple(dict.fromkeys(n for p in run for n in (p.name, *p.extra_defs) if n))
     types = {p.node_type for p in run}
     if len(types) == 1 and first.node_type != "block":
-        return replace(first, end_byte=run[-1].end_byte, extra_defs=names[1:] if first.name else names)
+        return replace(
+            first,
+            end_byte=run[-1].end_byte,
+            extra_defs=names[1:] if first.name else names,
+            unit_start=-1,
+            unit_end=-1,
+        )
     return Piece(
         first.start_byte,
         run[-1].end_byte,

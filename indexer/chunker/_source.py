@@ -13,7 +13,7 @@ from itertools import accumulate
 
 from indexer.chunker._tokens import classify_bytes, count_tokens
 
-__all__ = ["Piece", "Source"]
+__all__ = ["Piece", "Source", "UnitDef"]
 
 _NON_BLANK = re.compile(rb"[^ \t\r\n\x0b\x0c]")
 
@@ -29,6 +29,28 @@ class Piece:
     parent_context: str = ""
     scope: tuple[str, ...] = ()
     extra_defs: tuple[str, ...] = ()
+    unit_start: int = -1
+    """First line (0-based) of the unit the piece belongs to; -1: the piece's own lines."""
+    unit_end: int = -1
+    """Last line (0-based, inclusive) of that unit; -1: the piece's own lines."""
+    signature: str = ""
+    """The unit's header (``def parse(self, data)``), '' for top-level code."""
+
+
+@dataclass(frozen=True, slots=True)
+class UnitDef:
+    """A unit the walker found: what the symbol index records as one definition."""
+
+    name: str
+    node_type: str
+    scope: tuple[str, ...]
+    signature: str
+    start: int
+    """The declaration's first line (0-based; after its doc comment and attributes)."""
+    end: int
+    """Its last line (0-based, inclusive)."""
+    start_byte: int
+    end_byte: int
 
 
 class Source:

@@ -81,6 +81,8 @@ class LanguageSpec:
     """Method names that are constructors."""
     fixed_names: Mapping[str, str] = field(default_factory=dict)
     """Names of kinds that have no name node (``init`` blocks, companion objects)."""
+    name_hooks: Mapping[str, Callable[[Node], str]] = field(default_factory=dict)
+    """Kinds whose name is read by a hook (a Rust macro invocation's item)."""
     name_fields: tuple[str, ...] = ("name",)
     """Fields holding a declaration's name, tried in order."""
     name_kinds: tuple[str, ...] = _NAME_KINDS_DEFAULT
@@ -139,6 +141,9 @@ def find_name(decl: Node, spec: LanguageSpec) -> str:
     fixed = spec.fixed_names.get(decl.type)
     if fixed is not None:
         return fixed
+    hook = spec.name_hooks.get(decl.type)
+    if hook is not None:
+        return _clean_name(hook(decl))
     node = None
     for field_name in spec.name_fields:
         node = decl.child_by_field_name(field_name)

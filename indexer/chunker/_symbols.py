@@ -77,3 +77,21 @@ class Symbols:
                 if len(references) >= cap:
                     break
         return tuple(definitions), tuple(references)
+
+    def defined_in(self, start: int, end: int) -> set[str]:
+        """Names declared (``@def``) in the byte range ``[start, end)``."""
+        lo, hi = bisect_left(self._def_starts, start), bisect_left(self._def_starts, end)
+        return {raw.decode("utf-8", errors="replace") for raw in self._def_texts[lo:hi]}
+
+    def uses(self) -> list[tuple[int, str]]:
+        """``(start byte, name)`` of every identifier that is not a declared name itself,
+        in file order (stop words and one-character names left out)."""
+        declared = set(self._def_starts)
+        out: list[tuple[int, str]] = []
+        for start, raw in zip(self._id_starts, self._id_texts, strict=True):
+            if start in declared or len(raw) < 2:
+                continue
+            text = raw.decode("utf-8", errors="replace")
+            if text not in self._stop:
+                out.append((start, text))
+        return out

@@ -16,6 +16,7 @@ from indexer.cli._discover import discover_command
 from indexer.cli._index import index_command, projects_group, status_command
 from indexer.cli._outline import outline_group
 from indexer.cli._search import search_command
+from indexer.cli._symbols import refs_command, symbols_command
 from indexer.cli._watch import watch_command
 
 __all__ = ["cli", "main"]
@@ -42,6 +43,8 @@ for _command in (
     search_content_command,
     find_documents_command,
     discover_command,
+    symbols_command,
+    refs_command,
 ):
     cli.add_command(_command)
 

@@ -1,5 +1,6 @@
-"""Members of a class kept whole in one chunk: the chunker splits only large classes, so a
-small class's methods are found here by reading its text.
+"""Members of a class kept whole in one chunk, in an index made before every unit had a chunk
+of its own (chunker version 1 split only large classes): a small class's methods are found
+here by reading its text. Chunks of the current chunker never need it.
 
 A member is a line at the class body's first indentation level that defines a name the
 chunker already lists in the chunk's ``definitions`` (so a call or a field is never taken

@@ -1,9 +1,12 @@
 """One file's outline subtree from its chunks: code units by scope path, Markdown sections
 by heading path, reStructuredText sections from its underlined titles.
 
-Consecutive chunks of one unit (a large function or section cut in pieces) become one
-node; a unit nests under the closest unit of its file whose scope path is a prefix of its
-own (a Go method under its struct, a method of a split class under the class);
+The chunks of one unit (a large function or section cut in pieces, a class's skeleton
+and the fields between its methods) become one node: a chunk that starts after its
+unit's first line (``unit_start_line``) joins the node of that unit; chunks of an index
+older than unit lines join when they look like the continuation of the chunk before.
+A unit nests under the closest unit of its file whose scope path is a prefix of its own
+(a Go method under its struct, a method under its class, a class under its namespace);
 top-level statements (``block``) and line windows (``text``) are the file's own text.
 """
 
@@ -37,6 +40,8 @@ class _Unit:
     end: int
     texts: list[str] = field(default_factory=list)
     definitions: tuple[str, ...] = ()
+    legacy: bool = False
+    """Chunked before units were recorded: a small class's members are found in its text."""
 
 
 def set_text(node: OutlineNode, text: str) -> None:
@@ -61,19 +66,29 @@ def _merge(chunks: Sequence[Chunk]) -> tuple[list[_Unit], list[str]]:
     """Units (merged pieces) and the file's own texts (blocks, windows, nameless chunks)."""
     units: list[_Unit] = []
     own: list[str] = []
+    by_start: dict[tuple[str, tuple[str, ...], int], _Unit] = {}
     for chunk in chunks:
         scope = chunk.scope_path or ((chunk.node_name,) if chunk.node_name else ())
         if chunk.node_type in _OWN_TEXT or not scope:
             own.append(chunk.content)
             continue
-        if units and _continues(units[-1], chunk):
-            units[-1].end = max(units[-1].end, chunk.end_line)
-            units[-1].texts.append(chunk.content)
+        head = by_start.get((chunk.node_type, scope, chunk.unit_start_line))
+        legacy = not chunk.signature and chunk.unit_start_line == chunk.start_line
+        if head is not None and chunk.unit_start_line < chunk.start_line:
+            previous: _Unit | None = head
+        elif legacy and units and _continues(units[-1], chunk):
+            previous = units[-1]
+        else:
+            previous = None
+        if previous is not None:
+            previous.end = max(previous.end, chunk.end_line)
+            previous.texts.append(chunk.content)
             continue
-        unit = _Unit(chunk.node_type, chunk.node_name, scope, chunk.start_line, chunk.end_line)
+        unit = _Unit(chunk.node_type, chunk.node_name, scope, chunk.start_line, chunk.end_line, legacy=legacy)
         unit.texts.append(chunk.content)
         unit.definitions = chunk.definitions
         units.append(unit)
+        by_start[(chunk.node_type, scope, chunk.start_line)] = unit
     return units, own
 
 
@@ -178,7 +193,7 @@ def _attach_units(root: OutlineNode, units: list[_Unit], path: str) -> None:
         scopes.setdefault(unit.scope, []).append(node)
         made.append((node, unit))
     for node, unit in made:
-        if not node.children and len(unit.texts) == 1 and unit.node_type in CONTAINER_KINDS:
+        if unit.legacy and not node.children and len(unit.texts) == 1 and unit.node_type in CONTAINER_KINDS:
             _add_members(node, unit, ids)
 
 

@@ -1,7 +1,8 @@
 """lode's index on disk (LanceDB). The only package that imports lancedb.
 
-Tables: ``projects``, ``code_documents``, ``code_chunks``, ``embedding_cache``, ``tasks``,
-``file_errors`` and ``meta`` (schema version, model id, dimension).
+Tables: ``projects``, ``code_documents``, ``code_chunks``, ``code_symbols``,
+``embedding_cache``, ``tasks``, ``file_errors``, ``write_intents``, ``chunk_vocabulary``
+and ``meta`` (schema version, model id, dimension).
 """
 
 from indexer.store._content import ContentRow
@@ -11,6 +12,7 @@ from indexer.store._schema import SCHEMA_VERSION
 from indexer.store._search import Candidate, ChunkFacts, Detail
 from indexer.store._sql import glob_to_regex
 from indexer.store._store import Store, open_store, read_store_info
+from indexer.store._symbols import NameMatch
 from indexer.store._vocabulary import WORD, TermRun, words_of
 
 __all__ = [
@@ -24,6 +26,7 @@ __all__ = [
     "Detail",
     "DocState",
     "FileWrite",
+    "NameMatch",
     "Store",
     "TermRun",
     "chunk_search_text",

@@ -5,8 +5,11 @@ Row agreement, per project: no duplicate chunk or document, no chunk without its
 (orphan) or document without its project, each document's ``chunk_count`` equals its
 chunks (missing) and their ``file_hash`` equals its ``content_hash`` (stale), every chunk's
 ``chunk_hash`` is the blake3 of its content, every vector marked embedded is finite and
-unit-length, and a document is marked embedded exactly when all its chunks are. A check
-reads every row of every table: seconds per 100k chunks.
+unit-length, and a document is marked embedded exactly when all its chunks are. Symbol
+rows are held to the same rules as chunks (no duplicate id, none without its document,
+none of another version of its file) and each names a chunk that exists; a write intent
+left behind means a write was interrupted (the next index run repairs it). A check reads
+every row of every table: seconds per 100k chunks.
 """
 
 from __future__ import annotations
@@ -29,15 +32,17 @@ from indexer.store._schema import (
     DOCUMENTS,
     EMBEDDING_CACHE,
     FILE_ERRORS,
+    INTENTS,
     META,
     PROJECTS,
+    SYMBOLS,
     TASKS,
     VOCABULARY,
 )
 
 __all__ = ["CheckMixin"]
 
-_TABLES = (PROJECTS, DOCUMENTS, CHUNKS, EMBEDDING_CACHE, TASKS, FILE_ERRORS, VOCABULARY)
+_TABLES = (PROJECTS, DOCUMENTS, CHUNKS, SYMBOLS, EMBEDDING_CACHE, TASKS, FILE_ERRORS, VOCABULARY, INTENTS)
 #: A stored unit vector's norm may differ from 1 by float32 rounding, not more.
 _NORM_TOLERANCE = 1e-3
 _BATCH_ROWS = 8192
@@ -52,6 +57,7 @@ _CHUNK_COLUMNS = [
     "embedded",
 ]
 _DOCUMENT_COLUMNS = ["id", "project_id", "file_path", "content_hash", "chunk_count", "embedded"]
+_SYMBOL_COLUMNS = ["id", "file_id", "file_path", "file_hash", "chunk_id"]
 #: Storage-library panics (pyo3's PanicException) derive from BaseException, not Exception.
 _NOT_FAILURES = (KeyboardInterrupt, SystemExit, GeneratorExit)
 
@@ -101,10 +107,21 @@ class CheckMixin(StoreBase):
             counts[name] = self._read_all(name, found)
         files: dict[str, _FileFacts] = defaultdict(_FileFacts)
         projects = self._ids(PROJECTS, found)
+        chunk_ids: set[str] = set()
         if counts.get(CHUNKS, -1) >= 0:
-            self._check_chunks(files, found)
+            chunk_ids = self._check_chunks(files, found)
         if counts.get(DOCUMENTS, -1) >= 0:
-            self._check_documents(files, projects, found)
+            hashes = self._check_documents(files, projects, found)
+            if counts.get(SYMBOLS, -1) >= 0 and counts.get(CHUNKS, -1) >= 0:
+                self._check_symbols(hashes, chunk_ids, found)
+        if counts.get(INTENTS, 0) > 0:
+            found.add(
+                "interrupted",
+                INTENTS,
+                "a write stopped between its commits (index again)",
+                f"{counts[INTENTS]} file(s)",
+                counts[INTENTS],
+            )
         self._check_cache(found)
         indexes = self._check_indexes(found)
         return StoreCheck(
@@ -151,7 +168,7 @@ class CheckMixin(StoreBase):
             return set()
 
     # ---- rows ---------------------------------------------------------------------
-    def _check_chunks(self, files: dict[str, _FileFacts], found: _Found) -> None:
+    def _check_chunks(self, files: dict[str, _FileFacts], found: _Found) -> set[str]:
         seen: set[str] = set()
         for batch in self._batches(CHUNKS, [*_CHUNK_COLUMNS, "embedding"]):
             cols = {c: batch.column(c).to_pylist() for c in _CHUNK_COLUMNS}
@@ -171,9 +188,31 @@ class CheckMixin(StoreBase):
                 if cols["embedded"][i]:
                     facts.embedded += 1
                     _check_vector(vectors[i], found, CHUNKS, path)
+        return seen
 
-    def _check_documents(self, files: dict[str, _FileFacts], projects: set[str], found: _Found) -> None:
-        doc_ids: set[str] = set()
+    def _check_symbols(self, hashes: dict[str, str], chunk_ids: set[str], found: _Found) -> None:
+        """Symbol rows against the documents (file id → content hash) and the chunk ids."""
+        seen: set[str] = set()
+        for batch in self._batches(SYMBOLS, _SYMBOL_COLUMNS):
+            cols = {c: batch.column(c).to_pylist() for c in _SYMBOL_COLUMNS}
+            for i, symbol_id in enumerate(cols["id"]):
+                path = cols["file_path"][i]
+                if symbol_id in seen:
+                    found.add("duplicate", SYMBOLS, "symbol id stored twice", path)
+                seen.add(symbol_id)
+                expected = hashes.get(cols["file_id"][i])
+                if expected is None:
+                    found.add("orphan", SYMBOLS, "symbols of no document", path)
+                elif cols["file_hash"][i] != expected:
+                    found.add("stale", SYMBOLS, "symbols of another version of their file", path)
+                elif cols["chunk_id"][i] not in chunk_ids:
+                    found.add("missing", SYMBOLS, "symbol naming a chunk that is not stored", path)
+
+    def _check_documents(
+        self, files: dict[str, _FileFacts], projects: set[str], found: _Found
+    ) -> dict[str, str]:
+        """Documents against their projects and chunks; returns document id → content hash."""
+        doc_ids: dict[str, str] = {}
         paths: set[tuple[str, str]] = set()
         for batch in self._batches(DOCUMENTS, [*_DOCUMENT_COLUMNS, "content_embedding"]):
             cols = {c: batch.column(c).to_pylist() for c in _DOCUMENT_COLUMNS}
@@ -182,7 +221,7 @@ class CheckMixin(StoreBase):
                 path, project = cols["file_path"][i], cols["project_id"][i]
                 if doc_id in doc_ids or (project, path) in paths:
                     found.add("duplicate", DOCUMENTS, "document stored twice", path)
-                doc_ids.add(doc_id)
+                doc_ids[doc_id] = cols["content_hash"][i]
                 paths.add((project, path))
                 if project not in projects:
                     found.add("orphan", DOCUMENTS, "document of no registered project", path)
@@ -193,6 +232,7 @@ class CheckMixin(StoreBase):
         for file_id, facts in files.items():
             if file_id not in doc_ids:
                 found.add("orphan", CHUNKS, "chunks of no document", facts.path, facts.chunks)
+        return doc_ids
 
     @staticmethod
     def _check_agreement(facts: _FileFacts, cols: dict[str, list[Any]], i: int, found: _Found) -> None:
@@ -228,7 +268,7 @@ class CheckMixin(StoreBase):
         answers: dict[str, str] = {}
         probe = np.zeros(self.dimension, dtype=np.float32)
         probe[0] = 1.0
-        for name in (CHUNKS, DOCUMENTS):
+        for name in (CHUNKS, DOCUMENTS, SYMBOLS):
             try:
                 dataset = self._own_dataset(name)
                 described = list(dataset.describe_indices())

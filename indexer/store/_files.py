@@ -24,8 +24,18 @@ from indexer.store._rows import (
     to_stored_chunk,
     unpack_view,
 )
-from indexer.store._schema import CHUNKS, DOCUMENTS, FILE_ERRORS, chunks_schema, documents_schema
+from indexer.store._schema import (
+    CHUNKS,
+    DOCUMENTS,
+    FILE_ERRORS,
+    INTENTS,
+    SYMBOLS,
+    chunks_schema,
+    documents_schema,
+    intents_schema,
+)
 from indexer.store._sql import and_all, in_list, quote
+from indexer.store._symbols import SymbolsMixin
 from indexer.store._vocabulary import VocabularyMixin, words_of
 
 __all__ = ["FilesMixin"]
@@ -55,13 +65,16 @@ def _words(writes: Sequence[FileWrite]) -> set[str]:
     return out
 
 
-class FilesMixin(VocabularyMixin, StoreBase):
-    """Writes and reads of ``code_documents`` and ``code_chunks``."""
+class FilesMixin(SymbolsMixin, VocabularyMixin, StoreBase):
+    """Writes and reads of ``code_documents``, ``code_chunks`` and ``code_symbols``."""
 
     # ---- the incremental diff -------------------------------------------------------
     def document_states(self, project_id: str) -> dict[str, DocState]:
         """file_path → what the diff needs, for every document of a project."""
-        cols = ["id", "file_path", "content_hash", "file_size", "last_modified", "chunk_count", "embedded"]
+        cols = [
+            "id", "file_path", "content_hash", "file_size", "last_modified", "chunk_count", "embedded",
+            "chunker_version",
+        ]  # fmt: skip
         table = (
             self._t(DOCUMENTS)
             .search()
@@ -70,21 +83,33 @@ class FilesMixin(VocabularyMixin, StoreBase):
             .limit(None)
             .to_arrow()
         )
-        return {r["file_path"]: DocState(**{c: r[c] for c in cols}) for r in rows(table)}
+        states = {}
+        for r in rows(table):
+            r["chunker_version"] = r["chunker_version"] or 0  # null: cut before versions were kept
+            states[r["file_path"]] = DocState(**{c: r[c] for c in cols})
+        return states
 
     # ---- writes -----------------------------------------------------------------------
     def replace_files(self, writes: Sequence[FileWrite], *, maybe_new: bool = False) -> None:
-        """Atomically swap in new versions of files: all their chunks, then their documents.
+        """Swap in new versions of files: all their chunks, then their symbols, then their
+        documents.
 
         One merge per table: readers see either a file's old chunks or its new ones, never
-        both or neither. A crash between the two merges leaves chunks whose ``file_hash``
-        differs from their document's ``content_hash``; ``repair`` finds those.
+        both or neither. LanceDB has no transaction across tables: a crash between the
+        merges leaves chunks (and maybe symbols) whose ``file_hash`` differs from their
+        document's ``content_hash``, or of no document at all, which ``repair`` finds and
+        the file is indexed again whole. A file whose content the store holds already (a
+        full re-chunk) would not show that way: such files are first recorded as being
+        written (``write_intents``) and forgotten after the documents' commit.
         """
         if not writes:
             return
         stamp = now()
         file_ids = sorted({w.document.id for w in writes})
+        rewrites = sorted({w.document.id for w in writes if w.rewrite})
         with self._write_lock:
+            if rewrites:
+                self._record_intents(writes[0].document.project_id, rewrites)
             # files the store has never seen (a first index) are appended: same result,
             # without a merge that joins against the whole table
             # (``maybe_new``: the caller knows no document of them; checked, as a crash can
@@ -95,7 +120,10 @@ class FilesMixin(VocabularyMixin, StoreBase):
                 and not self._any_rows(DOCUMENTS, "id", file_ids)
             )
             self._merge_chunks(writes, stamp, append=fresh)
+            self._merge_symbols(writes, append=fresh)
             self._merge_documents(writes, stamp, append=fresh)
+            if rewrites:
+                self._forget_intents(rewrites)
             self._cache.clear()
             added = sum(len(w.chunks) for w in writes) + len(writes)
             self._rows_written += added
@@ -154,6 +182,7 @@ class FilesMixin(VocabularyMixin, StoreBase):
                     "keywords": list(doc.keywords),
                     "summary": doc.summary,
                     "role": doc.role,
+                    "chunker_version": write.chunker_version,
                 }
             )
         schema = documents_schema(self.dimension)
@@ -173,13 +202,14 @@ class FilesMixin(VocabularyMixin, StoreBase):
         )
 
     def delete_files(self, file_ids: Sequence[str]) -> None:
-        """Remove files' chunks, then their documents (a crash between leaves a document
-        without chunks, which ``repair`` re-queues)."""
+        """Remove files' chunks, then their symbols, then their documents (a crash between
+        leaves a document without its chunks, which ``repair`` re-queues)."""
         if not file_ids:
             return
         with self._write_lock:
             for part in _chunked(list(file_ids)):
                 self._t(CHUNKS).delete(in_list("file_id", part))
+                self._t(SYMBOLS).delete(in_list("file_id", part))
                 self._t(DOCUMENTS).delete(in_list("id", part))
             self._cache.clear()
             self._rows_written += len(file_ids)
@@ -212,6 +242,15 @@ class FilesMixin(VocabularyMixin, StoreBase):
         where = f"project_id = {quote(project_id)} AND file_path = {quote(file_path)}"
         found = rows(self._t(DOCUMENTS).search().where(where).select(_DOC_META).limit(1).to_arrow())
         return to_document(found[0]) if found else None
+
+    def content_at(self, project_ids: Sequence[str], file_path: str) -> tuple[str, str] | None:
+        """(project id, full text) of ``file_path`` in the first of these projects that has it
+        (one query: what reading a file near a symbol costs)."""
+        where = and_all([in_list("project_id", project_ids), f"file_path = {quote(file_path)}"])
+        table = self._arrow(DOCUMENTS, _select_where(where or "false", ["project_id", "content"]))
+        found = {r["project_id"]: r["content"] or "" for r in rows(table)}
+        first = next((p for p in project_ids if p in found), None)
+        return (first, found[first]) if first is not None else None
 
     def document_content(self, document_id: str) -> str | None:
         """The full text of a document as indexed."""
@@ -320,37 +359,20 @@ class FilesMixin(VocabularyMixin, StoreBase):
         return int(self._t(DOCUMENTS).count_rows(f"project_id = {quote(project_id)}" if project_id else None))
 
     # ---- consistency ----------------------------------------------------------------
-    def repair(self, project_id: str) -> set[str]:
-        """Undo what an interrupted run left half-done; return file paths to re-index.
-
-        Orphan chunks (no document) are deleted. A document whose chunks carry another
-        file hash, or that has fewer chunks than it records, is dropped so the file is
-        indexed again from scratch.
-        """
-        where = f"project_id = {quote(project_id)}"
-        chunk_rows = (
-            self._t(CHUNKS).search().where(where).select(["file_id", "file_hash"]).limit(None).to_arrow()
+    def _record_intents(self, project_id: str, file_ids: Sequence[str]) -> None:
+        table = pa.table(
+            {
+                "file_id": file_ids,
+                "project_id": [project_id] * len(file_ids),
+                "at": pa.array([now()] * len(file_ids), pa.timestamp("us", tz="UTC")),
+            },
+            schema=intents_schema(),
         )
-        seen: dict[str, set[str]] = defaultdict(set)
-        counts: dict[str, int] = defaultdict(int)
-        for file_id, file_hash in zip(
-            chunk_rows["file_id"].to_pylist(), chunk_rows["file_hash"].to_pylist(), strict=True
-        ):
-            seen[file_id].add(file_hash)
-            counts[file_id] += 1
-        states = self.document_states(project_id)
-        by_id = {s.id: s for s in states.values()}
-        orphans = [fid for fid in seen if fid not in by_id]
-        dirty = [
-            s
-            for s in states.values()
-            if seen.get(s.id, {s.content_hash}) != {s.content_hash} or counts.get(s.id, 0) != s.chunk_count
-        ]
-        with self._write_lock:
-            for part in _chunked(orphans):
-                self._t(CHUNKS).delete(in_list("file_id", part))
-            self.delete_files([s.id for s in dirty])
-        return {s.file_path for s in dirty}
+        self._t(INTENTS).add(table)
+
+    def _forget_intents(self, file_ids: Sequence[str]) -> None:
+        for part in _chunked(list(file_ids)):
+            self._t(INTENTS).delete(in_list("file_id", part))
 
     # ---- failures as data ---------------------------------------------------------
     def record_file_error(self, project_id: str, file_path: str, stage: str, reason: str) -> None:

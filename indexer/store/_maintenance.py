@@ -16,7 +16,16 @@ from indexer.errors import StoreError
 from indexer.priority import lower_thread_priority, threads_named
 from indexer.store import _lance_jobs
 from indexer.store._base import StoreBase, is_vector_index
-from indexer.store._schema import CHUNKS, DOCUMENTS, EMBEDDING_CACHE, PROJECTS, TASKS, VOCABULARY
+from indexer.store._schema import (
+    CHUNKS,
+    DOCUMENTS,
+    EMBEDDING_CACHE,
+    INTENTS,
+    PROJECTS,
+    SYMBOLS,
+    TASKS,
+    VOCABULARY,
+)
 from indexer.store._vocabulary import VocabularyMixin
 
 __all__ = [
@@ -91,6 +100,13 @@ _SCALAR = [
     (EMBEDDING_CACHE, "key", "BTREE"),
     (TASKS, "id", "BTREE"),
     (PROJECTS, "id", "BTREE"),
+    (SYMBOLS, "name", "BTREE"),
+    (SYMBOLS, "id", "BTREE"),
+    (SYMBOLS, "file_id", "BTREE"),
+    (SYMBOLS, "project_id", "BITMAP"),
+    (SYMBOLS, "role", "BITMAP"),
+    (SYMBOLS, "kind", "BITMAP"),
+    (SYMBOLS, "language", "BITMAP"),
 ]
 _FTS = [(CHUNKS, "search_text"), (CHUNKS, "name_text"), (DOCUMENTS, "search_text")]
 
@@ -273,10 +289,10 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
             self.ensure_indexes()
             older = timedelta(hours=1) if cleanup else timedelta(days=7)
             here = self._maintain_here()
-            for name in (CHUNKS, DOCUMENTS):
+            for name in (CHUNKS, DOCUMENTS, SYMBOLS):
                 self._optimize_searched_table(name, older, here)
                 self._own_dataset(name).cleanup_old_versions(older_than=older)
-            for name in (EMBEDDING_CACHE, PROJECTS, TASKS, VOCABULARY):
+            for name in (EMBEDDING_CACHE, PROJECTS, TASKS, VOCABULARY, INTENTS):
                 self._t(name).optimize(cleanup_older_than=older)
             self._rows_written = self._rows_added = self._rows_folded = 0
             self._last_optimize = time.monotonic()
@@ -292,7 +308,7 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
         Readers pinned to a version removed meanwhile fail and search again."""
         freed = 0
         with self._write_lock:
-            for name in (CHUNKS, DOCUMENTS, EMBEDDING_CACHE, PROJECTS, TASKS, VOCABULARY):
+            for name in (CHUNKS, DOCUMENTS, EMBEDDING_CACHE, PROJECTS, TASKS, VOCABULARY, SYMBOLS, INTENTS):
                 if name in self._tables:
                     stats = self._own_dataset(name).cleanup_old_versions(older_than=keep)
                     freed += int(getattr(stats, "bytes_removed", 0) or 0)
@@ -384,7 +400,7 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
                 return False
             here = self._maintain_here()
             try:
-                for name in (CHUNKS, DOCUMENTS):
+                for name in (CHUNKS, DOCUMENTS, SYMBOLS):
                     indexes = self._folded_indexes(name)
                     if indexes:
                         _optimize_indices(self._t(name).uri, list(indexes), merge=0, here=here)

@@ -16,6 +16,7 @@ __all__ = ["OutlineMixin"]
 _CHUNK_FIELDS = [
     "chunk_index", "content", "chunk_hash", "start_byte", "end_byte", "start_line", "end_line",
     "language", "node_type", "node_name", "parent_context", "scope_path", "definitions", "references",
+    "unit_start_line", "unit_end_line", "signature",
 ]  # fmt: skip
 _LISTS = ("scope_path", "definitions", "references")
 _BATCH = 500
@@ -40,6 +41,11 @@ class OutlineMixin(StoreBase):
         cols = self._columns(CHUNKS, "file_id", file_ids, ["file_id", *_CHUNK_FIELDS])
         for name in _LISTS:
             cols[name] = [tuple(v or ()) for v in cols[name]]
+        # rows of an older schema: the unit is the chunk itself
+        starts, ends = cols["start_line"], cols["end_line"]
+        cols["unit_start_line"] = [u or s for u, s in zip(cols["unit_start_line"], starts, strict=True)]
+        cols["unit_end_line"] = [u or e for u, e in zip(cols["unit_end_line"], ends, strict=True)]
+        cols["signature"] = [v or "" for v in cols["signature"]]
         out: dict[str, list[Chunk]] = {}
         fields = [cols[name] for name in _CHUNK_FIELDS]
         for file_id, *values in zip(cols["file_id"], *fields, strict=True):

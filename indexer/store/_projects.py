@@ -12,7 +12,16 @@ import pyarrow as pa
 from indexer.errors import ConflictError, NotFoundError
 from indexer.models import Project
 from indexer.store._base import StoreBase, now, rows
-from indexer.store._schema import CHUNKS, DOCUMENTS, FILE_ERRORS, PROJECTS, TASKS, projects_schema
+from indexer.store._schema import (
+    CHUNKS,
+    DOCUMENTS,
+    FILE_ERRORS,
+    INTENTS,
+    PROJECTS,
+    SYMBOLS,
+    TASKS,
+    projects_schema,
+)
 from indexer.store._sql import in_list, quote
 
 __all__ = ["ProjectsMixin"]
@@ -120,7 +129,7 @@ class ProjectsMixin(StoreBase):
         """Remove a project and every index row it owns (never its source files)."""
         with self._write_lock:
             where = f"project_id = {quote(project_id)}"
-            for name in (CHUNKS, DOCUMENTS, FILE_ERRORS):
+            for name in (CHUNKS, SYMBOLS, DOCUMENTS, FILE_ERRORS, INTENTS):
                 self._t(name).delete(where)
             # its delete tasks stay (a retried DELETE waits on its own), pruned like any other
             self._t(TASKS).delete(f"{where} AND kind != 'delete'")

@@ -11,13 +11,15 @@ from typing import Any
 import msgspec
 import numpy as np
 import pyarrow as pa
+from blake3 import blake3
 
 from indexer.lexicon import expand_identifiers, identifier_words
-from indexer.models import Chunk, ChunkView, Document, StoredChunk
+from indexer.models import Chunk, ChunkView, Document, StoredChunk, Symbol, SymbolSite
 
 __all__ = [
     "CHUNK_COLUMNS",
     "PACKED_VIEW_COLUMNS",
+    "SYMBOL_COLUMNS",
     "VIEW_COLUMNS",
     "ChunkWrite",
     "DocState",
@@ -27,9 +29,11 @@ __all__ = [
     "document_search_text",
     "pack_view",
     "path_words",
+    "symbol_columns",
     "to_chunk_view",
     "to_document",
     "to_stored_chunk",
+    "to_symbol",
     "unpack_view",
 ]
 
@@ -38,7 +42,8 @@ __all__ = [
 CHUNK_COLUMNS = [
     "id", "file_id", "project_id", "file_path", "chunk_index", "content", "chunk_hash", "embedded",
     "start_byte", "end_byte", "start_line", "end_line", "node_type", "node_name", "language",
-    "parent_context", "scope_path", "definitions", "references", "indexed_at", "role",
+    "parent_context", "scope_path", "definitions", "references", "indexed_at", "role", "unit_start_line",
+    "unit_end_line", "signature",
 ]  # fmt: skip
 
 
@@ -66,6 +71,13 @@ class FileWrite:
     priority: int = 0
     words: str | None = None
     """The vocabulary words of its chunks, one per line, when computed ahead; None → at write."""
+    chunker_version: int = 0
+    """The chunker that cut it (``indexer.chunker.CHUNKER_VERSION``)."""
+    symbols: Sequence[SymbolSite] = ()
+    """Its definitions and reference sites (``chunk_index`` into ``chunks``)."""
+    rewrite: bool = False
+    """The store holds this very content already (a full re-chunk): a write stopped midway
+    would not show in the file hashes, so it is recorded as a write intent first."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +91,8 @@ class DocState:
     last_modified: float
     chunk_count: int
     embedded: bool
+    chunker_version: int = 0
+    """The chunker that cut the stored chunks (0: before versions were recorded)."""
 
 
 def path_words(file_path: str) -> str:
@@ -87,9 +101,13 @@ def path_words(file_path: str) -> str:
 
 
 def chunk_search_text(file_path: str, chunk: Chunk) -> str:
-    """What the chunk full-text index reads: path and name words, then the expanded content."""
-    name = identifier_words(chunk.node_name) if chunk.node_name else ""
-    return f"{path_words(file_path)} {name}\n{expand_identifiers(chunk.content)}"
+    """What the chunk full-text index reads: path words, the words of the unit's scope (its
+    name and the names of the types and namespaces around it: a method cut out of a class
+    still reads its class's name), then the expanded content."""
+    scope = chunk.scope_path or ((chunk.node_name,) if chunk.node_name else ())
+    names = " ".join(identifier_words(part) for part in scope)
+    parent = expand_identifiers(chunk.parent_context) if chunk.parent_context else ""
+    return f"{path_words(file_path)} {names} {parent}\n{expand_identifiers(chunk.content)}"
 
 
 def document_search_text(file_path: str, content: str) -> str:
@@ -100,7 +118,7 @@ def document_search_text(file_path: str, content: str) -> str:
 _CHUNK_FIELDS = (
     "id file_id project_id file_path file_hash chunk_index content search_text name_text chunk_hash embedded "
     "priority start_byte end_byte start_line end_line node_type node_name language parent_context scope_path "
-    "scope_depth definitions references indexed_at view role vectors"
+    "scope_depth definitions references indexed_at view role unit_start_line unit_end_line signature vectors"
 ).split()
 
 
@@ -118,7 +136,8 @@ def chunk_columns(write: FileWrite, stamp: datetime, placeholder: np.ndarray) ->
             item.vector is not None, write.priority,
             c.start_byte, c.end_byte, c.start_line, c.end_line, c.node_type, c.node_name, c.language,
             c.parent_context, list(c.scope_path), len(c.scope_path), list(c.definitions),
-            list(c.references), stamp, pack_view(view), item.role,
+            list(c.references), stamp, pack_view(view), item.role, c.unit_start_line, c.unit_end_line,
+            c.signature,
             item.vector if item.vector is not None else placeholder,
         )  # fmt: skip
         for name, value in zip(cols, values, strict=True):
@@ -143,6 +162,9 @@ def to_chunk(row: dict[str, Any]) -> Chunk:
         scope_path=tuple(row["scope_path"] or ()),
         definitions=tuple(row["definitions"] or ()),
         references=tuple(row["references"] or ()),
+        unit_start_line=row.get("unit_start_line") or row["start_line"],
+        unit_end_line=row.get("unit_end_line") or row["end_line"],
+        signature=row.get("signature") or "",
     )
 
 
@@ -179,19 +201,26 @@ def pack_view_values(values: Sequence[Any]) -> bytes:
     return _VIEW_ENCODER.encode([list(v) if isinstance(v, tuple) else v for v in values])
 
 
-def unpack_view(view: bytes, content: str, role: str | None = None) -> ChunkView:
-    """A chunk view from its ``view``, ``content`` and ``role`` cells."""
-    values = dict(zip(PACKED_VIEW_COLUMNS, _VIEW_DECODER.decode(view), strict=True))
+def _unit_lines(values: dict[str, Any]) -> dict[str, Any]:
+    """Fill what a row of an older schema lacks: the unit is the chunk itself."""
     values["scope_path"] = tuple(values["scope_path"] or ())
-    return ChunkView(content=content, role=role or "implementation", **values)
+    values["unit_start_line"] = values.get("unit_start_line") or values["start_line"]
+    values["unit_end_line"] = values.get("unit_end_line") or values["end_line"]
+    values["signature"] = values.get("signature") or ""
+    values["role"] = values.get("role") or "implementation"
+    return values
+
+
+def unpack_view(view: bytes, content: str, role: str | None = None) -> ChunkView:
+    """A chunk view from its ``view``, ``content`` and ``role`` cells (a cell packed by an
+    older schema has fewer values: the later ones take their defaults)."""
+    values = dict(zip(PACKED_VIEW_COLUMNS, _VIEW_DECODER.decode(view), strict=False))
+    return ChunkView(content=content, **_unit_lines({**values, "role": role}))
 
 
 def to_chunk_view(row: dict[str, Any]) -> ChunkView:
     """A chunk view from a ``code_chunks`` row holding at least ``VIEW_COLUMNS``."""
-    values = {name: row[name] for name in VIEW_COLUMNS}
-    values["scope_path"] = tuple(values["scope_path"] or ())
-    values["role"] = values["role"] or "implementation"
-    return ChunkView(**values)
+    return ChunkView(**_unit_lines({name: row.get(name) for name in VIEW_COLUMNS}))
 
 
 def to_document(row: dict[str, Any]) -> Document:
@@ -221,3 +250,51 @@ def table_from_columns(cols: dict[str, list[Any]], schema: pa.Schema) -> pa.Tabl
         values = cols.get(field.name)
         arrays.append(pa.array(values if values is not None else [None] * length, type=field.type))
     return pa.Table.from_arrays(arrays, schema=schema)
+
+
+#: The columns read to build a ``Symbol``.
+SYMBOL_COLUMNS = [
+    "id", "project_id", "file_id", "file_path", "language", "role", "name", "kind", "container",
+    "container_kind", "scope_path", "signature", "text", "start_line", "end_line", "chunk_id",
+]  # fmt: skip
+
+
+def _symbol_id(file_id: str, key: str) -> str:
+    """A symbol's id: stable while the file keeps the symbol (a definition by its qualified
+    name and rank among same-named ones, a reference by its name and line)."""
+    return blake3(f"{file_id}\0{key}".encode()).hexdigest()[:32]
+
+
+def symbol_columns(write: FileWrite) -> dict[str, list[Any]]:
+    """Column lists of the symbol rows of one file."""
+    doc = write.document
+    names = [*SYMBOL_COLUMNS, "file_hash", "chunk_index"]
+    cols: dict[str, list[Any]] = {name: [] for name in names}
+    seen: dict[str, int] = {}
+    language = doc.primary_language
+    for site in write.symbols:
+        if site.role == "definition":
+            qualified = f"d\0{site.kind}\0{'.'.join(site.scope_path)}"
+            seen[qualified] = rank = seen.get(qualified, 0) + 1
+            key = f"{qualified}\0{rank}"
+        else:
+            key = f"r\0{site.name}\0{site.start_line}"
+        index = min(max(site.chunk_index, 0), len(write.chunks) - 1)
+        values = (
+            _symbol_id(doc.id, key), doc.project_id, doc.id, doc.file_path, language, site.role, site.name,
+            site.kind, site.container, site.container_kind, list(site.scope_path), site.signature, site.text,
+            site.start_line, site.end_line, write.chunks[index].id if write.chunks else "", write.file_hash,
+            site.chunk_index,
+        )  # fmt: skip
+        for name, value in zip(names, values, strict=True):
+            cols[name].append(value)
+    return cols
+
+
+def to_symbol(row: dict[str, Any]) -> Symbol:
+    """A symbol from a ``code_symbols`` row holding at least ``SYMBOL_COLUMNS``."""
+    values = {name: row[name] for name in SYMBOL_COLUMNS}
+    values["scope_path"] = tuple(values["scope_path"] or ())
+    for name in ("language", "kind", "container", "container_kind", "signature", "text", "chunk_id"):
+        values[name] = values[name] or ""
+    return Symbol(**values)

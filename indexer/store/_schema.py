@@ -9,24 +9,30 @@ __all__ = [
     "DOCUMENTS",
     "EMBEDDING_CACHE",
     "FILE_ERRORS",
+    "INTENTS",
     "META",
     "PROJECTS",
     "SCHEMA_VERSION",
+    "SYMBOLS",
     "TASKS",
     "VOCABULARY",
     "chunks_schema",
     "documents_schema",
     "embedding_cache_schema",
     "file_errors_schema",
+    "intents_schema",
     "meta_schema",
     "projects_schema",
+    "symbols_schema",
     "tasks_schema",
     "vocabulary_schema",
 ]
 
 #: Bumped on every incompatible change of the tables below (``_store`` migrates older ones
-#: it knows: 1 → 2 adds ``code_chunks.view``; 2 → 3 adds ``role`` to documents and chunks).
-SCHEMA_VERSION = 3
+#: it knows: 1 → 2 adds ``code_chunks.view``; 2 → 3 adds ``role`` to documents and chunks;
+#: 3 → 4 adds the chunks' unit lines and signature, the documents' ``chunker_version``,
+#: the ``code_symbols`` and ``write_intents`` tables).
+SCHEMA_VERSION = 4
 
 META = "meta"
 PROJECTS = "projects"
@@ -36,6 +42,8 @@ EMBEDDING_CACHE = "embedding_cache"
 TASKS = "tasks"
 FILE_ERRORS = "file_errors"
 VOCABULARY = "chunk_vocabulary"
+SYMBOLS = "code_symbols"
+INTENTS = "write_intents"
 
 _TS = pa.timestamp("us", tz="UTC")
 _STRS = pa.list_(pa.string())
@@ -87,6 +95,9 @@ def documents_schema(dimension: int) -> pa.Schema:
             pa.field("keywords", _STRS),
             pa.field("summary", pa.string()),
             pa.field("role", pa.string()),
+            # the chunker that cut the file (``indexer.chunker.CHUNKER_VERSION``): a file cut
+            # by another is chunked again on the next run, whatever its bytes
+            pa.field("chunker_version", pa.int32()),
         ]
     )
 
@@ -126,6 +137,10 @@ def chunks_schema(dimension: int) -> pa.Schema:
             # 10 hits on 110k chunks)
             pa.field("view", pa.binary()),
             pa.field("role", pa.string()),
+            # the unit a piece belongs to (a function cut in pieces, a class's skeleton)
+            pa.field("unit_start_line", pa.int32()),
+            pa.field("unit_end_line", pa.int32()),
+            pa.field("signature", pa.string()),
         ]
     )
 
@@ -185,3 +200,43 @@ def file_errors_schema() -> pa.Schema:
 def vocabulary_schema() -> pa.Schema:
     """Every word (lower-case alphanumeric run) of every chunk's text, each once."""
     return pa.schema([pa.field("word", pa.string(), False)])
+
+
+def symbols_schema() -> pa.Schema:
+    """The symbol index: a row per definition (a unit) and per reference site (a name used on
+    a line), written with the file's chunks."""
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), False),
+            pa.field("project_id", pa.string(), False),
+            pa.field("file_id", pa.string(), False),
+            pa.field("file_path", pa.string(), False),
+            pa.field("file_hash", pa.string()),
+            pa.field("language", pa.string()),
+            pa.field("role", pa.string()),
+            pa.field("name", pa.string()),
+            pa.field("kind", pa.string()),
+            pa.field("container", pa.string()),
+            pa.field("container_kind", pa.string()),
+            pa.field("scope_path", _STRS),
+            pa.field("signature", pa.string()),
+            pa.field("text", pa.string()),
+            pa.field("start_line", pa.int32()),
+            pa.field("end_line", pa.int32()),
+            pa.field("chunk_id", pa.string()),
+            pa.field("chunk_index", pa.int32()),
+        ]
+    )
+
+
+def intents_schema() -> pa.Schema:
+    """Files whose rows a write is replacing or deleting: recorded before the write's first
+    commit and removed after its last, so a write killed between its commits (chunks,
+    symbols, documents: LanceDB has no transaction across tables) is found and redone."""
+    return pa.schema(
+        [
+            pa.field("file_id", pa.string(), False),
+            pa.field("project_id", pa.string(), False),
+            pa.field("at", _TS),
+        ]
+    )

@@ -341,28 +341,40 @@ class ChunkFacts:
     """Identifies the unit the chunk is (a piece of) within its file: pieces of one split
     unit share it."""
     start_line: int
+    """First line of its unit (of the chunk itself when it is a whole unit)."""
     end_line: int
+    """Last line of its unit."""
 
 
 #: Columns read for ``ChunkFacts``.
 _FACT_COLUMNS = ["id", "role", "file_id", "node_type", "scope_path", "start_line", "end_line"]
+_UNIT_COLUMNS = ["unit_start_line", "unit_end_line"]
 
 
 def _facts_of(table: pa.Table) -> list[tuple[int, str, ChunkFacts]]:
     """(row id, chunk id, facts) of each row of ``table``."""
-    cols = {name: table[name].to_pylist() for name in [*_FACT_COLUMNS, "_rowid"]}
+    names = set(table.column_names)
+    cols = {
+        name: table[name].to_pylist() for name in [*_FACT_COLUMNS, *_UNIT_COLUMNS, "_rowid"] if name in names
+    }
+    n = table.num_rows
+    unit_starts, unit_ends = cols.get("unit_start_line", [None] * n), cols.get("unit_end_line", [None] * n)
     out = []
     for i, row_id in enumerate(cols["_rowid"]):
-        scope = tuple(cols["scope_path"][i] or ())
-        # a unit is its kind and its scope path: every piece of a split function shares both,
-        # two units never do (a nameless block keeps its own lines)
-        unit = (cols["node_type"][i], scope) if scope else (cols["node_type"][i], cols["start_line"][i])
+        start, end = cols["start_line"][i], cols["end_line"][i]
+        unit_start, unit_end = unit_starts[i] or 0, unit_ends[i] or 0
+        if unit_start > 0:  # the chunker says which unit a piece is of (every piece shares it)
+            unit: tuple[Any, ...] = ("unit", unit_start, unit_end)
+        else:  # an index of an older chunker: pieces of one unit share its kind and scope path
+            scope = tuple(cols["scope_path"][i] or ())
+            unit = (cols["node_type"][i], scope) if scope else (cols["node_type"][i], start)
+            unit_start, unit_end = start, end
         facts = ChunkFacts(
             role=cols["role"][i] or "implementation",
             file_id=cols["file_id"][i],
             unit=unit,
-            start_line=cols["start_line"][i],
-            end_line=cols["end_line"][i],
+            start_line=unit_start if unit_start > 0 else start,
+            end_line=unit_end if unit_end > 0 else end,
         )
         out.append((int(row_id), cols["id"][i], facts))
     return out
@@ -381,7 +393,9 @@ class FactsMixin(StoreBase):
             return {}
         dataset = self._dataset(CHUNKS, version)
         row_ids = sorted({c.row_id for c in candidates if c.row_id >= 0})
-        taken = dataset._take_rows(row_ids, columns=[*_FACT_COLUMNS, "_rowid"])
+        present = set(dataset.schema.names)
+        columns = [*_FACT_COLUMNS, *(c for c in _UNIT_COLUMNS if c in present)]
+        taken = dataset._take_rows(row_ids, columns=[*columns, "_rowid"])
         at_rows = {row: (cid, f) for row, cid, f in _facts_of(taken)}
         found: dict[str, ChunkFacts] = {}
         lost: list[Candidate] = []
@@ -393,7 +407,7 @@ class FactsMixin(StoreBase):
                 lost.append(c)
         if lost:
             table = dataset.to_table(
-                columns=_FACT_COLUMNS, filter=in_list("id", [c.id for c in lost]), with_row_id=True
+                columns=columns, filter=in_list("id", [c.id for c in lost]), with_row_id=True
             )
             by_id = {cid: f for _, cid, f in _facts_of(table)}
             found.update((c.key, by_id[c.id]) for c in lost if c.id in by_id)

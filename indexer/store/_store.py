@@ -14,27 +14,31 @@ from indexer.errors import ModelMismatchError, StoreError, StoreVersionError
 from indexer.store._check import CheckMixin
 from indexer.store._content import ContentMixin
 from indexer.store._evidence import EvidenceMixin
-from indexer.store._files import FilesMixin
 from indexer.store._maintenance import MaintenanceMixin
 from indexer.store._outline import OutlineMixin
 from indexer.store._projects import ProjectsMixin
+from indexer.store._repair import RepairMixin
 from indexer.store._rows import PACKED_VIEW_COLUMNS, pack_view_values
 from indexer.store._schema import (
     CHUNKS,
     DOCUMENTS,
     EMBEDDING_CACHE,
     FILE_ERRORS,
+    INTENTS,
     META,
     PROJECTS,
     SCHEMA_VERSION,
+    SYMBOLS,
     TASKS,
     VOCABULARY,
     chunks_schema,
     documents_schema,
     embedding_cache_schema,
     file_errors_schema,
+    intents_schema,
     meta_schema,
     projects_schema,
+    symbols_schema,
     tasks_schema,
     vocabulary_schema,
 )
@@ -47,10 +51,13 @@ __all__ = ["Store", "open_store", "read_store_info"]
 
 log = logging.getLogger(__name__)
 
+#: Columns schema 3 added to ``code_chunks`` (name → SQL type).
+_UNIT_COLUMNS = {"unit_start_line": "INT", "unit_end_line": "INT", "signature": "STRING"}
+
 
 class Store(
     ProjectsMixin,
-    FilesMixin,
+    RepairMixin,
     VectorsMixin,
     SearchMixin,
     FactsMixin,
@@ -79,6 +86,7 @@ class Store(
             "documents": int(self._t(DOCUMENTS).count_rows()),
             "chunks": int(self._t(CHUNKS).count_rows()),
             "chunks_embedded": int(self._t(CHUNKS).count_rows("embedded = true")),
+            "symbols": int(self._t(SYMBOLS).count_rows()),
             "embedding_cache": int(self._t(EMBEDDING_CACHE).count_rows()),
             "file_errors": int(self._t(FILE_ERRORS).count_rows()),
         }
@@ -117,6 +125,10 @@ def _write_meta(conn: Any, facts: dict[str, str]) -> None:
     conn.create_table(META, data=table, mode="overwrite")
 
 
+#: The columns a schema-2 ``view`` cell packs (later ones take defaults when unpacked).
+_V2_VIEW_COLUMNS = [name for name in PACKED_VIEW_COLUMNS if name not in _UNIT_COLUMNS]
+
+
 def _add_views(chunks_uri: str) -> None:
     """Schema 1 → 2: give every chunk its ``view`` cell, computed from its columns (new
     column files beside the old ones: rows, row ids and indexes stay; ~0.4 s a 110k chunks)."""
@@ -128,12 +140,12 @@ def _add_views(chunks_uri: str) -> None:
 
     @lance.batch_udf(output_schema=pa.schema([pa.field("view", pa.binary())]))
     def views(batch: pa.RecordBatch) -> pa.RecordBatch:
-        columns = [batch.column(name).to_pylist() for name in PACKED_VIEW_COLUMNS]
+        columns = [batch.column(name).to_pylist() for name in _V2_VIEW_COLUMNS]
         cells = [pack_view_values(values) for values in zip(*columns, strict=True)]
         return pa.record_batch([pa.array(cells, pa.binary())], names=["view"])
 
     try:
-        dataset.add_columns(views, read_columns=PACKED_VIEW_COLUMNS)
+        dataset.add_columns(views, read_columns=_V2_VIEW_COLUMNS)
     except (OSError, RuntimeError, ValueError):
         if "view" not in lance.dataset(chunks_uri).schema.names:
             raise
@@ -187,6 +199,35 @@ def _add_roles(documents_uri: str, chunks_uri: str) -> None:
 _ROLE_INPUTS = ["file_id", "language", "node_type", "content", "scope_path"]
 
 
+def _add_null_columns(uri: str, columns: dict[str, str]) -> None:
+    """Add columns (name → SQL type) holding nulls to a table, unless it has them already
+    (another process migrated it meanwhile). No data file is rewritten."""
+    import lance
+
+    dataset = lance.dataset(uri)
+    present = set(dataset.schema.names)
+    missing = {name: f"CAST(NULL AS {kind})" for name, kind in columns.items() if name not in present}
+    if not missing:
+        return
+    try:
+        dataset.add_columns(missing)
+    except (OSError, RuntimeError, ValueError):
+        if set(missing) - set(lance.dataset(uri).schema.names):
+            raise
+
+
+def _add_units(conn: Any) -> None:
+    """Schema 3 → 4: the chunks' unit lines and signature, the documents' chunker version.
+    Null in old rows (read as "the chunk itself" and "chunker 0"): every file is chunked
+    again by the next run, as its chunker version differs, which fills the symbol index
+    (its table, like ``write_intents``, is created on open when missing)."""
+    names = _table_names(conn)
+    if CHUNKS in names:
+        _add_null_columns(conn.open_table(CHUNKS).uri, _UNIT_COLUMNS)
+    if DOCUMENTS in names:
+        _add_null_columns(conn.open_table(DOCUMENTS).uri, {"chunker_version": "INT"})
+
+
 def _migrate(conn: Any, path: Path, meta: dict[str, str]) -> dict[str, str]:
     """Bring a store of an older schema this lode knows to ``SCHEMA_VERSION``; the new facts."""
     version = int(meta.get("schema_version", "0"))
@@ -203,6 +244,12 @@ def _migrate(conn: Any, path: Path, meta: dict[str, str]) -> dict[str, str]:
         if CHUNKS in names and DOCUMENTS in names:
             _add_roles(conn.open_table(DOCUMENTS).uri, conn.open_table(CHUNKS).uri)
         meta = {**meta, "schema_version": "3"}
+        _write_meta(conn, meta)
+        version = 3
+    if version == 3:
+        log.info("migrating the index at %s from schema 3 to 4 (units and symbols)", path)
+        _add_units(conn)
+        meta = {**meta, "schema_version": "4"}
         _write_meta(conn, meta)
     return meta
 
@@ -238,6 +285,8 @@ def open_store(path: Path, model_id: str, dimension: int) -> Store:
             EMBEDDING_CACHE: embedding_cache_schema(dimension),
             TASKS: tasks_schema(),
             FILE_ERRORS: file_errors_schema(),
+            SYMBOLS: symbols_schema(),
+            INTENTS: intents_schema(),
         }
         existing = _table_names(conn)
         tables = {

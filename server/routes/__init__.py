@@ -8,6 +8,7 @@ from server.routes.outline import outline_routes
 from server.routes.projects import project_routes
 from server.routes.search import search_routes
 from server.routes.service import service_routes
+from server.routes.symbols import symbol_routes
 from server.routes.tasks import task_routes
 
 __all__ = ["ROUTES"]
@@ -20,6 +21,7 @@ ROUTES = [
     *document_routes,
     *chunk_routes,
     *outline_routes,
+    *symbol_routes,
     *content_routes,
     *discover_routes,
     *metrics_routes,

@@ -1,0 +1,168 @@
+"""The symbol index (``code_symbols``): written with a file's chunks, read by name.
+
+A row is a definition (a unit: function, method, class, namespace…) or a reference site
+(a name used on a line, with the unit it is used in). Names are matched as text, like
+ctags or zoekt's ``sym:``: there is no type resolution. Reads are filtered by an indexed
+name first (BTREE on ``name``, BITMAP on ``role``, ``kind``, ``language``, ``project_id``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from indexer.models import Symbol
+from indexer.store._base import StoreBase, rows
+from indexer.store._rows import SYMBOL_COLUMNS, FileWrite, symbol_columns, table_from_columns, to_symbol
+from indexer.store._schema import SYMBOLS, symbols_schema
+from indexer.store._sql import and_all, glob_to_regex, in_list, quote, starts_with
+
+__all__ = ["NameMatch", "SymbolsMixin"]
+
+#: How a name is matched: equal, starting with, a glob (``*``, ``?``, ``[…]``; case-sensitive).
+NameMatch = Literal["exact", "prefix", "glob"]
+_WILD = "*?["
+
+
+def _name_clause(name: str, match: NameMatch) -> str:
+    if match == "exact":
+        return f"name = {quote(name)}"
+    if match == "prefix":
+        return starts_with("name", name)
+    cut = min((i for i in (name.find(c) for c in _WILD) if i >= 0), default=len(name))
+    regex = f"regexp_like(name, {quote(glob_to_regex(name))})"
+    return and_all([starts_with("name", name[:cut]) if cut else None, regex]) or regex
+
+
+def _filters(
+    role: str, kinds: Sequence[str], languages: Sequence[str], project_ids: Sequence[str]
+) -> list[str | None]:
+    return [
+        f"role = {quote(role)}",
+        in_list("kind", kinds) if kinds else None,
+        in_list("language", languages) if languages else None,
+        in_list("project_id", project_ids) if project_ids else None,
+    ]
+
+
+class SymbolsMixin(StoreBase):
+    """Writes and reads of ``code_symbols``."""
+
+    #: (table version and filters, the distinct defined names read then)
+    _names_cache: tuple[str, list[str]] | None = None
+
+    # ---- writes (inside ``replace_files`` / ``delete_files``, under the write lock) ----
+    def _merge_symbols(self, writes: Sequence[FileWrite], append: bool = False) -> None:
+        """Swap in the symbol rows of these files (one commit); append for new files."""
+        cols: dict[str, list[Any]] = defaultdict(list)
+        for write in writes:
+            for name, values in symbol_columns(write).items():
+                cols[name].extend(values)
+        table = table_from_columns(dict(cols), symbols_schema())
+        if append:
+            if table.num_rows:
+                self._t(SYMBOLS).add(table)
+            return
+        file_ids = sorted({w.document.id for w in writes})
+        if table.num_rows == 0:
+            self._t(SYMBOLS).delete(in_list("file_id", file_ids))
+            return
+        (
+            self._t(SYMBOLS)
+            .merge_insert("id")
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .when_not_matched_by_source_delete(in_list("file_id", file_ids))
+            .execute(table)
+        )
+
+    # ---- reads ----------------------------------------------------------------------
+    def _symbols_where(self, where: str, limit: int | None) -> list[Symbol]:
+        def query(table: Any) -> Any:
+            built = table.query().where(where).select(SYMBOL_COLUMNS)
+            return (built.limit(limit) if limit is not None else built).to_arrow()
+
+        return [to_symbol(r) for r in rows(self._arrow(SYMBOLS, query))]
+
+    def find_definitions(
+        self,
+        names: Sequence[str],
+        *,
+        match: NameMatch = "exact",
+        kinds: Sequence[str] = (),
+        languages: Sequence[str] = (),
+        project_ids: Sequence[str] = (),
+        limit: int | None = 1000,
+    ) -> list[Symbol]:
+        """Definitions whose name matches one of ``names`` (unordered; at most ``limit``)."""
+        if not names:
+            return []
+        if match == "exact":
+            by_name = in_list("name", names)
+        else:
+            by_name = " OR ".join(f"({_name_clause(n, match)})" for n in names)
+        where = and_all([by_name, *_filters("definition", kinds, languages, project_ids)])
+        return self._symbols_where(where or "false", limit)
+
+    def find_references(
+        self,
+        names: Sequence[str],
+        *,
+        languages: Sequence[str] = (),
+        project_ids: Sequence[str] = (),
+        limit: int | None = 5000,
+    ) -> list[Symbol]:
+        """Reference sites of any of ``names`` (exact names; unordered; at most ``limit``)."""
+        if not names:
+            return []
+        where = and_all([in_list("name", names), *_filters("reference", (), languages, project_ids)])
+        return self._symbols_where(where or "false", limit)
+
+    def get_symbol(self, symbol_id: str) -> Symbol | None:
+        """One symbol row by id (None when unknown)."""
+        found = self._symbols_where(in_list("id", [symbol_id]), 1)
+        return found[0] if found else None
+
+    def symbols_of_file(self, file_id: str) -> list[Symbol]:
+        """Every symbol row of one file, definitions first, each in line order."""
+        found = self._symbols_where(in_list("file_id", [file_id]), None)
+        return sorted(found, key=lambda s: (s.role != "definition", s.start_line, s.name))
+
+    def definition_names(self, project_ids: Sequence[str] = (), languages: Sequence[str] = ()) -> list[str]:
+        """Every distinct defined name (for fuzzy matching), cached until the table changes."""
+        version = self._reader(SYMBOLS).latest_version()
+        key = f"{version}:{','.join(sorted(project_ids))}:{','.join(sorted(languages))}"
+        cached = self._names_cache
+        if cached is not None and cached[0] == key:
+            return list(cached[1])
+        where = and_all(_filters("definition", (), languages, project_ids))
+        table = self._arrow(SYMBOLS, lambda t: t.query().where(where or "true").select(["name"]).to_arrow())
+        names = sorted(set(table["name"].to_pylist()))
+        self._names_cache = (key, names)
+        return names
+
+    def symbol_chunk_ids(
+        self,
+        names: Sequence[str],
+        role: Literal["definition", "reference"],
+        project_ids: Sequence[str] = (),
+        limit: int | None = 1000,
+    ) -> list[str]:
+        """Ids of the chunks that define (or use) any of ``names``, without a query text:
+        what ``has_definitions`` / ``has_references`` and an identifier query read."""
+        if role == "definition":
+            found = self.find_definitions(names, project_ids=project_ids, limit=limit)
+        else:
+            found = self.find_references(names, project_ids=project_ids, limit=limit)
+        return list(dict.fromkeys(s.chunk_id for s in found if s.chunk_id))
+
+    def count_symbols(self, project_id: str | None = None, role: str | None = None) -> int:
+        """Number of symbol rows, optionally of one project and/or role."""
+        where = and_all(
+            [
+                f"project_id = {quote(project_id)}" if project_id else None,
+                f"role = {quote(role)}" if role else None,
+            ]
+        )
+        return int(self._t(SYMBOLS).count_rows(where))

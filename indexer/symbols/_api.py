@@ -1,0 +1,219 @@
+"""Symbol operations over a store: find definitions, read one with its code, find callers.
+
+Resolution is by name, like ctags or zoekt's ``sym:``, not a language server: every
+definition of a name is a candidate, ranked by proximity to the file it is read in.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from indexer.errors import NotFoundError, ValidationError
+from indexer.models import NODE_TYPES, Project, Symbol
+from indexer.store import NameMatch, Store, glob_to_regex
+from indexer.symbols._model import (
+    MATCHES,
+    PROXIMITIES,
+    Caller,
+    RankedSymbol,
+    ReferenceQuery,
+    References,
+    ReferenceSite,
+    SymbolDetail,
+    SymbolList,
+    SymbolQuery,
+)
+from indexer.symbols._rank import Proximity, fuzzy_names
+
+__all__ = ["find_references", "find_symbols", "get_symbol"]
+
+#: Definitions read per query before ranking (a name defined more often is cut here).
+_MAX_CANDIDATES = 2000
+#: Reference sites read per query before grouping.
+_MAX_SITES = 20_000
+#: A symbol's code is cut after this many characters.
+_MAX_CODE = 40_000
+_QUALIFIER = re.compile(r"(.+?)(?:::|\.|#)([^.:#]+)$")
+_MAX_NAME = 500
+
+
+def _check_name(name: str, field: str = "name") -> str:
+    text = name.strip()
+    if not text:
+        raise ValidationError(field, "must not be empty")
+    if len(text) > _MAX_NAME or "\x00" in text:
+        raise ValidationError(field, f"must be at most {_MAX_NAME} characters, without NUL")
+    return text
+
+
+def _check_kinds(kinds: Sequence[str], languages: Sequence[str]) -> None:
+    from indexer.chunker import KNOWN_LANGUAGES
+
+    for field, values, known in (("kind", kinds, NODE_TYPES), ("language", languages, KNOWN_LANGUAGES)):
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValidationError(field, f"unknown {field} {unknown}; one of: {', '.join(sorted(known))}")
+
+
+def _check_limit(limit: int, high: int) -> None:
+    if not 1 <= limit <= high:
+        raise ValidationError("limit", f"must be between 1 and {high} (got {limit})")
+
+
+def _projects(store: Store, refs: Sequence[str]) -> list[Project]:
+    projects = store.list_projects()
+    if not refs:
+        return projects
+    by_ref = {p.id: p for p in projects} | {p.name: p for p in projects}
+    unknown = [r for r in refs if r not in by_ref]
+    if unknown:
+        raise NotFoundError(f"unknown project(s) {unknown}", "project")
+    return list({by_ref[r].id: by_ref[r] for r in refs}.values())
+
+
+def _proximity(store: Store, projects: Sequence[Project], from_path: str | None) -> Proximity:
+    """Proximity to ``from_path`` (its text read for its imports, from the first project
+    that has it)."""
+    if not from_path:
+        return Proximity(None, None)
+    path = from_path.strip().lstrip("/")
+    found = store.content_at([p.id for p in projects], path)
+    return Proximity(path, found[1] if found is not None else None)
+
+
+def _split_qualified(name: str) -> tuple[str, str]:
+    """``Stack.push`` → (``Stack``, ``push``); a plain name → ("", name)."""
+    found = _QUALIFIER.fullmatch(name)
+    return (found.group(1), found.group(2)) if found else ("", name)
+
+
+def _qualifier_matches(symbol: Symbol, qualifier: str) -> bool:
+    container = symbol.container.replace("::", ".")
+    wanted = re.sub(r"::|#", ".", qualifier)
+    return container == wanted or container.endswith("." + wanted)
+
+
+def _candidates(store: Store, query: SymbolQuery, name: str, project_ids: list[str]) -> list[Symbol]:
+    """Definitions matching the query, unranked (fuzzy: best names first)."""
+    kinds, languages = query.kinds, query.languages
+
+    def named(names: Sequence[str], match: NameMatch = "exact") -> list[Symbol]:
+        return store.find_definitions(
+            names,
+            match=match,
+            kinds=kinds,
+            languages=languages,
+            project_ids=project_ids,
+            limit=_MAX_CANDIDATES,
+        )
+
+    if query.match == "fuzzy":  # ``stack.psh``: the name's letters, in a container like ``stack``
+        qualifier, plain = _split_qualified(name)
+        best = fuzzy_names(plain, store.definition_names(project_ids, languages))
+        order = {n: i for i, n in enumerate(best)}
+        wanted = qualifier.lower()
+        return sorted(
+            named(best), key=lambda s: (wanted not in s.container.lower(), order.get(s.name, len(order)))
+        )
+    if query.match != "exact":
+        return named([name], "prefix" if query.match == "prefix" else "glob")
+    qualifier, plain = _split_qualified(name)
+    if not qualifier:
+        return named([name])
+    qualified = [s for s in named([plain]) if _qualifier_matches(s, qualifier)]
+    return qualified or named([name])  # ``Shop.Orders``: a C# namespace is named so whole
+
+
+def find_symbols(store: Store, query: SymbolQuery) -> SymbolList:
+    """Definitions matching ``query``: nearest to ``from_path`` first, then exact names,
+    then types and functions before variables (fuzzy: best-matching names first)."""
+    name = _check_name(query.name)
+    if query.match not in MATCHES:
+        raise ValidationError("match", f"must be one of: {', '.join(MATCHES)} (got {query.match!r})")
+    if query.match == "glob":
+        try:
+            glob_to_regex(name)
+        except ValueError as exc:
+            raise ValidationError("name", f"is not a valid glob: {exc}") from None
+    _check_limit(query.limit, 1000)
+    _check_kinds(query.kinds, query.languages)
+    projects = _projects(store, query.projects)
+    return _ranked(store, query, name, projects, _proximity(store, projects, query.from_path))
+
+
+def _ranked(
+    store: Store, query: SymbolQuery, name: str, projects: list[Project], proximity: Proximity
+) -> SymbolList:
+    names = {p.id: p.name for p in projects}
+    found = _candidates(store, query, name, list(names))
+    if query.match == "fuzzy":  # as ``_candidates`` ordered them, nearest first within a name
+        order = {n: i for i, n in enumerate(dict.fromkeys((s.container, s.name) for s in found))}
+        ranked = sorted(found, key=lambda s: (order[(s.container, s.name)], proximity.key(s, s.name)))
+    else:
+        plain = _split_qualified(name)[1]
+        ranked = sorted(found, key=lambda s: proximity.key(s, plain))
+    symbols = tuple(
+        RankedSymbol(s, names.get(s.project_id, ""), proximity.of(s.file_path)) for s in ranked[: query.limit]
+    )
+    return SymbolList(name, query.match, symbols, len(found), len(found) > query.limit)
+
+
+def get_symbol(store: Store, symbol_id: str) -> SymbolDetail:
+    """One symbol by id with its code (NotFoundError for an unknown id)."""
+    symbol = store.get_symbol(symbol_id)
+    if symbol is None:
+        raise NotFoundError(f"no symbol {symbol_id!r}")
+    names = {p.id: p.name for p in store.list_projects()}
+    content = store.document_content(symbol.file_id) or ""
+    lines = content.split("\n")[symbol.start_line - 1 : symbol.end_line]
+    code = "\n".join(lines)
+    truncated = len(code) > _MAX_CODE
+    return SymbolDetail(symbol, names.get(symbol.project_id, ""), code[:_MAX_CODE], truncated)
+
+
+def find_references(store: Store, query: ReferenceQuery) -> References:
+    """Every use of a name, grouped by the unit it is used in (its callers), with the
+    name's candidate definitions; nearest to ``from_path`` first. Uses are found by name
+    (a qualified name's last part): which type a receiver has is not known."""
+    name = _check_name(query.name)
+    _check_limit(query.limit, 1000)
+    _check_kinds((), query.languages)
+    projects = _projects(store, query.projects)
+    names = {p.id: p.name for p in projects}
+    plain = _split_qualified(name)[1]
+    proximity = _proximity(store, projects, query.from_path)
+    wanted = SymbolQuery(name, languages=query.languages, projects=tuple(names), from_path=query.from_path)
+    definitions = _ranked(store, wanted, name, projects, proximity).symbols
+    sites = store.find_references(
+        [plain], languages=query.languages, project_ids=list(names), limit=_MAX_SITES
+    )
+    groups: dict[tuple[str, str, str, str], list[Symbol]] = {}
+    for site in sites:
+        key = (site.project_id, site.file_path, site.container, site.signature)
+        groups.setdefault(key, []).append(site)
+    callers = [_caller(members, names, proximity) for members in groups.values()]
+    callers.sort(key=lambda c: (PROXIMITIES.index(c.proximity), c.file_path, c.sites[0].line))
+    return References(
+        name=name,
+        definitions=definitions,
+        callers=tuple(callers[: query.limit]),
+        total_sites=len(sites),
+        total_callers=len(callers),
+        truncated=len(callers) > query.limit or len(sites) >= _MAX_SITES,
+    )
+
+
+def _caller(members: list[Symbol], names: dict[str, str], proximity: Proximity) -> Caller:
+    members.sort(key=lambda s: s.start_line)
+    first = members[0]
+    return Caller(
+        project=names.get(first.project_id, ""),
+        file_path=first.file_path,
+        language=first.language,
+        container=first.container,
+        container_kind=first.container_kind,
+        signature=first.signature,
+        proximity=proximity.of(first.file_path),
+        sites=tuple(ReferenceSite(s.id, s.start_line, s.text, s.chunk_id) for s in members),
+    )

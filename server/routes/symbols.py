@@ -1,0 +1,172 @@
+"""``GET /api/v1/symbols`` (go to definition), ``GET /api/v1/symbols/references`` (find
+references, grouped by caller) and ``GET /api/v1/symbols/{id}`` (one symbol with its code).
+
+Names are resolved as text, like ctags or zoekt's ``sym:``, not by a language server."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Annotated
+
+from litestar import get
+from litestar.di import Provide
+from litestar.params import FromPath, QueryParameter
+
+from indexer.chunker import KNOWN_LANGUAGES
+from indexer.models import NODE_TYPES
+from indexer.symbols import MATCHES, ReferenceQuery, SymbolQuery
+from server._fields import NOT_BLANK, RELATIVE, one_of
+from server.routes._common import Ctx, blocking, get_ctx, ok
+from server.schemas_symbols import (
+    EXAMPLES,
+    ReferencesOut,
+    SymbolDetailOut,
+    SymbolListOut,
+    to_detail,
+    to_list,
+    to_references,
+)
+
+__all__ = ["symbol_routes"]
+
+_deps = {"ctx": Provide(get_ctx, sync_to_thread=False)}
+_TAGS = ["symbols"]
+
+NameParam = Annotated[
+    str,
+    QueryParameter(
+        description="A name (push) or a qualified one (Stack.push, Stack::push)",
+        min_length=1,
+        max_length=500,
+        pattern=NOT_BLANK,
+    ),
+]
+
+
+def _comma_list(values: Iterable[str]) -> str:
+    """A pattern admitting one or more of ``values`` separated by commas."""
+    choice = "(?:" + "|".join(re.escape(v) for v in sorted(values)) + ")"
+    return f"^{choice}(?:,{choice})*$"
+
+
+LanguagesParam = Annotated[
+    str | None,
+    QueryParameter(
+        description="Only these languages, comma-separated (python,go)",
+        max_length=4096,
+        pattern=_comma_list(KNOWN_LANGUAGES),
+    ),
+]
+ProjectParam = Annotated[
+    str | None,
+    QueryParameter(description="Project name or id (default: all)", max_length=4096, pattern=NOT_BLANK),
+]
+FromPathParam = Annotated[
+    str | None,
+    QueryParameter(
+        description="The file the name is read in (relative to its project): candidates are "
+        "ranked by proximity to it (same file, same folder, imported by it)",
+        max_length=4096,
+        pattern=RELATIVE,
+    ),
+]
+
+
+def _split(values: str | None) -> tuple[str, ...]:
+    return tuple(values.split(",")) if values else ()
+
+
+@get(
+    "/api/v1/symbols",
+    dependencies=_deps,
+    tags=_TAGS,
+    summary="Definitions of a name (go to definition)",
+    operation_id="find_symbols",
+    responses=ok(SymbolListOut, "The definitions of a name", EXAMPLES["list"]),
+)
+@blocking
+def find_symbols(
+    ctx: Ctx,
+    name: NameParam,
+    match: Annotated[
+        str,
+        QueryParameter(
+            description="exact; prefix; glob (*, ?, [...], case-sensitive); fuzzy (case and _ "
+            "ignored, the letters in order)",
+            pattern=one_of(MATCHES),
+        ),
+    ] = "exact",
+    kind: Annotated[
+        str | None,
+        QueryParameter(
+            description="Only these node types, comma-separated (function,method)",
+            max_length=4096,
+            pattern=_comma_list(NODE_TYPES),
+        ),
+    ] = None,
+    language: LanguagesParam = None,
+    project: ProjectParam = None,
+    from_path: FromPathParam = None,
+    limit: Annotated[int, QueryParameter(ge=1, le=1000, description="Definitions returned")] = 50,
+) -> SymbolListOut:
+    """Every definition (a unit: function, method, class, namespace, macro…) whose name
+    matches, ranked by proximity to ``from_path``, then exact names first, then types and
+    functions before variables. An ambiguous name lists every candidate."""
+    query = SymbolQuery(
+        name=name,
+        match=match,
+        kinds=_split(kind),
+        languages=_split(language),
+        projects=(project,) if project else (),
+        from_path=from_path,
+        limit=limit,
+    )
+    return to_list(ctx.lode.symbols(query))
+
+
+@get(
+    "/api/v1/symbols/references",
+    dependencies=_deps,
+    tags=_TAGS,
+    summary="Uses of a name, grouped by caller (find references)",
+    operation_id="find_references",
+    responses=ok(ReferencesOut, "The callers of a name", EXAMPLES["references"]),
+)
+@blocking
+def find_references(
+    ctx: Ctx,
+    name: NameParam,
+    language: LanguagesParam = None,
+    project: ProjectParam = None,
+    from_path: FromPathParam = None,
+    limit: Annotated[int, QueryParameter(ge=1, le=1000, description="Callers returned")] = 100,
+) -> ReferencesOut:
+    """Every line using the name (a qualified name's last part), grouped by the unit it is
+    used in (its callers), with the name's candidate definitions; nearest to ``from_path``
+    first."""
+    query = ReferenceQuery(
+        name=name,
+        languages=_split(language),
+        projects=(project,) if project else (),
+        from_path=from_path,
+        limit=limit,
+    )
+    return to_references(ctx.lode.references(query))
+
+
+@get(
+    "/api/v1/symbols/{symbol_id:str}",
+    dependencies=_deps,
+    tags=_TAGS,
+    summary="One symbol with its code",
+    operation_id="get_symbol",
+    responses=ok(SymbolDetailOut, "A definition and its code", EXAMPLES["detail"]),
+)
+@blocking
+def get_symbol(ctx: Ctx, symbol_id: FromPath[str]) -> SymbolDetailOut:
+    """A definition (or a reference site) by id, with the lines it spans; an unknown id is a 404."""
+    return to_detail(ctx.lode.symbol(symbol_id))
+
+
+symbol_routes = [find_symbols, find_references, get_symbol]
