@@ -11,6 +11,7 @@ import math
 import tarfile
 import textwrap
 import zipfile
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -507,6 +508,8 @@ def _hit(path: str, start: int, end: int, score: float, hid: str) -> ChunkHit:
         parent_context="",
         scope_path=(),
         relevance_score=score,
+        unit_start_line=start,
+        unit_end_line=end,
     )
 
 
@@ -533,6 +536,9 @@ def test_ranked_chunks_and_rank_of() -> None:
     assert rank_of(pair, ranked) == 4
     assert rank_of(Pair("toy", "q w e", "b.py", "g", "function", 30, 35), ranked) == 2
     assert rank_of(Pair("toy", "q w e", "c.py", "h", "function", 5, 9), ranked) is None
+    # a piece of a long unit stands for the whole unit (its other pieces are folded into it)
+    piece = ChunkHit(**{**asdict(_hit("c.py", 40, 60, 0.8, "p")), "unit_start_line": 1, "unit_end_line": 90})
+    assert rank_of(Pair("toy", "q w e", "c.py", "h", "function", 3, 90), [piece]) == 1
 
 
 def test_index_and_ask_end_to_end(tmp_path: Path) -> None:

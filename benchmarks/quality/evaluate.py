@@ -61,9 +61,12 @@ def ranked_chunks(response: SearchResponse) -> list[ChunkHit]:
 
 
 def rank_of(pair: Pair, hits: Sequence[ChunkHit], k: int = K) -> int | None:
-    """Rank of the first hit in the target's file that covers the target's first line."""
+    """Rank of the first hit in the target's file whose unit covers the target's first line
+    (a hit is shown as its unit: a piece of a long function, folded with the others, stands
+    for all of it)."""
     return first_hit_rank(
-        [h.file_path == pair.path and h.start_line <= pair.start_line <= h.end_line for h in hits], k
+        [h.file_path == pair.path and h.unit_start_line <= pair.start_line <= h.unit_end_line for h in hits],
+        k,
     )
 
 

@@ -130,7 +130,10 @@ def _answer(searcher: Searcher, project: str, text: str, mode: str) -> Answer:
         )
 
     page = searcher.search(options("chunk", K))
-    chunks = tuple(ChunkRef(h.file_path, h.start_line, h.end_line) for g in page.groups for h in g.chunks)
+    # a hit is shown as its unit (the pieces of a long function fold into one hit)
+    chunks = tuple(
+        ChunkRef(h.file_path, h.unit_start_line, h.unit_end_line) for g in page.groups for h in g.chunks
+    )
     deep = ranked_chunks(searcher.search(options("chunk", DEEP)))
     best_files = tuple(dict.fromkeys(h.file_path for h in deep))
     documents = searcher.search(options("document", K)).documents

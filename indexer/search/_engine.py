@@ -597,7 +597,7 @@ def to_hit(view: ChunkView, score: float, names: dict[str, str], folded: Folded 
         parent_context=view.parent_context,
         scope_path=view.scope_path,
         relevance_score=round(score, 6),
-        unit_start_line=folded.start_line if folded else view.start_line,
-        unit_end_line=folded.end_line if folded else view.end_line,
+        unit_start_line=folded.start_line if folded else (view.unit_start_line or view.start_line),
+        unit_end_line=folded.end_line if folded else (view.unit_end_line or view.end_line),
         folded_pieces=folded.pieces if folded else 0,
     )
