@@ -4,6 +4,7 @@ Tables: ``projects``, ``code_documents``, ``code_chunks``, ``embedding_cache``, 
 ``file_errors`` and ``meta`` (schema version, model id, dimension).
 """
 
+from indexer.store._access import StoreAccess
 from indexer.store._content import ContentRow
 from indexer.store._maintenance import OPTIMIZE_AFTER_ROWS
 from indexer.store._rows import ChunkWrite, DocState, FileWrite, chunk_search_text, path_words
@@ -25,6 +26,7 @@ __all__ = [
     "DocState",
     "FileWrite",
     "Store",
+    "StoreAccess",
     "TermRun",
     "chunk_search_text",
     "glob_to_regex",
