@@ -26,6 +26,7 @@ A lease is only refused or taken, never waited for: a second writer is refused a
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import os
@@ -215,6 +216,19 @@ class _Held:
 
 _HELD: dict[str, _Held] = {}
 _HELD_LOCK = threading.Lock()
+
+
+def _release_all() -> None:
+    """At a normal exit, release the leases still held (a command that never closed its
+    ``Lode``), so the next writer need not wait for them to expire."""
+    for held in list(_HELD.values()):
+        held.users = 1
+        lease = held.lease
+        lease._holding = True
+        lease.release()
+
+
+atexit.register(_release_all)
 
 
 class WriterLease:
