@@ -182,6 +182,8 @@ class _Held:
         self.users = 0
         self.stop = threading.Event()
         self.last_renewed = time.monotonic()
+        #: One renewal at a time (the renewer's, or one that adds the server's URL).
+        self.lock = threading.Lock()
         self.thread = threading.Thread(target=self._renew_until_stopped, name="lode-lease", daemon=True)
 
     @property
@@ -197,11 +199,12 @@ class _Held:
         """Put the record again, conditionally on our last etag (``on_lost`` when lost)."""
         from obstore.exceptions import NotFoundError, PreconditionError
 
-        record = {**self.record, "renewed_at": time.time()}
         try:
-            self.e_tag = self.lease.put(record, self.e_tag)
-            self.record = record
-            self.last_renewed = time.monotonic()
+            with self.lock:
+                record = {**self.record, "renewed_at": time.time()}
+                self.e_tag = self.lease.put(record, self.e_tag)
+                self.record = record
+                self.last_renewed = time.monotonic()
             return
         except (PreconditionError, NotFoundError):
             log.error("the writer's lease of %s was taken by another process", self.lease.db)

@@ -51,7 +51,9 @@ class VersionWatch:
             store = self.lode.store
             store.forget_if_changed()
             self.version = store.chunk_table_version()
-        except Exception:  # storage trouble shows in the requests that meet it
+        except BaseException as exc:  # storage trouble (a panic too) shows in the requests that meet it
+            if isinstance(exc, KeyboardInterrupt | SystemExit):
+                raise
             log.debug("reading the index version failed", exc_info=True)
 
     def _run(self) -> None:
@@ -59,8 +61,10 @@ class VersionWatch:
             self.look()
 
     def stop(self) -> None:
-        """Stop looking."""
+        """Stop looking (and wait for a look under way)."""
         self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=10)
 
 
 @dataclass
