@@ -59,3 +59,37 @@ def plot_latencies(series: Sequence[tuple[str, Sequence[float]]], target: Path) 
     fig.savefig(target, dpi=110)
     plt.close(fig)
     return target
+
+
+def plot_scale(rows: Mapping[str, Mapping[str, Any]], target: Path) -> Path:
+    """How search latency, a search process's memory and disk per chunk grow with the
+    number of chunks (``bench_scale``'s size part): one panel each, log-scaled chunks."""
+    plt = _pyplot()
+    ordered = sorted(rows.values(), key=lambda r: int(r["chunks"]))
+    chunks = [int(r["chunks"]) for r in ordered]
+    fig, (latency, memory, disk) = plt.subplots(1, 3, figsize=(13, 4.2))
+    for key, label in (("hybrid_chunk", "hybrid, chunks"), ("hybrid_document", "hybrid, documents")):
+        latency.plot(chunks, [r[key]["p50_ms"] for r in ordered], marker="o", label=f"{label} p50")
+        latency.plot(
+            chunks, [r[key]["p95_ms"] for r in ordered], marker="x", linestyle="--", label=f"{label} p95"
+        )
+    latency.set_ylabel("milliseconds")
+    latency.set_title("Search latency")
+    latency.legend(fontsize=8)
+    memory.plot(chunks, [r["rss_mb"] for r in ordered], marker="o", label="RSS after the queries")
+    memory.plot(chunks, [r["peak_rss_mb"] for r in ordered], marker="x", linestyle="--", label="peak RSS")
+    memory.set_ylabel("MB")
+    memory.set_title("A search process's memory")
+    memory.legend(fontsize=8)
+    disk.plot(chunks, [r["disk_bytes_per_chunk"] for r in ordered], marker="o")
+    disk.set_ylabel("bytes per chunk")
+    disk.set_title("Index on disk")
+    for ax in (latency, memory, disk):
+        ax.set_xscale("log")
+        ax.set_xlabel("chunks")
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(target, dpi=110)
+    plt.close(fig)
+    return target

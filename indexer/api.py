@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from indexer.activity import SearchActivity
-from indexer.config import LodeConfig
+from indexer.config import LodeConfig, is_object_store
 from indexer.containment import refuse_broad_root
 from indexer.embed import (
     Embedder,
@@ -26,7 +26,14 @@ from indexer.embed import (
     load_embedder,
     model_dir,
 )
-from indexer.errors import ModelMismatchError, NotFoundError, PathError, StoreError
+from indexer.errors import (
+    LodeError,
+    ModelMismatchError,
+    NotFoundError,
+    PathError,
+    ReadOnlyError,
+    StoreError,
+)
 from indexer.models import LIVE_STATUSES, IndexReport, Project, StoreCheck, Task
 from indexer.outline import Outline, OutlineCache
 from indexer.pipeline import ProgressCallback, index_project
@@ -42,7 +49,7 @@ from indexer.search.content import (
     document_data,
     document_text,
 )
-from indexer.store import Store, open_store, read_store_info
+from indexer.store import Store, StoreAccess, open_store, read_store_info
 from indexer.symbols import (
     ReferenceQuery,
     References,
@@ -53,7 +60,7 @@ from indexer.symbols import (
     find_symbols,
     get_symbol,
 )
-from indexer.writer_lock import WriterLock
+from indexer.writer_claim import find_writer, writer_claim
 
 __all__ = [
     "Lode",
@@ -61,8 +68,10 @@ __all__ = [
     "open_for_queries",
     "open_for_search",
     "query_embedder",
+    "read_only_error",
     "relative_paths",
     "resolve_project_root",
+    "store_access",
 ]
 
 log = logging.getLogger(__name__)
@@ -102,8 +111,37 @@ def relative_paths(paths: Sequence[str], field: str = "paths") -> tuple[str, ...
     return tuple(out)
 
 
+def store_access(config: LodeConfig, writer: bool = False) -> StoreAccess:
+    """How a process opens the index of ``config``: a reader (``read_only``) never writes
+    and sees commits within ``read_consistency_seconds``; on object storage, a process
+    that is not the writer (``writer``: it holds the lease) opens it read-only too. A
+    local folder opened by any other process is opened as it always was."""
+    storage = config.storage
+    remote = is_object_store(config.db)
+    reader = config.server.read_only
+    return StoreAccess(
+        storage_options=storage.storage_options if remote else (),
+        read_only=reader or (remote and not writer),
+        read_consistency=storage.read_consistency_seconds if reader else 0.0,
+        keep_versions=storage.keep_versions_seconds,
+    )
+
+
+def read_only_error(config: LodeConfig) -> ReadOnlyError:
+    """The error a reader answers a write with, naming the writer (and where it answers)."""
+    try:
+        writer = find_writer(config)
+    except (LodeError, OSError):  # the lease cannot be read: say what a writer is anyway
+        writer = None
+    now = f"; its writer now is {writer.describe()}" if writer is not None else ""
+    return ReadOnlyError(
+        f"this lode server only reads the index {config.db} (`lode serve --read-only`): send "
+        f"writes to its writer, `lode serve`, `lode index` or `lode watch` with the same --db{now}"
+    )
+
+
 class Lode:
-    """lode's Python API over one index directory."""
+    """lode's Python API over one index (a local folder, or a prefix on object storage)."""
 
     def __init__(
         self, config: LodeConfig, *, embedder: Embedder | None = None, store: Store | None = None
@@ -112,8 +150,9 @@ class Lode:
         self._embedder = embedder
         self._store = store
         self._lock = threading.Lock()
-        #: This process's claim to write the index (taken by the first write).
-        self.writer = WriterLock(config.db)
+        #: This process's claim to write the index (taken by the first write): a lock in a
+        #: local folder, a lease on object storage.
+        self.writer = writer_claim(config)
         self._searcher: Searcher | None = None
         #: Searches in flight: an index writer given this yields the cores to them.
         self.activity = SearchActivity()
@@ -133,18 +172,24 @@ class Lode:
         """The index, opened on first use (from its own model record when it exists, so
         opening it does not load the model)."""
         if self._store is None:
-            info = read_store_info(self.config.db)
+            access = self.access
+            info = read_store_info(self.config.db, access)
             if info:
                 expected = self._embedder.model_id if self._embedder is not None else self.config.embed.model
                 if info.get("model_id") != expected:
                     self._check_model_before_loading()
-                store = open_store(self.config.db, info["model_id"], int(info["dimension"]))
+                store = open_store(self.config.db, info["model_id"], int(info["dimension"]), access)
             else:
-                store = open_store(self.config.db, self.embedder.model_id, self.embedder.dimension)
+                store = open_store(self.config.db, self.embedder.model_id, self.embedder.dimension, access)
             with self._lock:
                 if self._store is None:
                     self._store = store
         return self._store
+
+    @property
+    def access(self) -> StoreAccess:
+        """How this process opens the index now (see ``store_access``)."""
+        return store_access(self.config, writer=self.writer.held)
 
     @property
     def lazy_embedder(self) -> Embedder:
@@ -155,7 +200,7 @@ class Lode:
         return LazyEmbedder(lambda: self.embedder, store.model_id, store.dimension)
 
     def _check_model_before_loading(self) -> None:
-        info = read_store_info(self.config.db)
+        info = read_store_info(self.config.db, self.access)
         model = info.get("model_id")
         expected = self._embedder.model_id if self._embedder is not None else self.config.embed.model
         if model is not None and model != expected:
@@ -168,11 +213,12 @@ class Lode:
         """The store without loading the model (None when no index exists yet)."""
         if self._store is not None:
             return self._store
-        info = read_store_info(self.config.db)
+        access = self.access
+        info = read_store_info(self.config.db, access)
         if not info:
             return None
         try:
-            store = open_store(self.config.db, info["model_id"], int(info["dimension"]))
+            store = open_store(self.config.db, info["model_id"], int(info["dimension"]), access)
         except KeyError as exc:
             raise StoreError(f"the index at {self.config.db} has no model record") from exc
         with self._lock:
@@ -189,18 +235,31 @@ class Lode:
 
     def hold_writer(self, command: str = "lode index", url: str | None = None) -> None:
         """Claim to be the index's writer (``WriterBusyError`` naming the process that
-        writes it when it is another; a server gives the URL where it answers)."""
+        writes it when it is another; a server gives the URL where it answers). A reader
+        (``lode serve --read-only``) never writes: ``ReadOnlyError``."""
+        if self.config.server.read_only:
+            raise read_only_error(self.config)
+        if self.writer.held:
+            return
         self.writer.acquire(command, url)
+        if self._store is not None and self._store.access.read_only:
+            # opened read-only before the claim (an index on object storage): open it again
+            # as its writer
+            self._close_store()
+
+    def _close_store(self) -> None:
+        if self._searcher is not None:
+            self._searcher.close()
+            self._searcher = None
+        self._content = None
+        if self._store is not None:
+            self._store.close()
+            self._store = None
 
     def close(self) -> None:
         """Release the store (and the writer's claim)."""
         self.writer.release()
-        if self._searcher is not None:
-            self._searcher.close()
-            self._searcher = None
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+        self._close_store()
 
     # ---- projects -------------------------------------------------------------------
     def register(
@@ -234,7 +293,7 @@ class Lode:
             raise NotFoundError(f"no project {ref!r}")
         project = store.get_project(ref)
         self.hold_writer("lode projects remove")
-        store.delete_project(project.id)
+        self.store.delete_project(project.id)
         return project
 
     # ---- indexing -------------------------------------------------------------------
@@ -407,7 +466,7 @@ def query_embedder(config: LodeConfig, graph: QueryGraph | None) -> Embedder | N
     torch, no model in memory until a document must be embedded) when there is one and the
     index was built with the configured model; else None (the model embeds queries, also
     when the graph cannot be opened, e.g. its file was pruned from the cache meanwhile)."""
-    info = read_store_info(config.db)
+    info = read_store_info(config.db, store_access(config))
     if graph is None or not info or info.get("model_id") != config.embed.model:
         return None
     try:

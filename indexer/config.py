@@ -12,7 +12,7 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from indexer.errors import ConfigError
 
@@ -20,13 +20,18 @@ __all__ = [
     "DEFAULT_MODEL",
     "ChunkerConfig",
     "EmbedConfig",
+    "IndexLocation",
     "LodeConfig",
     "ServerConfig",
+    "StorageConfig",
     "WalkerConfig",
     "WatchConfig",
+    "db_location",
     "default_db_dir",
     "env_names",
+    "is_object_store",
     "load_config",
+    "storage_options_from_env",
 ]
 
 #: The default embedding model: all-MiniLM-L6-v2 as shipped inside the PyPI package
@@ -39,6 +44,37 @@ def default_db_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_data_dir("lode", appauthor=False)) / "index"
+
+
+if TYPE_CHECKING:
+    #: Where the index is: a local folder (``Path``) or an object-storage URI (``str``).
+    IndexLocation: TypeAlias = Path | str
+else:
+    # the same at run time, but msgspec (which Litestar's dependency checks run over the
+    # server's context and so over this config) takes no union of Path with str
+    IndexLocation = Any
+
+
+def is_object_store(db: Path | str) -> bool:
+    """Whether an index location is an object-storage URI (``s3://bucket/prefix``,
+    ``gs://…``, ``az://…``: anything with a scheme but ``file://``), not a local folder."""
+    return isinstance(db, str) and "://" in db and not db.startswith("file://")
+
+
+def db_location(raw: Path | str) -> Path | str:
+    """An index location as lode keeps it: a local folder as a ``Path`` (``~`` expanded,
+    ``file://`` dropped), an object-storage URI as its text without a trailing slash."""
+    if isinstance(raw, Path):
+        return raw.expanduser()
+    text = raw.strip()
+    if text.startswith("file://"):
+        return Path(text.removeprefix("file://")).expanduser()
+    if "://" in text:
+        scheme, _, rest = text.partition("://")
+        if not rest.strip("/"):
+            raise ConfigError(f"db: {raw!r} names no bucket")
+        return f"{scheme.lower()}://{rest.rstrip('/')}"
+    return Path(text).expanduser()
 
 
 def _positive(name: str, value: float) -> None:
@@ -152,6 +188,10 @@ class ServerConfig:
     search_processes: int = 2
     """Child processes that answer ``POST /api/v1/search`` (each opens the store for
     reading and the model; 0 answers searches in the server process itself)."""
+    read_only: bool = False
+    """Serve reads only (``lode serve --read-only``): no writer, no watcher, no maintenance;
+    write routes answer 409 naming the writer. One of many search servers of an index on
+    object storage that one writer keeps current."""
 
     def __post_init__(self) -> None:
         if not 0 < self.port < 65536:
@@ -164,11 +204,48 @@ class ServerConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class StorageConfig:
+    """How lode reaches the index, and how its one writer and its readers share it."""
+
+    storage_options: tuple[tuple[str, str], ...] = ()
+    """Options of the object store of an ``s3://`` (``gs://``, ``az://``) index: endpoint,
+    region, keys, ``allow_http``… Each ``LODE_STORAGE_<KEY>`` variable gives option
+    ``<key>``, over the standard ``AWS_*`` variables; unused for a local folder."""
+    read_consistency_seconds: float = 3.0
+    """A read-only server sees the writer's commits at most this long after they land (it
+    asks for each table's newest version at most this often)."""
+    keep_versions_seconds: float = 3600.0
+    """The writer prunes a table version only once a newer one has existed for this long,
+    so a reader still pinned to it (within its consistency window, or paging with a
+    continuation token) keeps reading it."""
+    writer_lease_seconds: float = 30.0
+    """On object storage, the writer renews its lease (``<index>/writer.lease``) every third
+    of this; a writer that stopped renewing (crashed, cut off) loses it after this long."""
+
+    def __post_init__(self) -> None:
+        if self.read_consistency_seconds < 0:
+            raise ConfigError("read_consistency_seconds must be >= 0")
+        if self.keep_versions_seconds < self.read_consistency_seconds:
+            raise ConfigError(
+                f"keep_versions_seconds ({self.keep_versions_seconds}) must be at least "
+                f"read_consistency_seconds ({self.read_consistency_seconds})"
+            )
+        if self.writer_lease_seconds < 3:
+            raise ConfigError(f"writer_lease_seconds must be >= 3 (got {self.writer_lease_seconds})")
+
+    @property
+    def options(self) -> dict[str, str]:
+        """The storage options as a dict (what Lance and LanceDB take)."""
+        return dict(self.storage_options)
+
+
+@dataclass(frozen=True, slots=True)
 class LodeConfig:
     """All of lode's settings."""
 
-    db: Path = field(default_factory=default_db_dir)
-    """Directory of the LanceDB index (``--db`` / ``LODE_DB``)."""
+    db: IndexLocation = field(default_factory=default_db_dir)
+    """The index (``--db`` / ``LODE_DB``): a local folder, or an object-storage URI such as
+    ``s3://bucket/prefix`` (see ``StorageConfig``)."""
     chunker: ChunkerConfig = field(default_factory=ChunkerConfig)
     """Chunking settings."""
     walker: WalkerConfig = field(default_factory=WalkerConfig)
@@ -179,6 +256,11 @@ class LodeConfig:
     """Watcher settings."""
     server: ServerConfig = field(default_factory=ServerConfig)
     """HTTP server settings."""
+    storage: StorageConfig = field(default_factory=StorageConfig)
+    """Object storage, readers and the writer's lease."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "db", db_location(self.db))
 
 
 _SECTIONS: dict[str, type[Any]] = {
@@ -187,9 +269,60 @@ _SECTIONS: dict[str, type[Any]] = {
     "embed": EmbedConfig,
     "watch": WatchConfig,
     "server": ServerConfig,
+    "storage": StorageConfig,
 }
 # Settings whose environment variable is not simply LODE_<FIELD>.
 _ENV_ALIASES = {"enabled": "LODE_WATCH"}
+# Settings made of many variables (read by ``storage_options_from_env``).
+_NOT_ONE_VARIABLE = {"storage_options"}
+#: ``LODE_STORAGE_<KEY>=value`` sets storage option ``<key>`` (lower case).
+_STORAGE_PREFIX = "LODE_STORAGE_"
+#: The standard AWS variables lode passes on as storage options (explicit options, so a
+#: search process, a maintenance child and the writer's lease all use the same ones).
+_AWS_OPTIONS = (
+    ("AWS_ACCESS_KEY_ID", "aws_access_key_id"),
+    ("AWS_SECRET_ACCESS_KEY", "aws_secret_access_key"),
+    ("AWS_SESSION_TOKEN", "aws_session_token"),
+    ("AWS_DEFAULT_REGION", "aws_region"),
+    ("AWS_REGION", "aws_region"),
+    ("AWS_ENDPOINT", "aws_endpoint"),
+    ("AWS_ENDPOINT_URL", "aws_endpoint"),
+    ("AWS_ENDPOINT_URL_S3", "aws_endpoint"),
+    ("AWS_ALLOW_HTTP", "allow_http"),
+)
+#: Other spellings of the S3 options above (object_store takes each), as lode keeps them:
+#: one spelling per option, so a variable and its alias cannot both reach the store.
+_CANONICAL = {
+    "access_key_id": "aws_access_key_id",
+    "secret_access_key": "aws_secret_access_key",
+    "session_token": "aws_session_token",
+    "token": "aws_session_token",
+    "aws_token": "aws_session_token",
+    "region": "aws_region",
+    "aws_default_region": "aws_region",
+    "endpoint": "aws_endpoint",
+    "endpoint_url": "aws_endpoint",
+    "aws_endpoint_url": "aws_endpoint",
+    "aws_endpoint_url_s3": "aws_endpoint",
+    "aws_allow_http": "allow_http",
+}
+
+
+def storage_options_from_env(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """The storage options the environment gives: the ``AWS_*`` variables lode knows
+    (later ones in ``_AWS_OPTIONS`` win), then every ``LODE_STORAGE_<KEY>`` over them; an
+    ``http://`` endpoint (a local S3-compatible server) implies ``allow_http``."""
+    options: dict[str, str] = {}
+    for name, key in _AWS_OPTIONS:
+        if env.get(name, "").strip():
+            options[key] = env[name].strip()
+    for name, value in env.items():
+        if name.startswith(_STORAGE_PREFIX) and len(name) > len(_STORAGE_PREFIX) and value != "":
+            key = name[len(_STORAGE_PREFIX) :].lower()
+            options[_CANONICAL.get(key, key)] = value
+    if options.get("aws_endpoint", "").lower().startswith("http://"):
+        options.setdefault("allow_http", "true")
+    return tuple(sorted(options.items()))
 
 
 def _field_types(cls: type[Any]) -> dict[str, Any]:
@@ -201,21 +334,23 @@ def _convert(raw: str, hint: Any, name: str) -> Any:
     target = args[0] if typing.get_origin(hint) in (typing.Union, types.UnionType) else hint
     if typing.get_origin(target) is tuple:
         return tuple(x.strip() for x in raw.split(",") if x.strip())
+    readers: dict[Any, Any] = {bool: _to_bool, int: int, float: float, Path: lambda r: Path(r).expanduser()}
+    read = readers.get(target)
+    if read is None:
+        return raw
     try:
-        if target is bool:
-            low = raw.strip().lower()
-            if low in ("1", "true", "yes", "on"):
-                return True
-            if low in ("0", "false", "no", "off"):
-                return False
-            raise ValueError(raw)
-        if target is int:
-            return int(raw)
-        if target is Path:
-            return Path(raw).expanduser()
+        return read(raw)
     except ValueError:
         raise ConfigError(f"{name}: cannot read {raw!r} as {getattr(target, '__name__', target)}") from None
-    return raw
+
+
+def _to_bool(raw: str) -> bool:
+    low = raw.strip().lower()
+    if low in ("1", "true", "yes", "on"):
+        return True
+    if low in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(raw)
 
 
 def env_names() -> dict[str, tuple[str, str]]:
@@ -223,7 +358,8 @@ def env_names() -> dict[str, tuple[str, str]]:
     names: dict[str, tuple[str, str]] = {"LODE_DB": ("", "db")}
     for section, cls in _SECTIONS.items():
         for f in fields(cls):
-            names[_ENV_ALIASES.get(f.name, f"LODE_{f.name.upper()}")] = (section, f.name)
+            if f.name not in _NOT_ONE_VARIABLE:
+                names[_ENV_ALIASES.get(f.name, f"LODE_{f.name.upper()}")] = (section, f.name)
     return names
 
 
@@ -250,11 +386,12 @@ def load_config(
     for env_name, (section, name) in env_names().items():
         raw = env.get(env_name, "")
         if raw != "":
-            hint = Path if section == "" else _field_types(_SECTIONS[section])[name]
+            hint = str if section == "" else _field_types(_SECTIONS[section])[name]
             values[section][name] = _convert(raw, hint, env_name)
+    values["storage"]["storage_options"] = storage_options_from_env(env)
     for key, value in (overrides or {}).items():
         if value is not None:
-            values[_section_of(key)][key] = Path(value).expanduser() if key == "db" else value
+            values[_section_of(key)][key] = value
     try:
         parts = {s: cls(**values[s]) for s, cls in _SECTIONS.items()}
         return LodeConfig(**values[""], **parts)

@@ -10,7 +10,8 @@ them to a one-line message and exit code 2.
     │   └── PathError          a path is missing, not a directory, unreadable, outside a root
     ├── NotFoundError          an unknown project, task, document, chunk or node      → 404
     ├── ConflictError          the request clashes with current state                 → 409
-    │   └── TokenExpiredError  a continuation token made before the index changed
+    │   ├── TokenExpiredError  a continuation token made before the index changed
+    │   └── ReadOnlyError      a write sent to a reader (``lode serve --read-only``)
     ├── PayloadTooLargeError   a request body over the limit                          → 413
     ├── StoreError             the index on disk cannot be used                       → 503
     │   ├── ModelMismatchError the store was built with another embedding model
@@ -33,6 +34,7 @@ __all__ = [
     "NotFoundError",
     "PathError",
     "PayloadTooLargeError",
+    "ReadOnlyError",
     "ServerUnavailableError",
     "StoreError",
     "StoreVersionError",
@@ -102,6 +104,10 @@ class ConflictError(LodeError):
 
 class TokenExpiredError(ConflictError):
     """A continuation token was made for an index version that no longer exists."""
+
+
+class ReadOnlyError(ConflictError):
+    """A write reached a process that only reads the index; the message names the writer."""
 
 
 class PayloadTooLargeError(LodeError):

@@ -25,7 +25,7 @@ from indexer.errors import (
     ValidationError,
 )
 from indexer.search import ChunkHit, DocumentHit, FileGroup, SearchOptions, SearchResponse
-from indexer.writer_lock import current_writer
+from indexer.writer_claim import find_writer
 
 __all__ = ["RemoteLode", "find_server"]
 
@@ -50,7 +50,7 @@ def find_server(config: LodeConfig, timeout: float = 0.3, same_db: bool = False)
     None only when nothing listens there (or what listens is not lode): a lode server that
     is slow to answer, or will not say which index it serves, raises instead of being
     taken for none, since the caller would then write beside it."""
-    writer = current_writer(config.db)
+    writer = find_writer(config)
     if writer is not None and writer.url:  # the server writing this index, whatever its port
         remote = RemoteLode(writer.url, config.server.api_key, timeout=timeout)
         health = _health(remote.base_url, timeout)
@@ -81,10 +81,17 @@ def find_server(config: LodeConfig, timeout: float = 0.3, same_db: bool = False)
             raise ServerUnavailableError(
                 f"the lode server at {remote.base_url} did not say which index it serves ({exc})"
             ) from None
-        if Path(served).resolve() != Path(config.db).resolve():
+        if not _same_index(served, config.db):
             return None
     remote.timeout = 60.0
     return remote
+
+
+def _same_index(served: str, db: Path | str) -> bool:
+    """Whether the index a server says it serves is ``db`` (a folder, or a URI)."""
+    if isinstance(db, str):
+        return served.rstrip("/") == db.rstrip("/")
+    return "://" not in served and Path(served).resolve() == db.resolve()
 
 
 def _exchange(
@@ -134,8 +141,9 @@ class RemoteLode:
 
     @property
     def writer_alive(self) -> bool:
-        """False when the server said its index writer stopped (it is degraded)."""
-        return bool(self.health.get("worker_alive", True))
+        """False when the server said its index writer stopped (it is degraded); a reader
+        (``lode serve --read-only``) has none and answers a write with a 409 naming it."""
+        return bool(self.health.get("worker_alive", True)) or self.health.get("role") == "reader"
 
     def _request(self, method: str, path: str, body: Any = None) -> Any:
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}

@@ -57,7 +57,7 @@ class WriterInfo:
 class WriterBusyError(ConflictError):
     """Another process writes this index; ``writer`` says which."""
 
-    def __init__(self, db: Path, writer: WriterInfo) -> None:
+    def __init__(self, db: Path | str, writer: WriterInfo) -> None:
         how = (
             f"go through it (it answers at {writer.url}), or stop it first"
             if writer.url

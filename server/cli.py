@@ -46,6 +46,12 @@ _SERVER = ServerConfig()
 @click.option("--api-key", default=None, help="Require 'Authorization: Bearer KEY' (or LODE_API_KEY).")
 @click.option("--no-watch", is_flag=True, help="Do not watch projects for changes.")
 @click.option("--force", is_flag=True, help="Serve /, a system folder or the home folder itself anyway.")
+@click.option(
+    "--read-only",
+    is_flag=True,
+    default=None,
+    help="Answer reads only: no writer, watcher or maintenance; writes answer 409 (or LODE_READ_ONLY).",
+)
 @db_option
 @handle_errors
 def serve_command(
@@ -55,29 +61,38 @@ def serve_command(
     api_key: str | None,
     no_watch: bool,
     force: bool,
-    db: Path | None,
+    read_only: bool | None,
+    db: Path | str | None,
 ) -> None:
     """Serve the index over HTTP and MCP; register, index and watch each PATH given.
+    With --read-only, one of many search servers of an index that one writer keeps current
+    (see docs/scale-out.md).
 
     Example: lode serve ~/src/shop ~/src/infra --port 7370
     """
     import uvicorn
 
     from indexer.api import resolve_project_root
-    from indexer.writer_lock import WriterBusyError, current_writer
+    from indexer.writer_claim import find_writer
+    from indexer.writer_lock import WriterBusyError
     from server.app import create_app
     from server.context import register_paths
 
-    config = make_config(db=db, host=host, port=port, api_key=api_key, enabled=False if no_watch else None)
+    config = make_config(
+        db=db, host=host, port=port, api_key=api_key, enabled=False if no_watch else None, read_only=read_only
+    )
+    if config.server.read_only and paths:
+        raise ConfigError("a read-only server indexes nothing: give the PATHs to the writer (lode serve)")
     roots = [str(resolve_project_root(p, field="PATH", force=force)) for p in paths]
-    writer = current_writer(config.db)
+    writer = None if config.server.read_only else find_writer(config)
     if writer is not None:  # a second server on another port would be a second writer
         raise WriterBusyError(config.db, writer)
     check_bind(config)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     app = create_app(config, on_ready=lambda ctx: register_paths(ctx, roots))
+    role = " read-only" if config.server.read_only else ""
     click.echo(
-        f"lode: serving {config.db} on http://{config.server.host}:{config.server.port}/ "
+        f"lode: serving {config.db}{role} on http://{config.server.host}:{config.server.port}/ "
         "(the search page; API docs at /api/docs)",
         err=True,
     )
@@ -88,7 +103,7 @@ def serve_command(
 @click.option("--no-watch", is_flag=True, help="Do not watch projects for changes.")
 @db_option
 @handle_errors
-def mcp_command(no_watch: bool, db: Path | None) -> None:
+def mcp_command(no_watch: bool, db: Path | str | None) -> None:
     """Serve lode's MCP tools over stdio, for an MCP client that spawns this command.
 
     When a lode server writes the index, every tool call goes to it; otherwise this

@@ -1,5 +1,7 @@
 """What the routes share: the indexer API, the single writer and the watcher, opened in
-the app's lifespan (never at import time)."""
+the app's lifespan (never at import time). A reader (``lode serve --read-only``) opens the
+index read-only and starts neither the writer nor the watcher; it follows the writer's
+commits (``VersionWatch``)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from indexer.api import Lode
+from indexer.api import Lode, read_only_error
 from indexer.config import LodeConfig
 from indexer.embed import Embedder, QueryGraph, TokenCounter, load_token_counter, query_graph_of
 from indexer.errors import ConflictError
@@ -19,9 +21,50 @@ from indexer.models import Project
 from indexer.tasks import IndexWorker
 from server.search_pool import SearchPool
 
-__all__ = ["ServerContext", "open_context"]
+__all__ = ["ServerContext", "VersionWatch", "open_context"]
 
 log = logging.getLogger(__name__)
+
+
+class VersionWatch:
+    """Follows the newest version of the index this server answers from: every
+    ``period`` seconds it asks the store (a reader's readers ask at most once per
+    consistency window anyway) and forgets cached answers when a table changed, so
+    ``/health`` says the version without touching storage."""
+
+    def __init__(self, lode: Lode, period: float) -> None:
+        self.lode = lode
+        self.period = max(0.5, period)
+        #: The chunk table version last seen (None until first seen).
+        self.version: int | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="lode-version-watch", daemon=True)
+
+    def start(self) -> None:
+        """Look once now, then every ``period`` seconds in the background."""
+        self.look()
+        self._thread.start()
+
+    def look(self) -> None:
+        """Ask the store for its newest chunk table version (a failure is logged, not raised)."""
+        try:
+            store = self.lode.store
+            store.forget_if_changed()
+            self.version = store.chunk_table_version()
+        except BaseException as exc:  # storage trouble (a panic too) shows in the requests that meet it
+            if isinstance(exc, KeyboardInterrupt | SystemExit):
+                raise
+            log.debug("reading the index version failed", exc_info=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.period):
+            self.look()
+
+    def stop(self) -> None:
+        """Stop looking (and wait for a look under way)."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=10)
 
 
 @dataclass
@@ -36,9 +79,21 @@ class ServerContext:
     model_error: str | None = None
     search_pool: SearchPool | None = None
     """The search processes, when the app runs them (started and closed in its lifespan)."""
+    versions: VersionWatch | None = None
+    """The index version this server answers from (``/health``)."""
     _model_thread: threading.Thread | None = None
     _tokens: Any = None
     """The ``TokenCounter`` (``Any``: Litestar inspects this class's field types)."""
+
+    @property
+    def read_only(self) -> bool:
+        """True for a reader (``lode serve --read-only``): no writer, no watcher."""
+        return self.config.server.read_only
+
+    def require_writer(self) -> None:
+        """Refuse a write on a reader: a ``ReadOnlyError`` (409) naming the writer."""
+        if self.read_only:
+            raise read_only_error(self.config)
 
     @property
     def storage(self) -> StorageHealth:
@@ -110,6 +165,8 @@ class ServerContext:
 
     def close(self) -> None:
         """Stop the watcher and the writer, release the store."""
+        if self.versions is not None:
+            self.versions.stop()
         if self.watcher is not None:
             self.watcher.stop()
         self.worker.stop()
@@ -124,8 +181,11 @@ def open_context(
     url: str | None = None,
 ) -> ServerContext:
     """Claim the index's writer lock (``WriterBusyError`` when another process writes it),
-    open the store, start the writer (resuming interrupted tasks) and warm the model up."""
+    open the store, start the writer (resuming interrupted tasks) and warm the model up;
+    a reader (``config.server.read_only``) only opens the store and warms up."""
     lode = Lode(config, embedder=embedder)
+    if config.server.read_only:
+        return _open_reader(lode, config, warm)
     try:
         lode.hold_writer(command, url)
     except BaseException:
@@ -141,6 +201,26 @@ def open_context(
 
         ctx.watcher = WatchService(worker, config.watch)
         ctx.watcher.start(store.list_projects())
+    ctx.versions = VersionWatch(lode, config.storage.read_consistency_seconds)
+    ctx.versions.start()
+    if warm:
+        ctx.warm_up()
+    return ctx
+
+
+def _open_reader(lode: Lode, config: LodeConfig, warm: bool) -> ServerContext:
+    """A reader's context: the store opened read-only (it must exist: only the writer
+    creates it), a writer object that is never started (it lists the tasks the store
+    records), no watcher."""
+    try:
+        store = lode.store
+    except BaseException:
+        lode.close()
+        raise
+    worker = IndexWorker(store, lode.lazy_embedder, config, activity=lode.activity)
+    ctx = ServerContext(config=config, lode=lode, worker=worker)
+    ctx.versions = VersionWatch(lode, config.storage.read_consistency_seconds)
+    ctx.versions.start()
     if warm:
         ctx.warm_up()
     return ctx

@@ -169,6 +169,8 @@ HEALTH: dict[str, Any] = {
     "worker_alive": True,
     "version": "0.1.0",
     "search_processes": 1,
+    "role": "writer",
+    "index_version": 42,
     "reason": None,
 }
 

@@ -157,6 +157,7 @@ def _add_project_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> 
     ) -> dict[str, Any]:
         ctx = get_ctx()
         try:
+            ctx.require_writer()
             root = resolve_project_root(path)
             store = ctx.lode.store
             project = store.find_project_by_root(str(root)) or store.add_project(
@@ -176,6 +177,7 @@ def _add_project_tools(mcp: MCPServer, get_ctx: Callable[[], ServerContext]) -> 
     ) -> dict[str, Any]:
         ctx = get_ctx()
         try:
+            ctx.require_writer()
             found = ctx.lode.store.get_project(project)
             for path in paths:
                 if path.startswith("/") or ".." in path.split("/"):

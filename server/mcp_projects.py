@@ -111,6 +111,7 @@ def _register(ctx: ServerContext, args: dict[str, Any]) -> str:
 
     if not args["path"]:
         raise ValidationError("path", "give the absolute folder to register")
+    ctx.require_writer()  # a read-only server names its writer
     root = resolve_project_root(args["path"])
     store = ctx.lode.store
     project = store.find_project_by_root(str(root)) or store.add_project(
@@ -126,6 +127,7 @@ def _register(ctx: ServerContext, args: dict[str, Any]) -> str:
 def _reindex(ctx: ServerContext, args: dict[str, Any]) -> str:
     project = resolve_project(ctx, args["project"])
     paths = relative_paths(args["paths"])
+    ctx.require_writer()
     task = ctx.worker.submit(project.id, paths=paths, full=args["full"])
     head = f"re-index of {project.name} queued" + (f" ({len(paths)} paths)" if paths else "")
     return _answer(ctx, head, [_task_row(ctx, task, {project.id: project.name})], args)

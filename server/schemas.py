@@ -394,13 +394,28 @@ class HealthOut(msgspec.Struct):
     """Liveness and readiness."""
 
     status: Annotated[str, _d("ok when ready, starting while the model loads, degraded on a fault")]
-    store_open: Annotated[bool, _d("True while the index folder exists (it is opened before serving)")]
+    store_open: Annotated[
+        bool,
+        _d("True while the index folder exists (it is opened before serving; always true on object storage)"),
+    ]
     model_loaded: Annotated[bool, _d("True once the embedding model is loaded")]
-    worker_alive: Annotated[bool, _d("True while the index writer thread runs")]
+    worker_alive: Annotated[bool, _d("True while the index writer thread runs (never on a reader)")]
     version: Annotated[str, _d("lode version")]
     search_processes: Annotated[
         int, _d("search processes answering searches now (0: searches run in the server process)")
     ] = 0
+    role: Annotated[
+        str,
+        _d("writer: this server writes the index; reader: it only reads it (lode serve --read-only)"),
+    ] = "writer"
+    index_version: Annotated[
+        int | None,
+        _d(
+            "The newest version of the chunk table this server has seen: searches read it (a reader, "
+            "for up to LODE_READ_CONSISTENCY_SECONDS after a newer commit, the one before); null "
+            "before the first look"
+        ),
+    ] = None
     reason: Annotated[
         str | None,
         _d("Why the server is degraded or starting (null when ok), e.g. a storage failure and where"),

@@ -72,6 +72,24 @@ def lode(config: LodeConfig, fake_embedder: FakeEmbedder) -> Iterator[Lode]:
 
 
 @pytest.fixture(scope="session")
+def s3_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A local S3 server (moto's, a subprocess on 127.0.0.1) for the whole session."""
+    from local_s3 import moto_server
+
+    with moto_server(tmp_path_factory.mktemp("moto") / "moto.log") as endpoint:
+        yield endpoint
+
+
+@pytest.fixture
+def s3_env(s3_endpoint: str) -> dict[str, str]:
+    """The environment of a lode process whose index is a fresh bucket of the local S3
+    server (``LODE_DB=s3://<bucket>/index`` and the standard AWS variables)."""
+    from local_s3 import new_bucket, s3_env
+
+    return {**s3_env(s3_endpoint), "LODE_DB": f"s3://{new_bucket(s3_endpoint)}/index"}
+
+
+@pytest.fixture(scope="session")
 def real_embedder() -> Embedder:
     """The real default model, loaded once per test session."""
     from indexer.embed import load_embedder

@@ -53,6 +53,9 @@ def _error(response: httpx.Response, status: int) -> dict[str, Any]:
 
 def test_health(server: tuple[str, Path]) -> None:
     body = httpx.get(server[0] + "/health").json()
+    version = body.pop("index_version")
+    assert isinstance(version, int)
+    assert version >= 1
     assert body == {
         "status": "ok",
         "store_open": True,
@@ -60,6 +63,7 @@ def test_health(server: tuple[str, Path]) -> None:
         "worker_alive": True,
         "version": "0.1.0",
         "search_processes": 0,  # none with a model handed in (the fake one here)
+        "role": "writer",
         "reason": None,
     }
 

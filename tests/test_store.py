@@ -6,6 +6,7 @@ import shutil
 import threading
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -80,6 +81,12 @@ def _all_chunks(store: Store) -> list[StoredChunk]:
     return store.chunks_of_files(ids)
 
 
+def _without_units(groups: Any) -> list[Any]:
+    return [
+        [replace(h, unit_start_line=0, unit_end_line=0, folded_pieces=0) for h in g.chunks] for g in groups
+    ]
+
+
 def _downgrade(db: Path, version: int) -> None:
     """Make the store at ``db`` look as schema ``version`` (1, 2 or 3) wrote it."""
     import lance
@@ -134,7 +141,8 @@ def test_a_schema_1_store_is_migrated_in_place_and_searches_the_same(tmp_path: P
         assert {c["id"]: unpack_view(c["view"], c["content"], c["role"]) for c in cells} == own
         assert migrated.stats.index_stats("search_text_idx")["num_unindexed_rows"] == 0
         after = api.search(SearchOptions(query="cart item total", granularity="chunk"))
-        assert after.groups == before.groups
+        # the same hits; a hit's unit lines come back with the next run's re-chunk
+        assert _without_units(after.groups) == _without_units(before.groups)
     finally:
         api.close()
 

@@ -27,7 +27,7 @@ __all__ = ["check_command"]
 @db_option
 @json_option
 @handle_errors
-def check_command(local: bool, db: Path | None, as_json: bool) -> None:
+def check_command(local: bool, db: Path | str | None, as_json: bool) -> None:
     """Verify the index: every table read whole, every index asked one question, rows in
     agreement (no duplicate, orphan, missing, stale or unembedded row; content matching its
     hash; vectors finite and unit-length). Exits 1 when something is wrong.

@@ -77,13 +77,35 @@ class ApiOption(click.Option):
             self.opts = every
 
 
+class DbLocation(click.ParamType):  # type: ignore[type-arg]
+    """An index location: a local folder (a ``Path``; not an existing file) or an
+    object-storage URI such as ``s3://bucket/prefix`` (kept as text)."""
+
+    name = "DIR|URI"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path | str:
+        """The location as ``indexer.config.db_location`` keeps it."""
+        from indexer.config import db_location
+        from indexer.errors import ConfigError
+
+        try:
+            location = db_location(value if isinstance(value, Path) else str(value))
+        except ConfigError as exc:
+            self.fail(str(exc), param, ctx)
+        if isinstance(location, Path) and location.is_file():
+            self.fail(f"{str(location)!r} is a file", param, ctx)
+        return location
+
+
 def db_option(func: F) -> F:
-    """``--db DIR``: the index directory (default: per-user data dir, or LODE_DB)."""
+    """``--db DIR|URI``: the index: a folder, or ``s3://bucket/prefix`` (default: LODE_DB,
+    or the per-user data dir)."""
     return click.option(
         "--db",
-        type=click.Path(file_okay=False, path_type=Path),
+        type=DbLocation(),
         default=None,
-        help="Index directory (default: $LODE_DB or the per-user data directory).",
+        help="Index folder, or object-storage URI such as s3://bucket/prefix "
+        "(default: $LODE_DB or the per-user data directory).",
     )(func)
 
 
@@ -104,7 +126,7 @@ def make_config(**overrides: Any) -> LodeConfig:
     return load_config(overrides=overrides)
 
 
-def server_for(config: LodeConfig, db: Path | None, local: bool) -> RemoteLode | None:
+def server_for(config: LodeConfig, db: Path | str | None, local: bool) -> RemoteLode | None:
     """The running lode server to go through, or None to run in-process: none with
     ``--local``, and none serving another index than one chosen by ``--db`` / ``LODE_DB``."""
     if local:

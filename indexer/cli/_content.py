@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["find_documents_command", "search_content_command"]
 
 
-def _run(local: bool, db: Path | None, path: str, request: Any, call: str) -> dict[str, Any]:
+def _run(local: bool, db: Path | str | None, path: str, request: Any, call: str) -> dict[str, Any]:
     """The answer as JSON-ready data, from a running server or in-process."""
     config = make_config(db=db)
     remote = server_for(config, db, local)
@@ -100,7 +100,7 @@ def search_content_command(
     limit: int,
     continuation_token: str | None,
     local: bool,
-    db: Path | None,
+    db: Path | str | None,
     as_json: bool,
 ) -> None:
     """Retrieve passages by meaning (--semantic-concepts) and exact terms (--exact-terms), with full text.
@@ -144,7 +144,7 @@ def find_documents_command(
     limit: int,
     continuation_token: str | None,
     local: bool,
-    db: Path | None,
+    db: Path | str | None,
     as_json: bool,
 ) -> None:
     """Discover the files that matter for QUERY: summaries and key phrases, no full text.

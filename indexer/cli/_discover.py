@@ -75,7 +75,7 @@ def discover_command(
     fmt: str | None,
     max_tokens: int | None,
     show_metrics: bool,
-    db: Path | None,
+    db: Path | str | None,
     as_json: bool,
     local: bool,
 ) -> None:
@@ -100,7 +100,9 @@ def discover_command(
         click.echo(json.dumps(stage_ms), err=True)
 
 
-def _run(question: str, overrides: dict[str, Any], db: Path | None, local: bool) -> tuple[Any, str, Any]:
+def _run(
+    question: str, overrides: dict[str, Any], db: Path | str | None, local: bool
+) -> tuple[Any, str, Any]:
     """(the whole result, the prompt, the stage times), through a running server if there is one."""
     config = make_config(db=db)
     remote = server_for(config, db, local)

@@ -42,7 +42,7 @@ def index_command(
     full: bool,
     no_embed: bool,
     force: bool,
-    db: Path | None,
+    db: Path | str | None,
     local: bool,
     as_json: bool,
 ) -> None:
@@ -128,7 +128,7 @@ def projects_group(ctx: click.Context) -> None:
 @db_option
 @json_option
 @handle_errors
-def projects_list(db: Path | None = None, as_json: bool = False) -> None:
+def projects_list(db: Path | str | None = None, as_json: bool = False) -> None:
     """List registered projects.
 
     Example: lode projects list
@@ -151,7 +151,7 @@ def projects_list(db: Path | None = None, as_json: bool = False) -> None:
 @db_option
 @json_option
 @handle_errors
-def projects_remove(project: str, db: Path | None, as_json: bool) -> None:
+def projects_remove(project: str, db: Path | str | None, as_json: bool) -> None:
     """Remove PROJECT (name or id) and its index rows; source files are not touched.
 
     Example: lode projects remove myrepo
@@ -170,7 +170,7 @@ def projects_remove(project: str, db: Path | None, as_json: bool) -> None:
 @db_option
 @json_option
 @handle_errors
-def status_command(local: bool, db: Path | None, as_json: bool) -> None:
+def status_command(local: bool, db: Path | str | None, as_json: bool) -> None:
     """Show the index: projects with their watcher state, running and queued tasks with
     their progress, files, chunks, semantic coverage, failures.
 

@@ -48,7 +48,7 @@ def _options(func: F) -> F:
     return json_option(db_option(wrapped))
 
 
-def _open(db: Path | None, project: str | None) -> Outline:
+def _open(db: Path | str | None, project: str | None) -> Outline:
     """The outline of ``project`` (or of the only project when none is named)."""
     from indexer.api import Lode
 
@@ -67,7 +67,7 @@ def _run(func: Callable[..., Any]) -> Callable[..., Any]:
     """Open the outline, call the command's operation, print JSON or the text rendering."""
 
     @functools.wraps(func)
-    def wrapper(db: Path | None, project: str | None, as_json: bool, **kwargs: Any) -> None:
+    def wrapper(db: Path | str | None, project: str | None, as_json: bool, **kwargs: Any) -> None:
         result, render = func(_open(db, project), **kwargs)
         if as_json:
             echo_json(result)

@@ -166,7 +166,7 @@ _DEFAULTS = SearchOptions(query="")
 @json_option
 @handle_errors
 def search_command(
-    db: Path | None, as_json: bool, local: bool, scope_depth: tuple[int, int] | None, **fields: object
+    db: Path | str | None, as_json: bool, local: bool, scope_depth: tuple[int, int] | None, **fields: object
 ) -> None:
     """Search the index for QUERY (hybrid by default).
 

@@ -34,7 +34,7 @@ _SHOWN_PATHS = 3
 )  # fmt: skip
 @db_option
 @handle_errors
-def watch_command(path: Path, quiet_ms: int | None, db: Path | None) -> None:
+def watch_command(path: Path, quiet_ms: int | None, db: Path | str | None) -> None:
     """Index PATH, then re-index what changes in it, one line per batch, until Ctrl-C.
 
     Example: lode watch ~/src/myrepo --quiet-ms 200

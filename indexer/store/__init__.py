@@ -5,6 +5,7 @@ Tables: ``projects``, ``code_documents``, ``code_chunks``, ``code_symbols``,
 and ``meta`` (schema version, model id, dimension).
 """
 
+from indexer.store._access import StoreAccess
 from indexer.store._content import ContentRow
 from indexer.store._maintenance import OPTIMIZE_AFTER_ROWS
 from indexer.store._rows import ChunkWrite, DocState, FileWrite, chunk_search_text, path_words
@@ -28,6 +29,7 @@ __all__ = [
     "FileWrite",
     "NameMatch",
     "Store",
+    "StoreAccess",
     "TermRun",
     "chunk_search_text",
     "glob_to_regex",

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from indexer.store._access import StoreAccess, open_dataset, refuse_writes
 from indexer.store._lance_jobs import is_vector_index
 from indexer.store._reader import TableReader
 from indexer.store._schema import CHUNKS, PROJECTS
@@ -68,13 +69,24 @@ class TtlCache:
 class StoreBase:
     """What every part of the store shares."""
 
-    def __init__(self, path: Path, conn: Any, tables: dict[str, Any], model_id: str, dimension: int) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        conn: Any,
+        tables: dict[str, Any],
+        model_id: str,
+        dimension: int,
+        access: StoreAccess | None = None,
+    ) -> None:
         self.path = path
         self._conn = conn
         self._tables = tables
         self.model_id = model_id
         self.dimension = dimension
-        self._write_lock = threading.RLock()
+        #: Where the store is and what this process may do with it.
+        self.access = access or StoreAccess()
+        #: Every write holds it; a read-only store's refuses them all (``ReadOnlyError``).
+        self._write_lock: Any = refuse_writes(path, self.access.read_only)
         #: Short-lived answers for every search (project list, coverage); writes clear it.
         self._cache = TtlCache(ttl=1.0)
         #: Rows changed since the last optimize (drives ``maybe_optimize``).
@@ -121,7 +133,7 @@ class StoreBase:
         with self._readers_lock:
             reader = self._readers.get(name)
             if reader is None:
-                reader = self._readers[name] = TableReader(self._t(name).uri)
+                reader = self._readers[name] = TableReader(self._t(name).uri, self.access)
             return reader
 
     def _dataset(self, name: str, version: int | None = None) -> Any:
@@ -133,9 +145,7 @@ class StoreBase:
         (index folds, cleanups). Such operations hold their dataset object exclusively
         while they run: on the readers' shared object, every search meanwhile would fail
         with "Already mutably borrowed"."""
-        import lance
-
-        return lance.dataset(self._t(name).uri)
+        return open_dataset(self._t(name).uri, self.access)
 
     def _arrow(self, name: str, build: Callable[[Any], Any]) -> pa.Table:
         """Run a query built by ``build`` on the async handle of table ``name``.

@@ -3,7 +3,9 @@
 A child runs this file as a script (``python _lance_jobs.py JOB JSON-ARGS``), so it
 imports Lance only, not lode: a big store's maintenance would otherwise run on the Lance
 runtime the searches use and fill its CPU pool for seconds, where a child is scheduled by
-the OS at the niceness of the thread that starts it (the server's writer).
+the OS at the niceness of the thread that starts it (the server's writer). The storage
+options of an index on object storage come on its stdin (a JSON object), never on its
+command line, where every user of the machine could read the keys.
 """
 
 from __future__ import annotations
@@ -17,11 +19,11 @@ from typing import Any
 __all__ = ["is_vector_index", "merge_segments", "optimize_indices", "optimize_table"]
 
 
-def _dataset(uri: str) -> Any:
+def _dataset(uri: str, options: dict[str, str] | None) -> Any:
     os.environ.setdefault("LANCE_LOG", "error")
     import lance
 
-    return lance.dataset(uri)
+    return lance.dataset(uri, storage_options=options or None)
 
 
 def is_vector_index(index_type: str) -> bool:
@@ -29,16 +31,16 @@ def is_vector_index(index_type: str) -> bool:
     return any(kind in index_type.upper() for kind in ("IVF", "HNSW", "PQ"))
 
 
-def optimize_indices(uri: str, names: list[str], merge: int) -> None:
+def optimize_indices(uri: str, names: list[str], merge: int, options: dict[str, str] | None = None) -> None:
     """Lance ``optimize_indices`` of ``names`` on table ``uri`` (``merge``: how many of
     their newest segments to merge; 0 adds the rows they miss as a new segment)."""
-    _dataset(uri).optimize.optimize_indices(num_indices_to_merge=merge, index_names=names)
+    _dataset(uri, options).optimize.optimize_indices(num_indices_to_merge=merge, index_names=names)
 
 
-def merge_segments(uri: str, split_only: bool) -> None:
+def merge_segments(uri: str, split_only: bool, options: dict[str, str] | None = None) -> None:
     """Merge the segments of each scalar and full-text index of table ``uri`` into one,
     folding in the rows they miss (with ``split_only``, only indexes of several segments)."""
-    dataset = _dataset(uri)
+    dataset = _dataset(uri, options)
     segments = {
         index.name: len(index.segments)
         for index in dataset.describe_indices()
@@ -49,7 +51,7 @@ def merge_segments(uri: str, split_only: bool) -> None:
         dataset.optimize.optimize_indices(index_names=list(segments), num_indices_to_merge=merge)
 
 
-def optimize_table(uri: str, target_rows: int) -> None:
+def optimize_table(uri: str, target_rows: int, options: dict[str, str] | None = None) -> None:
     """Compact table ``uri`` and bring every index up to date.
 
     Compaction comes first: it merges fragments under ``target_rows`` rows that the same
@@ -59,9 +61,9 @@ def optimize_table(uri: str, target_rows: int) -> None:
     index is merged into one segment covering every row (so the next compaction can merge
     what this one could not), and the vector index takes the new rows in its partitions.
     """
-    _dataset(uri).optimize.compact_files(target_rows_per_fragment=target_rows)
-    merge_segments(uri, split_only=False)
-    dataset = _dataset(uri)
+    _dataset(uri, options).optimize.compact_files(target_rows_per_fragment=target_rows)
+    merge_segments(uri, split_only=False, options=options)
+    dataset = _dataset(uri, options)
     vector = [index.name for index in dataset.describe_indices() if is_vector_index(index.index_type)]
     if vector:
         dataset.optimize.optimize_indices(index_names=vector)
@@ -74,11 +76,12 @@ _JOBS: dict[str, Callable[..., None]] = {
 }
 
 
-def main(argv: list[str]) -> None:
-    """Run one job: ``argv`` is [job name, JSON list of its arguments]."""
+def main(argv: list[str], options: str = "") -> None:
+    """Run one job: ``argv`` is [job name, JSON list of its arguments]; ``options`` the
+    storage options as a JSON object (empty: none)."""
     job, args = argv
-    _JOBS[job](*json.loads(args))
+    _JOBS[job](*json.loads(args), options=json.loads(options) if options.strip() else None)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main(sys.argv[1:], sys.stdin.read())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import subprocess
@@ -116,32 +117,62 @@ def _details(index: Any) -> dict[str, Any]:
     return dict(getattr(index, "index_details", None) or {})
 
 
+#: LanceDB's optimize prunes versions older than this: never, in effect (``prune_versions``
+#: prunes by when a version was replaced, which LanceDB cannot).
+_NO_CLEANUP = timedelta(days=3650)
+
+
+def prune_replaced_versions(dataset: Any, keep: timedelta) -> int:
+    """Delete the versions of a pylance ``dataset`` that a newer version replaced more than
+    ``keep`` ago (never the newest); the bytes freed."""
+    history = sorted(dataset.versions(), key=lambda v: int(v["version"]))
+    cutoff = time.time() - keep.total_seconds()
+    doomed = [
+        int(old["version"]) for old, new in itertools.pairwise(history) if _epoch(new["timestamp"]) <= cutoff
+    ]
+    if not doomed:
+        return 0
+    stats = dataset.cleanup_old_versions(versions=doomed, error_if_tagged_old_versions=False)
+    return int(getattr(stats, "bytes_removed", 0) or 0)
+
+
+def _epoch(stamp: Any) -> float:
+    """A Lance version timestamp (a naive local ``datetime``, or an aware one) in seconds."""
+    return float(stamp.timestamp())
+
+
 #: A fold, merge or optimize still running after this long is killed (its table stays as it was).
 _OPTIMIZE_INDICES_TIMEOUT = 600.0
 
 
-def _optimize_indices(uri: str, names: list[str], merge: int, *, here: bool = False) -> None:
+def _optimize_indices(
+    uri: str, names: list[str], merge: int, *, options: dict[str, str] | None = None, here: bool = False
+) -> None:
     """``_lance_jobs.optimize_indices`` in a child process (see ``_lance_jobs``), or in
     this one with ``here`` (a small table: no child to start)."""
-    _run_job("optimize_indices", [uri, names, merge], here, f"updating the indexes of {uri}")
+    _run_job("optimize_indices", [uri, names, merge], options, here, f"updating the indexes of {uri}")
 
 
-def _merge_segments(uri: str, *, here: bool = False) -> None:
+def _merge_segments(uri: str, *, options: dict[str, str] | None = None, here: bool = False) -> None:
     """``_lance_jobs.merge_segments`` of the split indexes, in a child process or here."""
-    _run_job("merge_segments", [uri, True], here, f"merging the index segments of {uri}")
+    _run_job("merge_segments", [uri, True], options, here, f"merging the index segments of {uri}")
 
 
-def _optimize_table(uri: str, target_rows: int, *, here: bool = False) -> None:
+def _optimize_table(
+    uri: str, target_rows: int, *, options: dict[str, str] | None = None, here: bool = False
+) -> None:
     """``_lance_jobs.optimize_table`` in a child process, or in this one with ``here``."""
-    _run_job("optimize_table", [uri, target_rows], here, f"optimizing {uri}")
+    _run_job("optimize_table", [uri, target_rows], options, here, f"optimizing {uri}")
 
 
-def _run_job(job: str, args: list[Any], here: bool, what: str) -> None:
+def _run_job(job: str, args: list[Any], options: dict[str, str] | None, here: bool, what: str) -> None:
+    """Run a job of ``_lance_jobs`` here or in a child (its storage options on its stdin)."""
     if here:
-        getattr(_lance_jobs, job)(*args)
+        getattr(_lance_jobs, job)(*args, options=options)
         return
     done = subprocess.run(
         [sys.executable, _lance_jobs.__file__, job, json.dumps(args)],
+        input=json.dumps(options or {}),
         capture_output=True,
         text=True,
         check=False,
@@ -251,7 +282,7 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
                 total = max(total, int(getattr(index, "num_unindexed_rows", 0) or 0))
         return total
 
-    def _optimize_searched_table(self, name: str, older: timedelta, here: bool) -> None:
+    def _optimize_searched_table(self, name: str, here: bool) -> None:
         """Optimize the chunk or document table.
 
         A table with a fragment of ``COMPACT_TARGET_ROWS`` rows or more is optimized by
@@ -265,13 +296,15 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
         # rows written, deleted or not (pylance's count_rows holds the GIL: ``count_admitted``)
         if any(f.metadata.physical_rows >= COMPACT_TARGET_ROWS for f in dataset.get_fragments()):
             try:
-                _optimize_table(self._t(name).uri, COMPACT_TARGET_ROWS, here=here)
+                _optimize_table(
+                    self._t(name).uri, COMPACT_TARGET_ROWS, options=self.access.lance_options(), here=here
+                )
                 return
             except (StoreError, OSError, RuntimeError, ValueError, subprocess.SubprocessError):
                 log.warning("optimizing %s in a child failed; optimizing here", name, exc_info=True)
-        self._t(name).optimize(cleanup_older_than=older)
+        self._t(name).optimize(cleanup_older_than=_NO_CLEANUP)
         try:
-            _merge_segments(self._t(name).uri, here=here)
+            _merge_segments(self._t(name).uri, options=self.access.lance_options(), here=here)
         except (StoreError, OSError, RuntimeError, ValueError, subprocess.SubprocessError):
             # more segments to search until the next optimize merges them
             log.warning("merging the index segments of %s failed", name, exc_info=True)
@@ -284,16 +317,17 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
 
     def optimize(self, *, cleanup: bool = True) -> None:
         """Compact small fragments, fold new rows into the indexes (one segment per index),
-        drop versions over an hour old (see ``_optimize_searched_table``)."""
+        and (``cleanup``) prune the versions replaced more than ``access.keep_versions``
+        seconds ago (see ``_optimize_searched_table`` and ``prune_versions``)."""
         with self._write_lock:
             self.ensure_indexes()
-            older = timedelta(hours=1) if cleanup else timedelta(days=7)
             here = self._maintain_here()
             for name in (CHUNKS, DOCUMENTS, SYMBOLS):
-                self._optimize_searched_table(name, older, here)
-                self._own_dataset(name).cleanup_old_versions(older_than=older)
+                self._optimize_searched_table(name, here)
             for name in (EMBEDDING_CACHE, PROJECTS, TASKS, VOCABULARY, INTENTS):
-                self._t(name).optimize(cleanup_older_than=older)
+                self._t(name).optimize(cleanup_older_than=_NO_CLEANUP)
+            if cleanup:
+                self.prune_versions(timedelta(seconds=self.access.keep_versions))
             self._rows_written = self._rows_added = self._rows_folded = 0
             self._last_optimize = time.monotonic()
         # compaction and merges give the indexes new files: load them now, not piece by
@@ -304,14 +338,16 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
             log.warning("prewarming the indexes after an optimize failed", exc_info=True)
 
     def prune_versions(self, keep: timedelta = timedelta(hours=1)) -> int:
-        """Delete the files of table versions older than ``keep`` (no compaction); bytes freed.
-        Readers pinned to a version removed meanwhile fail and search again."""
+        """Delete the files of the table versions that a newer one replaced more than
+        ``keep`` ago (no compaction); bytes freed. A version is judged by when it stopped
+        being the newest, not by its own age: a reader may have pinned the version that was
+        current a moment ago however old it is, and keeps reading it for up to its
+        consistency window (or a paging client for as long as its continuation token)."""
         freed = 0
         with self._write_lock:
             for name in (CHUNKS, DOCUMENTS, EMBEDDING_CACHE, PROJECTS, TASKS, VOCABULARY, SYMBOLS, INTENTS):
                 if name in self._tables:
-                    stats = self._own_dataset(name).cleanup_old_versions(older_than=keep)
-                    freed += int(getattr(stats, "bytes_removed", 0) or 0)
+                    freed += prune_replaced_versions(self._own_dataset(name), keep)
         return freed
 
     def yield_writes_to_searches(self, nice: int) -> int:
@@ -403,7 +439,13 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
                 for name in (CHUNKS, DOCUMENTS, SYMBOLS):
                     indexes = self._folded_indexes(name)
                     if indexes:
-                        _optimize_indices(self._t(name).uri, list(indexes), merge=0, here=here)
+                        _optimize_indices(
+                            self._t(name).uri,
+                            list(indexes),
+                            0,
+                            options=self.access.lance_options(),
+                            here=here,
+                        )
             except (StoreError, OSError, RuntimeError, ValueError, subprocess.SubprocessError):
                 # the rows stay found (scanned) until the optimize folds them in
                 log.warning("folding new rows into the indexes failed", exc_info=True)

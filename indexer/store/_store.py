@@ -11,6 +11,7 @@ from typing import Any
 import pyarrow as pa
 
 from indexer.errors import ModelMismatchError, StoreError, StoreVersionError
+from indexer.store._access import StoreAccess, open_dataset, store_uri
 from indexer.store._check import CheckMixin
 from indexer.store._content import ContentMixin
 from indexer.store._evidence import EvidenceMixin
@@ -71,8 +72,16 @@ class Store(
 ):
     """lode's index on disk: the only object that talks to LanceDB."""
 
-    def __init__(self, path: Path, conn: Any, tables: dict[str, Any], model_id: str, dimension: int) -> None:
-        super().__init__(path, conn, tables, model_id, dimension)
+    def __init__(
+        self,
+        path: Path | str,
+        conn: Any,
+        tables: dict[str, Any],
+        model_id: str,
+        dimension: int,
+        access: StoreAccess | None = None,
+    ) -> None:
+        super().__init__(path, conn, tables, model_id, dimension, access)
         self._init_vocabulary()
 
     def close(self) -> None:
@@ -92,11 +101,15 @@ class Store(
         }
 
 
-def _connect(path: Path) -> Any:
+def _connect(path: Path | str, access: StoreAccess) -> Any:
     os.environ.setdefault("LANCEDB_LOG", "error")
     import lancedb
 
-    return lancedb.connect(str(path), read_consistency_interval=timedelta(0))
+    return lancedb.connect(
+        store_uri(path),
+        read_consistency_interval=timedelta(seconds=access.read_consistency),
+        storage_options=access.lance_options(),
+    )
 
 
 def _table_names(conn: Any) -> set[str]:
@@ -110,14 +123,16 @@ def _read_meta(conn: Any) -> dict[str, str]:
     return dict(zip(table["key"].to_pylist(), table["value"].to_pylist(), strict=True))
 
 
-def read_store_info(path: Path) -> dict[str, str]:
+def read_store_info(path: Path | str, access: StoreAccess | None = None) -> dict[str, str]:
     """The facts a store records about itself (schema version, model id, dimension)."""
-    if not path.is_dir():
+    if isinstance(path, Path) and not path.is_dir():
         return {}
     try:
-        return _read_meta(_connect(path))
+        return _read_meta(_connect(path, access or StoreAccess()))
     except ValueError:  # listed but not committed yet: another process is creating the store
         return {}
+    except OSError as exc:  # an object store that cannot be reached
+        raise StoreError(f"cannot read the index at {path}: {exc}") from exc
 
 
 def _write_meta(conn: Any, facts: dict[str, str]) -> None:
@@ -129,12 +144,12 @@ def _write_meta(conn: Any, facts: dict[str, str]) -> None:
 _V2_VIEW_COLUMNS = [name for name in PACKED_VIEW_COLUMNS if name not in _UNIT_COLUMNS]
 
 
-def _add_views(chunks_uri: str) -> None:
+def _add_views(chunks_uri: str, access: StoreAccess) -> None:
     """Schema 1 → 2: give every chunk its ``view`` cell, computed from its columns (new
     column files beside the old ones: rows, row ids and indexes stay; ~0.4 s a 110k chunks)."""
     import lance
 
-    dataset = lance.dataset(chunks_uri)
+    dataset = open_dataset(chunks_uri, access)
     if "view" in dataset.schema.names:  # another process migrated it meanwhile
         return
 
@@ -147,11 +162,11 @@ def _add_views(chunks_uri: str) -> None:
     try:
         dataset.add_columns(views, read_columns=_V2_VIEW_COLUMNS)
     except (OSError, RuntimeError, ValueError):
-        if "view" not in lance.dataset(chunks_uri).schema.names:
+        if "view" not in open_dataset(chunks_uri, access).schema.names:
             raise
 
 
-def _add_roles(documents_uri: str, chunks_uri: str) -> None:
+def _add_roles(documents_uri: str, chunks_uri: str, access: StoreAccess) -> None:
     """Schema 2 → 3: give every document and chunk its ``role`` (``indexer.roles``), computed
     from the file's path and text and the chunk's fields (new column files: rows, row ids
     and indexes stay)."""
@@ -159,7 +174,7 @@ def _add_roles(documents_uri: str, chunks_uri: str) -> None:
 
     from indexer.roles import chunk_role, file_role, rust_test_modules
 
-    documents = lance.dataset(documents_uri)
+    documents = open_dataset(documents_uri, access)
     files: dict[str, tuple[str, frozenset[str]]] = {}
     for batch in documents.to_batches(columns=["id", "file_path", "content"]):
         for doc_id, path, content in zip(
@@ -187,24 +202,22 @@ def _add_roles(documents_uri: str, chunks_uri: str) -> None:
         (documents_uri, document_roles, ["id"]),
         (chunks_uri, chunk_roles, _ROLE_INPUTS),
     ):
-        if "role" in lance.dataset(uri).schema.names:  # another process migrated it meanwhile
+        if "role" in open_dataset(uri, access).schema.names:  # another process migrated it meanwhile
             continue
         try:
-            lance.dataset(uri).add_columns(udf, read_columns=inputs)
+            open_dataset(uri, access).add_columns(udf, read_columns=inputs)
         except (OSError, RuntimeError, ValueError):
-            if "role" not in lance.dataset(uri).schema.names:
+            if "role" not in open_dataset(uri, access).schema.names:
                 raise
 
 
 _ROLE_INPUTS = ["file_id", "language", "node_type", "content", "scope_path"]
 
 
-def _add_null_columns(uri: str, columns: dict[str, str]) -> None:
+def _add_null_columns(uri: str, columns: dict[str, str], access: StoreAccess) -> None:
     """Add columns (name → SQL type) holding nulls to a table, unless it has them already
     (another process migrated it meanwhile). No data file is rewritten."""
-    import lance
-
-    dataset = lance.dataset(uri)
+    dataset = open_dataset(uri, access)
     present = set(dataset.schema.names)
     missing = {name: f"CAST(NULL AS {kind})" for name, kind in columns.items() if name not in present}
     if not missing:
@@ -212,29 +225,29 @@ def _add_null_columns(uri: str, columns: dict[str, str]) -> None:
     try:
         dataset.add_columns(missing)
     except (OSError, RuntimeError, ValueError):
-        if set(missing) - set(lance.dataset(uri).schema.names):
+        if set(missing) - set(open_dataset(uri, access).schema.names):
             raise
 
 
-def _add_units(conn: Any) -> None:
+def _add_units(conn: Any, access: StoreAccess) -> None:
     """Schema 3 → 4: the chunks' unit lines and signature, the documents' chunker version.
     Null in old rows (read as "the chunk itself" and "chunker 0"): every file is chunked
     again by the next run, as its chunker version differs, which fills the symbol index
     (its table, like ``write_intents``, is created on open when missing)."""
     names = _table_names(conn)
     if CHUNKS in names:
-        _add_null_columns(conn.open_table(CHUNKS).uri, _UNIT_COLUMNS)
+        _add_null_columns(conn.open_table(CHUNKS).uri, _UNIT_COLUMNS, access)
     if DOCUMENTS in names:
-        _add_null_columns(conn.open_table(DOCUMENTS).uri, {"chunker_version": "INT"})
+        _add_null_columns(conn.open_table(DOCUMENTS).uri, {"chunker_version": "INT"}, access)
 
 
-def _migrate(conn: Any, path: Path, meta: dict[str, str]) -> dict[str, str]:
+def _migrate(conn: Any, path: Path | str, meta: dict[str, str], access: StoreAccess) -> dict[str, str]:
     """Bring a store of an older schema this lode knows to ``SCHEMA_VERSION``; the new facts."""
     version = int(meta.get("schema_version", "0"))
     if version == 1:
         log.info("migrating the index at %s from schema 1 to 2 (packed chunk views)", path)
         if CHUNKS in _table_names(conn):
-            _add_views(conn.open_table(CHUNKS).uri)
+            _add_views(conn.open_table(CHUNKS).uri, access)
         meta = {**meta, "schema_version": "2"}
         _write_meta(conn, meta)
         version = 2
@@ -242,19 +255,19 @@ def _migrate(conn: Any, path: Path, meta: dict[str, str]) -> dict[str, str]:
         log.info("migrating the index at %s from schema 2 to 3 (file and chunk roles)", path)
         names = _table_names(conn)
         if CHUNKS in names and DOCUMENTS in names:
-            _add_roles(conn.open_table(DOCUMENTS).uri, conn.open_table(CHUNKS).uri)
+            _add_roles(conn.open_table(DOCUMENTS).uri, conn.open_table(CHUNKS).uri, access)
         meta = {**meta, "schema_version": "3"}
         _write_meta(conn, meta)
         version = 3
     if version == 3:
         log.info("migrating the index at %s from schema 3 to 4 (units and symbols)", path)
-        _add_units(conn)
+        _add_units(conn, access)
         meta = {**meta, "schema_version": "4"}
         _write_meta(conn, meta)
     return meta
 
 
-def _check_meta(meta: dict[str, str], path: Path, model_id: str, dimension: int) -> None:
+def _check_meta(meta: dict[str, str], path: Path | str, model_id: str, dimension: int) -> None:
     version = int(meta.get("schema_version", "0"))
     if version != SCHEMA_VERSION:
         raise StoreVersionError(
@@ -269,29 +282,59 @@ def _check_meta(meta: dict[str, str], path: Path, model_id: str, dimension: int)
         )
 
 
-def open_store(path: Path, model_id: str, dimension: int) -> Store:
-    """Open (creating if needed) the index at ``path`` for a model of ``dimension``."""
+def _schemas(dimension: int) -> dict[str, pa.Schema]:
+    return {
+        PROJECTS: projects_schema(),
+        DOCUMENTS: documents_schema(dimension),
+        CHUNKS: chunks_schema(dimension),
+        EMBEDDING_CACHE: embedding_cache_schema(dimension),
+        TASKS: tasks_schema(),
+        FILE_ERRORS: file_errors_schema(),
+        SYMBOLS: symbols_schema(),
+        INTENTS: intents_schema(),
+    }
+
+
+def _open_tables(conn: Any, path: Path | str, meta: dict[str, str], dimension: int) -> dict[str, Any]:
+    """A reader's tables: the store must exist whole, at this lode's schema (only its
+    writer creates, completes or migrates it)."""
+    if not meta:
+        raise StoreError(
+            f"no index at {path} yet: a read-only process never creates one (start its writer: "
+            "`lode serve`, `lode index` or `lode watch` with the same --db)"
+        )
+    if int(meta.get("schema_version", "0")) < SCHEMA_VERSION:
+        raise StoreVersionError(
+            f"the index at {path} has schema version {meta.get('schema_version')}; its writer "
+            f"migrates it to version {SCHEMA_VERSION} when it opens it (start the writer first)"
+        )
+    existing = _table_names(conn)
+    missing = sorted(set(_schemas(dimension)) - existing)
+    if missing:
+        raise StoreError(f"the index at {path} lacks tables {missing}: its writer creates them")
+    return {name: conn.open_table(name) for name in existing & {*_schemas(dimension), VOCABULARY}}
+
+
+def open_store(path: Path | str, model_id: str, dimension: int, access: StoreAccess | None = None) -> Store:
+    """Open (creating if needed) the index at ``path`` (a folder, or an object-storage URI)
+    for a model of ``dimension``; with ``access.read_only``, only open what exists."""
+    access = access or StoreAccess()
     try:
-        path.mkdir(parents=True, exist_ok=True)
-        conn = _connect(path)
+        if isinstance(path, Path) and not access.read_only:
+            path.mkdir(parents=True, exist_ok=True)
+        conn = _connect(path, access)
         meta = _read_meta(conn)
-        if meta:
-            meta = _migrate(conn, path, meta)
+        if access.read_only:
+            tables = _open_tables(conn, path, meta, dimension)
             _check_meta(meta, path, model_id, dimension)
-        schemas: dict[str, pa.Schema] = {
-            PROJECTS: projects_schema(),
-            DOCUMENTS: documents_schema(dimension),
-            CHUNKS: chunks_schema(dimension),
-            EMBEDDING_CACHE: embedding_cache_schema(dimension),
-            TASKS: tasks_schema(),
-            FILE_ERRORS: file_errors_schema(),
-            SYMBOLS: symbols_schema(),
-            INTENTS: intents_schema(),
-        }
+            return Store(path, conn, tables, model_id, dimension, access)
+        if meta:
+            meta = _migrate(conn, path, meta, access)
+            _check_meta(meta, path, model_id, dimension)
         existing = _table_names(conn)
         tables = {
             name: conn.open_table(name) if name in existing else conn.create_table(name, schema=schema)
-            for name, schema in schemas.items()
+            for name, schema in _schemas(dimension).items()
         }
         if VOCABULARY in existing:
             tables[VOCABULARY] = conn.open_table(VOCABULARY)
@@ -306,4 +349,4 @@ def open_store(path: Path, model_id: str, dimension: int) -> Store:
         raise
     except (OSError, RuntimeError, ValueError) as exc:
         raise StoreError(f"cannot open the index at {path}: {exc}") from exc
-    return Store(path, conn, tables, model_id, dimension)
+    return Store(path, conn, tables, model_id, dimension, access)

@@ -63,6 +63,7 @@ def create_project(
     ],
 ) -> ProjectCreated:
     """Register a readable folder as a project and queue the task that indexes it."""
+    ctx.require_writer()
     root = resolve_project_root(data.path, force=data.force)
     _check_globs("include", data.include)
     _check_globs("exclude", data.exclude)
@@ -138,6 +139,7 @@ def patch_project(
     data: Annotated[ProjectPatch, Body(examples=example("New globs", {"exclude": ["vendor/", "*.min.js"]}))],
 ) -> ProjectOut:
     """Change a project's name or include/exclude globs; new globs queue a re-index."""
+    ctx.require_writer()
     store = ctx.lode.store
     project = store.get_project(project_id)
     changes: dict[str, object] = {}
@@ -189,6 +191,7 @@ DELETE_WAIT_SECONDS = 60.0
 @blocking
 def delete_project(ctx: Ctx, project_id: FromPath[str]) -> Response[None]:
     """Remove the project and every index row it owns; source files are never touched."""
+    ctx.require_writer()
     project = ctx.lode.store.get_project(project_id)
     ctx.unwatch(project.id)
     task = ctx.worker.submit(project.id, kind="delete")
@@ -219,6 +222,7 @@ def index_project(
     ],
 ) -> TaskOut:
     """Refresh some paths (files or folders) or the whole project; joins a queued task."""
+    ctx.require_writer()
     project = ctx.lode.store.get_project(project_id)
     task = ctx.worker.submit(project.id, paths=relative_paths(data.paths), full=data.full)
     return to_task(task)

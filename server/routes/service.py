@@ -33,7 +33,9 @@ _deps = {"ctx": Provide(get_ctx, sync_to_thread=False)}
         "it is degraded, `reason` saying why: the index writer stopped, the model failed to load, "
         "the index folder is gone, or a read or write of the index failed in the storage layer "
         "(a damaged data file or index, a read-only folder, a full disk; it clears once a task "
-        "completes or a check of the store passes). Never needs the API key."
+        "completes or a check of the store passes). `role` says whether the server writes the "
+        "index or only reads it (`lode serve --read-only`, which has no writer to be alive), "
+        "`index_version` which version of the chunk table it answers from. Never needs the API key."
     ),
     responses={
         **ok(HealthOut, "Ready", examples.HEALTH),
@@ -57,10 +59,11 @@ def health(ctx: Ctx) -> Response[HealthOut]:
     """Is the server up, the store sound, the model loaded and the writer alive?"""
     loaded = ctx.model_loaded
     alive = ctx.worker.alive
-    store_open = Path(ctx.config.db).is_dir()
+    local = isinstance(ctx.config.db, Path)
+    store_open = Path(ctx.config.db).is_dir() if local else True
     failure = ctx.storage.failure
     reasons = [
-        "the index writer stopped" if not alive else None,
+        "the index writer stopped" if not alive and not ctx.read_only else None,
         f"the index folder {ctx.config.db} is gone" if not store_open else None,
         f"the embedding model failed to load: {ctx.model_error}" if ctx.model_error else None,
         f"storage failure while {failure.where}: {failure.message}" if failure is not None else None,
@@ -75,6 +78,8 @@ def health(ctx: Ctx) -> Response[HealthOut]:
         worker_alive=alive,
         version=__version__,
         search_processes=pool.ready if pool is not None else 0,
+        role="reader" if ctx.read_only else "writer",
+        index_version=ctx.versions.version if ctx.versions is not None else None,
         reason="; ".join(faults) if faults else ("the embedding model is loading" if not loaded else None),
     )
     return Response(body, status_code=503 if status == "degraded" else 200)

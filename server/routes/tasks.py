@@ -66,6 +66,7 @@ def get_task(ctx: Ctx, task_id: FromPath[str]) -> TaskOut:
 @blocking
 def cancel_task(ctx: Ctx, task_id: FromPath[str]) -> TaskOut:
     """Cancel a queued or running task (a running one stops after its current batch)."""
+    ctx.require_writer()
     return to_task(ctx.worker.cancel(task_id))
 
 

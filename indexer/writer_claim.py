@@ -1,0 +1,50 @@
+"""Who may write an index: one interface over the local lock and the object-storage lease.
+
+A local folder's writer holds ``writer.lock`` (``indexer.writer_lock``: a ``flock``, freed
+by the kernel however its holder dies); an index on object storage has no folder to lock,
+and its writer holds ``writer.lease`` (``indexer.writer_lease``: a lease object changed
+only by conditional puts, renewed while the writer runs and expired when it stops). Both
+refuse a second writer with a ``WriterBusyError`` naming the first, and both name it to
+any other process that asks (``find_writer``), with the URL where a server answers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+from indexer.config import LodeConfig, is_object_store
+from indexer.writer_lease import WriterLease, current_lease_writer
+from indexer.writer_lock import WriterInfo, WriterLock, current_writer
+
+__all__ = ["WriterClaim", "find_writer", "writer_claim"]
+
+
+class WriterClaim(Protocol):
+    """This process's claim to be the writer of one index."""
+
+    @property
+    def held(self) -> bool:
+        """True while the claim holds."""
+
+    def acquire(self, command: str, url: str | None = None) -> WriterInfo:
+        """Take the claim (``WriterBusyError`` naming the writer when another process holds it)."""
+
+    def release(self) -> None:
+        """Give the claim up."""
+
+
+def writer_claim(config: LodeConfig) -> WriterClaim:
+    """The claim a process makes to write ``config.db``: its lease on object storage, its
+    lock in a local folder."""
+    if is_object_store(config.db):
+        storage = config.storage
+        return WriterLease(str(config.db), storage.options, ttl=storage.writer_lease_seconds)
+    return WriterLock(Path(config.db))
+
+
+def find_writer(config: LodeConfig) -> WriterInfo | None:
+    """The process writing ``config.db`` now, or None."""
+    if is_object_store(config.db):
+        return current_lease_writer(str(config.db), config.storage.options)
+    return current_writer(Path(config.db))
