@@ -41,6 +41,11 @@ _ANY_OF: dict[str, list[dict[str, Any]]] = {
         {"required": ["query"], "properties": {"query": _NOT_BLANK}},
         {"required": ["continuation_token"]},
     ],
+    "SearchRequest": [
+        {"required": ["query"], "properties": {"query": _NOT_BLANK}},
+        {"required": ["has_definitions"], "properties": {"has_definitions": {"minItems": 1}}},
+        {"required": ["has_references"], "properties": {"has_references": {"minItems": 1}}},
+    ],
     "SearchContentIn": [
         {"required": ["semantic_concepts"], "properties": {"semantic_concepts": {"minItems": 1}}},
         {"required": ["exact_terms"], "properties": {"exact_terms": {"minItems": 1}}},

@@ -17,7 +17,7 @@ from indexer.roles import ROLES
 from indexer.search import MAX_LIMIT
 from indexer.search._options import MAX_OFFSET, MAX_QUERY_CHARS
 from server._fields import (
-    NOT_BLANK,
+    NO_NUL,
     NOT_EMPTY,
     ChunkCount,
     ChunkId,
@@ -210,9 +210,12 @@ class SearchRequest(msgspec.Struct, forbid_unknown_fields=True):
 
     query: Annotated[
         str,
-        _d("Natural language or identifiers, e.g. 'parse http request' or 'parseRequest'"),
-        Meta(min_length=1, max_length=MAX_QUERY_CHARS, pattern=NOT_BLANK),
-    ]
+        _d(
+            "Natural language or identifiers, e.g. 'parse http request' or 'parseRequest'; may be "
+            "left out with has_definitions or has_references (then what they name is listed)"
+        ),
+        Meta(max_length=MAX_QUERY_CHARS, pattern=NO_NUL),
+    ] = ""
     projects: Annotated[Names, _d("Project ids or names (default: all)")] = []
     granularity: Annotated[
         Literal["document", "chunk"],

@@ -215,6 +215,18 @@ def test_an_empty_query_names_the_argument(indexed: tuple[Path, Path]) -> None:
     assert out.output.startswith("lode: error: QUERY: must not be empty")
 
 
+def test_search_lists_what_has_definitions_names(indexed: tuple[Path, Path]) -> None:
+    db, _ = indexed
+    args = ["search", "--has-definitions", "apply_discount", "--granularity", "chunk", "--json"]
+    out = CliRunner().invoke(cli, args, env=_env(db))
+    assert out.exit_code == 0, out.output
+    groups = json.loads(out.output)["groups"]
+    assert groups[0]["chunks"][0]["node_name"] == "apply_discount"
+    out = CliRunner().invoke(cli, ["search"], env=_env(db))
+    assert out.exit_code == 2
+    assert out.output.startswith("lode: error: QUERY: must not be empty")
+
+
 def test_absolute_path_globs_on_the_command_line(indexed: tuple[Path, Path]) -> None:
     """An absolute glob inside the project is made relative; outside it, exit 2 naming it."""
     db, repo = indexed

@@ -131,6 +131,24 @@ def test_filters_alone(indexed: Lode) -> None:
     assert "apply_discount" not in names(has_references=("apply_discount",))
 
 
+def test_names_alone_list_what_they_name(indexed: Lode) -> None:
+    """Without a query, has_definitions / has_references list the chunks they name."""
+    defs = _chunks(_search(indexed, "", granularity="chunk", has_definitions=("apply_discount",)))
+    assert defs
+    assert defs[0].node_name == "apply_discount"
+    assert all("apply_discount" in h.content for h in defs)
+    refs = _chunks(_search(indexed, "  ", granularity="chunk", has_references=("apply_discount",), limit=50))
+    assert "total_cents" in {h.node_name for h in refs}
+    assert all("apply_discount" in h.content for h in refs)
+    files = _search(indexed, "", has_references=("apply_discount",))
+    assert files.granularity == "document"
+    assert "src/shop/cart.py" in {d.file_path for d in files.documents}
+    assert all(d.chunks for d in files.documents)
+    with pytest.raises(ValidationError) as err:
+        _search(indexed, "", granularity="chunk")
+    assert err.value.errors[0].field == "query"
+
+
 def test_filters_combined(indexed: Lode) -> None:
     resp = _search(
         indexed,

@@ -149,6 +149,17 @@ def test_documents_and_chunks(server: tuple[str, Path], project: dict[str, Any])
     _error(httpx.get(f"{base}{API}/chunks/nope"), 404)
 
 
+def test_search_by_names_alone(server: tuple[str, Path], project: dict[str, Any]) -> None:
+    body = {"has_references": ["apply_discount"], "granularity": "chunk"}
+    response = httpx.post(f"{server[0]}{API}/search", json=body)
+    assert response.status_code == 200, response.text
+    hits = [h for g in response.json()["groups"] for h in g["chunks"]]
+    assert "total_cents" in {h["node_name"] for h in hits}
+    body = {"query": "", "has_definitions": ["apply_discount"]}
+    documents = httpx.post(f"{server[0]}{API}/search", json=body).json()["documents"]
+    assert documents[0]["file_path"] == "src/shop/pricing.py"
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [

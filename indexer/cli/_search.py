@@ -32,7 +32,7 @@ _DEFAULTS = SearchOptions(query="")
 
 
 @click.command("search", cls=LodeCommand)
-@click.argument("query")
+@click.argument("query", required=False, default="")
 @click.option(
     "--projects",
     "projects",
@@ -168,7 +168,7 @@ _DEFAULTS = SearchOptions(query="")
 def search_command(
     db: Path | str | None, as_json: bool, local: bool, scope_depth: tuple[int, int] | None, **fields: object
 ) -> None:
-    """Search the index for QUERY (hybrid by default).
+    """Search the index for QUERY (hybrid by default), or list what --has-definitions names.
 
     Options are the fields of POST /api/v1/search. Goes through a running lode server when
     there is one; --local searches in-process (queries embedded by the cached ONNX graph).

@@ -243,6 +243,8 @@ class Searcher:
         whose list needs each chunk's name and definitions; ``embedded_only`` and
         ``version`` as for ``Store.vector_candidates``.
         """
+        if not opts.query.strip():  # has_definitions / has_references alone
+            return self.prioritize(opts, self._named(opts, flt, k, version), version)
         if detail is None:
             detail = "full" if exact_identifiers(opts.query) else "id"
         calls = self.candidate_calls(
@@ -258,6 +260,24 @@ class Searcher:
         found = self.gather(calls, embed=opts.query)
         weights = self.ranking.weights_for(opts.query)
         return self.prioritize(opts, fuse_chunks(opts.query, found, weights), version)
+
+    def _named(
+        self, opts: SearchOptions, flt: ChunkFilter, k: int, version: int | None = None
+    ) -> list[tuple[Candidate, float]]:
+        """Without a query text, the chunks ``has_definitions`` / ``has_references`` name:
+        the unit named so first (1.0), then chunks defining it (0.8), then those using it."""
+        wanted = set(opts.has_definitions)
+        scored = []
+        for cand in self.store.admitted_chunks(flt, max(k, 1000), version):
+            if cand.node_name in wanted:
+                score = 1.0
+            elif wanted & set(cand.definitions):
+                score = 0.8
+            else:
+                score = 0.5
+            scored.append((cand, score))
+        scored.sort(key=lambda pair: (-pair[1], pair[0].key))
+        return scored
 
     def prioritize(
         self, opts: SearchOptions, fused: list[tuple[Candidate, float]], version: int | None = None
@@ -276,7 +296,8 @@ class Searcher:
 
     def _chunk_search(self, opts: SearchOptions, flt: ChunkFilter, names: dict[str, str]) -> SearchResponse:
         k = min(1000, max(CANDIDATES, (opts.offset + opts.limit) * 3))
-        pinned = None if exact_identifiers(opts.query) else self._rank_page_by_rows(opts, flt, k, names)
+        by_id = exact_identifiers(opts.query) or not opts.query.strip()
+        pinned = None if by_id else self._rank_page_by_rows(opts, flt, k, names)
         if pinned is not None:
             total, hits = pinned
         else:
@@ -368,7 +389,7 @@ class Searcher:
         """Files ranked by their chunks and their document; without an identifier in the
         query, chunks are keyed by row id in one pinned version of the chunk table (as in
         ``_rank_page_by_rows``), else by id."""
-        if not exact_identifiers(opts.query):
+        if opts.query.strip() and not exact_identifiers(opts.query):
             for _ in range(attempts):
                 version = self.store.chunk_table_version()
                 embedded_only = self._needs_embedded_filter(opts, version)
@@ -394,6 +415,8 @@ class Searcher:
         ``Store.vector_candidates`` (chunks)."""
         need = opts.offset + opts.file_limit
         k = min(600, max(60, need * 6))
+        if not opts.query.strip():  # has_definitions / has_references alone
+            return self._documents_page(opts, flt, names, self.rank_chunks(opts, flt, k * 4), {}, version)
         chunk_calls = self.candidate_calls(
             "chunks",
             opts.mode,
@@ -412,14 +435,31 @@ class Searcher:
         chunk_lists = {n[6:]: v for n, v in found.items() if n.startswith("chunk_")}
         fused = fuse_chunks(opts.query, chunk_lists, self.ranking.weights_for(opts.query))
         chunk_ranking = self.prioritize(opts, fused, version)
-        chunk_ranked = chunk_ranking.ranked
-        best_files = list(dict.fromkeys(c.file_id for c, _ in chunk_ranked))
-        lists = {"chunks": Ranked(best_files)}
+        documents = {n[9:]: v for n, v in found.items() if n.startswith("document_")}
+        return self._documents_page(opts, flt, names, chunk_ranking, documents, version)
+
+    def _documents_page(
+        self,
+        opts: SearchOptions,
+        flt: ChunkFilter,
+        names: dict[str, str],
+        chunk_ranking: Ranking,
+        documents: dict[str, list[Candidate]],
+        version: int | None,
+    ) -> SearchResponse:
+        """Files in the order of their best chunk (its score theirs), or fused with the
+        whole-document lists when those weigh anything; one page of them."""
+        need = opts.offset + opts.file_limit
+        best: dict[str, float] = {}
+        for cand, score in chunk_ranking.ranked:
+            best.setdefault(cand.file_id, score)
         weight = self.ranking.document_signal_weight
-        for name in ("document_semantic", "document_lexical"):
-            if name in found and weight > 0:
-                lists[name] = Ranked([c.id for c in found[name]], weight)
-        ranked = fuse(lists)
+        if weight > 0 and documents:
+            lists = {"chunks": Ranked(list(best))}
+            lists.update({f"document_{n}": Ranked([c.id for c in v], weight) for n, v in documents.items()})
+            ranked = fuse(lists)
+        else:
+            ranked = list(best.items())
         page = ranked[opts.offset : need]
         docs, per_file = self._page_documents(opts, flt, [i for i, _ in page], chunk_ranking, names, version)
         hits = tuple(

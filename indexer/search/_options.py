@@ -88,9 +88,10 @@ def _check_choices(
             errors.append(FieldError("languages", f"unknown language(s) {bad}"))
 
 
-def _check_query(errors: list[FieldError], query: str) -> None:
+def _check_query(errors: list[FieldError], query: str, names: bool = False) -> None:
     if not query.strip():
-        errors.append(FieldError("query", "must not be empty"))
+        if not names:  # has_definitions / has_references alone list what they name
+            errors.append(FieldError("query", "must not be empty (or give has_definitions / has_references)"))
     elif len(query) > MAX_QUERY_CHARS or "\x00" in query:
         errors.append(FieldError("query", f"must be at most {MAX_QUERY_CHARS} characters, without NUL"))
 
@@ -135,7 +136,7 @@ def _check_globs(errors: list[FieldError], opts: SearchOptions) -> None:
 def validate_options(opts: SearchOptions, known_languages: frozenset[str] | None = None) -> None:
     """Raise a ValidationError naming every invalid field of ``opts``."""
     errors: list[FieldError] = []
-    _check_query(errors, opts.query)
+    _check_query(errors, opts.query, bool(opts.has_definitions or opts.has_references))
     _check_choices(errors, opts, known_languages)
     _check_patterns(errors, opts)
     _check_range(errors, "limit", opts.limit, 1, MAX_LIMIT)

@@ -20,7 +20,16 @@ from indexer.store._schema import CHUNKS, DOCUMENTS
 from indexer.store._sql import and_all, in_list
 from indexer.store._unindexed import fragment_key
 
-__all__ = ["Candidate", "ChunkFacts", "Detail", "FactsMixin", "SearchMixin", "TableKind", "TextField"]
+__all__ = [
+    "Candidate",
+    "ChunkFacts",
+    "Detail",
+    "FactsMixin",
+    "FilteredMixin",
+    "SearchMixin",
+    "TableKind",
+    "TextField",
+]
 
 TableKind = Literal["chunks", "documents"]
 TextField = Literal["search_text", "name_text"]
@@ -378,6 +387,19 @@ def _facts_of(table: pa.Table) -> list[tuple[int, str, ChunkFacts]]:
         )
         out.append((int(row_id), cols["id"][i], facts))
     return out
+
+
+class FilteredMixin(StoreBase):
+    """Chunks a filter admits, without a query text."""
+
+    def admitted_chunks(self, flt: ChunkFilter, k: int, version: int | None = None) -> list[Candidate]:
+        """Up to ``k`` chunks ``flt`` admits (ids, names, definitions), in table order."""
+        table = self._dataset(CHUNKS, version).to_table(
+            columns=_CANDIDATE_COLUMNS["chunks"], filter=chunk_where(flt) or "true", limit=k, with_row_id=True
+        )
+        return _to_candidates(
+            "chunks", table.append_column("_score", pa.array([1.0] * table.num_rows)), "_score"
+        )
 
 
 class FactsMixin(StoreBase):

@@ -43,7 +43,7 @@ from indexer.store._schema import (
     tasks_schema,
     vocabulary_schema,
 )
-from indexer.store._search import FactsMixin, SearchMixin
+from indexer.store._search import FactsMixin, FilteredMixin, SearchMixin
 from indexer.store._tasks import TasksMixin
 from indexer.store._vectors import VectorsMixin
 from indexer.store._vocabulary import VocabularyMixin
@@ -62,6 +62,7 @@ class Store(
     VectorsMixin,
     SearchMixin,
     FactsMixin,
+    FilteredMixin,
     TasksMixin,
     MaintenanceMixin,
     OutlineMixin,
