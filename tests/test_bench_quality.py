@@ -539,6 +539,10 @@ def test_ranked_chunks_and_rank_of() -> None:
     # a piece of a long unit stands for the whole unit (its other pieces are folded into it)
     piece = ChunkHit(**{**asdict(_hit("c.py", 40, 60, 0.8, "p")), "unit_start_line": 1, "unit_end_line": 90})
     assert rank_of(Pair("toy", "q w e", "c.py", "h", "function", 3, 90), [piece]) == 1
+    # a class's skeleton does not stand for the methods inside it
+    skeleton = ChunkHit(**{**asdict(piece), "node_type": "class", "start_line": 1, "end_line": 6})
+    assert rank_of(Pair("toy", "q w e", "c.py", "m", "method", 20, 30), [skeleton]) is None
+    assert rank_of(Pair("toy", "q w e", "c.py", "C", "class", 1, 90), [skeleton]) == 1
 
 
 def test_index_and_ask_end_to_end(tmp_path: Path) -> None:

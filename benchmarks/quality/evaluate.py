@@ -60,12 +60,28 @@ def ranked_chunks(response: SearchResponse) -> list[ChunkHit]:
     return sorted(hits, key=lambda h: (-h.relevance_score, h.id))
 
 
+#: Kinds whose split pieces stand for the whole unit once lode folds them into one hit.
+#: A container's chunk (a class's skeleton) does not stand for its members: it counts by
+#: its own lines.
+CALLABLE_KINDS = frozenset({"function", "method", "constructor", "test"})
+
+
+def shown_lines(hit: ChunkHit) -> tuple[int, int]:
+    """The lines a hit answers for: a piece of a split function or method its whole unit
+    (the other pieces fold into it), any other chunk its own lines."""
+    if hit.node_type in CALLABLE_KINDS and hit.unit_start_line and hit.unit_end_line:
+        return hit.unit_start_line, hit.unit_end_line
+    return hit.start_line, hit.end_line
+
+
 def rank_of(pair: Pair, hits: Sequence[ChunkHit], k: int = K) -> int | None:
-    """Rank of the first hit in the target's file whose unit covers the target's first line
-    (a hit is shown as its unit: a piece of a long function, folded with the others, stands
-    for all of it)."""
+    """Rank of the first hit in the target's file whose shown lines (``shown_lines``) cover
+    the target's first line."""
     return first_hit_rank(
-        [h.file_path == pair.path and h.unit_start_line <= pair.start_line <= h.unit_end_line for h in hits],
+        [
+            h.file_path == pair.path and shown_lines(h)[0] <= pair.start_line <= shown_lines(h)[1]
+            for h in hits
+        ],
         k,
     )
 

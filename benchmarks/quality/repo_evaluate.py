@@ -24,7 +24,7 @@ from pathlib import Path
 from benchmarks.quality.bm25 import BM25Index
 from benchmarks.quality.changes import load_change_pairs
 from benchmarks.quality.corpora import fetch_corpus, read_corpus
-from benchmarks.quality.evaluate import MODES, ranked_chunks
+from benchmarks.quality.evaluate import MODES, ranked_chunks, shown_lines
 from benchmarks.quality.pairs import extract_pairs
 from benchmarks.quality.repo_corpora import RepoCorpus
 from benchmarks.quality.repo_metrics import TOP, Answer, ChunkRef, K, file_values, query_values
@@ -130,10 +130,8 @@ def _answer(searcher: Searcher, project: str, text: str, mode: str) -> Answer:
         )
 
     page = searcher.search(options("chunk", K))
-    # a hit is shown as its unit (the pieces of a long function fold into one hit)
-    chunks = tuple(
-        ChunkRef(h.file_path, h.unit_start_line, h.unit_end_line) for g in page.groups for h in g.chunks
-    )
+    # a piece of a split function is shown as its unit (its other pieces fold into it)
+    chunks = tuple(ChunkRef(h.file_path, *shown_lines(h)) for g in page.groups for h in g.chunks)
     deep = ranked_chunks(searcher.search(options("chunk", DEEP)))
     best_files = tuple(dict.fromkeys(h.file_path for h in deep))
     documents = searcher.search(options("document", K)).documents
