@@ -32,8 +32,8 @@ from benchmarks.quality.roles import IMPLEMENTATION, file_role
 from indexer.api import Lode, known_languages
 from indexer.config import load_config
 from indexer.search import Searcher
-from indexer.search._engine import RankingConfig
 from indexer.search._priors import ROLE_PRIOR
+from indexer.search._ranking import RankingConfig
 
 _NO_PRIOR = dict.fromkeys(ROLE_PRIOR, 1.0)
 

@@ -15,9 +15,10 @@ from typing import Any
 
 from indexer.errors import TokenExpiredError, ValidationError
 from indexer.models import ChunkFilter
-from indexer.search._engine import Searcher, fuse_chunks
+from indexer.search._engine import Searcher
 from indexer.search._fusion import Ranked, fuse
 from indexer.search._options import SearchOptions
+from indexer.search._ranking import fuse_chunks
 from indexer.search.content._hints import documents_actions, related_queries
 from indexer.search.content._request import FindDocumentsRequest, validate_find_request
 from indexer.search.content._results import (

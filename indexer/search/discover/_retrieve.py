@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from indexer.models import ChunkFilter, StoredChunk
-from indexer.search._engine import Searcher, fuse_chunks
+from indexer.search._engine import Searcher
 from indexer.search._lexical import fts_query
+from indexer.search._ranking import fuse_chunks
 from indexer.search.discover._models import ScoredChunk
 from indexer.store import Candidate
 
