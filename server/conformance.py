@@ -193,7 +193,9 @@ def exact_request_schemas(document: dict[str, Any]) -> None:
         if name in strict:
             schema["additionalProperties"] = False
         if name in _ANY_OF:
-            schema["anyOf"] = _ANY_OF[name]
+            # Inside allOf, so client generators keep one model for the body (a top-level
+            # anyOf made them emit one model per alternative and none for the body).
+            schema["allOf"] = [{"anyOf": _ANY_OF[name]}]
     config, sections = _discover_config_schema()
     exact.update(sections)
     discover = exact["DiscoverRequest"]["properties"]["config"]

@@ -126,6 +126,9 @@ def test_filters_alone(indexed: Lode) -> None:
         len(h.scope_path) == 2
         for h in _chunks(_search(indexed, "cart", granularity="chunk", scope_depth=(2, 2)))
     )
+    # Bounds beyond the stored column's range mean "any depth from there", not a store error.
+    assert names(scope_depth=(2, 53851280822846)) >= {"add_item", "remove_item", "total_cents"}
+    assert names(scope_depth=(53851280822846, 53851280822847)) == set()
     assert names(has_definitions=("discount_percent",)) == {"total_cents"}
     assert names(has_references=("apply_discount",)) >= {"total_cents"}
     assert "apply_discount" not in names(has_references=("apply_discount",))

@@ -11,6 +11,8 @@ __all__ = ["chunk_where", "document_where"]
 #: What may follow a literal ``dir/`` in a glob that then admits every path under it.
 _ANYTHING = ("**", "**/*", "**/**")
 
+_INT32_MAX = 2**31 - 1
+
 
 def _glob_clause(pattern: str) -> str:
     """``file_path`` matches the glob ``pattern``.
@@ -56,8 +58,9 @@ def chunk_where(flt: ChunkFilter, *, embedded_only: bool = False) -> str | None:
     if flt.parent_context_pattern is not None:
         clauses.append(f"regexp_like(parent_context, {quote(glob_to_regex(flt.parent_context_pattern))})")
     if flt.scope_depth is not None:
-        low, high = flt.scope_depth
-        clauses.append(f"scope_depth >= {int(low)} AND scope_depth <= {int(high)}")
+        # The column is int32: a bound beyond it would be a store error, not a range.
+        low, high = (min(int(bound), _INT32_MAX) for bound in flt.scope_depth)
+        clauses.append(f"scope_depth >= {low} AND scope_depth <= {high}")
     if flt.has_definitions:
         clauses.append(f"array_has_any(definitions, {list_literal(flt.has_definitions)})")
     if flt.has_references:
