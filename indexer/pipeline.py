@@ -32,6 +32,10 @@ __all__ = ["IndexProgress", "ProgressCallback", "index_project", "run_lexical_ph
 #: Files per atomic write; bigger batches mean fewer LanceDB versions.
 _BATCH_FILES = 200
 _BATCH_CHUNKS = 4000
+#: Phase 1 reports its progress at least every this many files…
+_NOTIFY_FILES = 50
+#: …or this many seconds (when a file was done since).
+_NOTIFY_SECONDS = 1.0
 
 
 @dataclass(slots=True)
@@ -46,6 +50,8 @@ class IndexProgress:
     chunks_embedded: int = 0
     embed_rate: float = 0.0
     errors: list[str] = field(default_factory=list)
+    files_changed: int = 0
+    """Files written, removed or failed so far (0: the run changed nothing yet)."""
 
     @property
     def eta_seconds(self) -> float | None:
@@ -143,6 +149,7 @@ def run_lexical_phase(
     gone = _deleted(states, {e.rel_path for e in walked.files}, paths)
     store.delete_files([states[p].id for p in gone])
     report.files_deleted = len(gone)
+    state.files_changed += len(gone) + len(dirty)
     state.phase, state.files_total = "chunk", len(changed)
     notify(state)
     writer = _FileWriter(store, embedder, project, config, report, state, notify)
@@ -218,10 +225,13 @@ class _FileWriter:
         self.folded = False
         self.drop: list[str] = []
         self.failed_ok: list[str] = []
+        self.notified = (0, time.monotonic())
 
     def accept(self, entry: WalkEntry, old: DocState | None, prepared: Prepared) -> None:
         """Take one prepared file: queue its new version, or note why not."""
         self.state.files_done += 1
+        if prepared.kind in ("write", "failed") or (prepared.kind in ("gone", "skip") and old is not None):
+            self.state.files_changed += 1
         if prepared.kind == "gone":
             self.report.files_skipped.append(SkippedFile(entry.rel_path, prepared.reason))
             if old is not None:
@@ -242,6 +252,16 @@ class _FileWriter:
             self.failed_ok.append(entry.rel_path)
         if len(self.pending) >= _BATCH_FILES or self.pending_chunks >= _BATCH_CHUNKS:
             self.flush()
+        elif (
+            self.state.files_done - self.notified[0] >= _NOTIFY_FILES
+            or time.monotonic() - self.notified[1] >= _NOTIFY_SECONDS
+        ):
+            self._notify()
+
+    def _notify(self) -> None:
+        """Report progress (files done advance between the writes of whole batches)."""
+        self.notified = (self.state.files_done, time.monotonic())
+        self.notify(self.state)
 
     def _skip(self, path: str, reason: str, old: DocState | None) -> None:
         self.report.files_skipped.append(SkippedFile(path, reason))
@@ -272,7 +292,7 @@ class _FileWriter:
         self.store.clear_file_errors(self.project.id, self.failed_ok, stage="chunk")
         self.pending, self.pending_chunks, self.all_new = [], 0, True
         self.stat_updates, self.drop, self.failed_ok = [], [], []
-        self.notify(self.state)
+        self._notify()
 
 
 def _job(

@@ -116,6 +116,9 @@ class _Reporter:
                 continue
             with self._lock:
                 batches = self._pending.pop(task_id, [])
+            unchanged = task.status == "done" and task.message == "no change"
+            if unchanged and all(b.reason in ("rescan", "overflow") for b in batches):
+                continue  # the safety net found nothing: no line every few minutes
             self._echo(self._line(batches, task))
 
     def _line(self, batches: list[Batch], task: Task) -> str:
@@ -123,6 +126,8 @@ class _Reporter:
         what = _describe_paths(batches)
         if task.status in ("failed", "cancelled"):
             return f"{stamp}  {what} → {task.status}: {task.message}"
+        if task.message == "no change":
+            return f"{stamp}  {what} → up to date"
         paths = {p for b in batches for p in b.paths}
         gone = sum(1 for p in paths if not (self._root / p).exists())
         result = f"{task.files_done} file(s) indexed, {task.chunks_done} chunk(s)"
