@@ -105,14 +105,25 @@ def index_project(
     if embed and not _is_cancelled(cancel):
         stats = embed_backlog(store, embedder, project.id, state=state, progress=progress, cancel=cancel)
         report.model_seconds = round(stats.model_seconds, 3)
-        report.chunks_embedded += stats.embedded
+        report.chunks_embedded += stats.embedded_rows
         report.embedding_cache_hits += stats.cache_hits
         report.files_failed.extend(stats.failed)
-    store.maybe_optimize()
+    # the writer is idle now: fold in even a few rows, and what the last vector writes took
+    # out of the indexes (the first searches after a run would pay for it)
+    store.maybe_optimize(settle=True)
+    _count_vectors(store, project.id, report)
     report.seconds = round(time.perf_counter() - started, 3)
     state.phase = "done"
     (progress or _noop)(state)
     return report
+
+
+def _count_vectors(store: Store, project_id: str, report: IndexReport) -> None:
+    """Fill in the chunks left without a vector, and the earlier runs' chunks phase 2 took
+    on (what makes the report's chunk counts add up)."""
+    report.chunks_queued = store.count_chunks(project_id) - store.count_chunks(project_id, embedded=True)
+    given = report.chunks_embedded + report.embedding_cache_hits + report.chunks_queued
+    report.chunks_from_earlier = max(0, given - report.chunks_written)
 
 
 def run_lexical_phase(

@@ -346,7 +346,9 @@ class IndexWorker:
             if report.chunks_written <= report.embedding_cache_hits:
                 # every chunk it wrote has its vector (or it only removed files): done; a
                 # backlog left by others is embedded by their tasks (or ``_drain_orphan_backlog``)
-                self._finish(task, "done")
+                total = self.store.count_chunks(task.project_id)
+                embedded = self.store.count_chunks(task.project_id, embedded=True)
+                self._finish(dataclasses.replace(task, chunks_total=total, chunks_embedded=embedded), "done")
                 return
             # every file is written and lexically searchable (phase 1 made the full-text
             # indexes): say so; a big run folds its rows into the indexes before phase 2
@@ -390,6 +392,10 @@ class IndexWorker:
         if cancel.is_set():
             self._finish(live, "cancelled")
         elif not stop.is_set():
+            # every vector is in: fold in what a big run's last writes took out of the
+            # indexes (a whole fragment each) before saying done, so the searches that
+            # follow cost what later ones do (small leftovers wait for ``_maintain``)
+            self.store.maybe_optimize(rows=OPTIMIZE_AFTER_ROWS, seconds=math.inf, settle=True)
             for other in [
                 t for t in self._live.values() if t.project_id == task.project_id and t.phase == "embed"
             ]:
@@ -415,6 +421,8 @@ class IndexWorker:
                 )  # fmt: skip
                 if stats.embedded or stats.cache_hits:
                     self._notify(project.id)
+                if not stop.is_set():
+                    self.store.maybe_optimize(rows=OPTIMIZE_AFTER_ROWS, seconds=math.inf, settle=True)
                 return True
         return False
 

@@ -59,7 +59,11 @@ class EmbedStats:
     """What one phase-2 call did."""
 
     embedded: int = 0
+    """Texts the model embedded."""
+    embedded_rows: int = 0
+    """Chunks given those vectors (a text several chunks share is embedded once)."""
     cache_hits: int = 0
+    """Chunks given a vector from the embedding cache."""
     model_seconds: float = 0.0
     seconds: float = 0.0
     yielded_seconds: float = 0.0
@@ -121,6 +125,8 @@ def embed_backlog(
     store.complete_pending_documents(project_id)
     state.chunks_total = store.count_chunks(project_id)
     state.chunks_embedded = store.count_chunks(project_id, embedded=True)
+    if progress is not None:  # the totals, also when there is nothing left to embed
+        progress(state)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lode-vector-writer") as pool:
         run.pool = pool
         while not run.stopped():
@@ -197,6 +203,7 @@ class _Run:
             )
             members = [c for g in part for c in g]
             self.failed.update(c.id for c in members if c.chunk.chunk_hash not in new)
+            self.stats.embedded_rows += sum(1 for c in members if c.chunk.chunk_hash in new)
             self._write(_batch_of(members, new, new, self._failed_paths()))
 
     def _failed_paths(self) -> set[str]:

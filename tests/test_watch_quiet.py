@@ -101,9 +101,11 @@ def test_an_ignore_file_change_moves_the_watches(
 ) -> None:
     root, _observer, recorder, emitter = observed
     (root / ".gitignore").write_text("src/app/\n")
-    wait_until(lambda: "generated" in emitter.watched_folders, timeout=5, what="generated/ watched")
-    assert "generated/deep" in emitter.watched_folders
-    assert "src/app" not in emitter.watched_folders
+    wait_until(
+        lambda: "generated/deep" in emitter.watched_folders and "src/app" not in emitter.watched_folders,
+        timeout=5,
+        what="generated/ watched, src/app not",
+    )
     (root / "generated" / "deep" / "g.py").write_text("g = 1\n")
     wait_until(lambda: str(root / "generated" / "deep" / "g.py") in recorder.paths(), timeout=5)
     assert kernel_watches(emitter) == len(emitter.watched_folders)
@@ -197,7 +199,8 @@ def test_a_task_with_nothing_to_embed_ends_with_phase_1(live: Live) -> None:
     live.settle()
     task = live.worker.list(live.project.id)[0]
     assert task.status == "done"
-    assert task.chunks_total == 0
+    assert task.phase == "done"
+    assert task.chunks_embedded == task.chunks_total > 0  # counted, not left at 0/0
 
 
 def test_threads_end_with_the_observer(tmp_path: Path) -> None:
