@@ -24,6 +24,7 @@ from indexer.embed import (
     QueryGraphEmbedder,
     cached_query_graph,
     load_embedder,
+    model_dimension,
     model_dir,
 )
 from indexer.errors import ModelMismatchError, NotFoundError, PathError, StoreError
@@ -129,6 +130,10 @@ class Lode:
                 if info.get("model_id") != expected:
                     self._check_model_before_loading()
                 store = open_store(self.config.db, info["model_id"], int(info["dimension"]))
+            elif self._embedder is None and (dimension := model_dimension(self.config.embed)) is not None:
+                # a new index of the configured model: its files say its dimension (a
+                # server starts in a moment, and stops as fast, instead of loading torch)
+                store = open_store(self.config.db, self.config.embed.model, dimension)
             else:
                 store = open_store(self.config.db, self.embedder.model_id, self.embedder.dimension)
             with self._lock:

@@ -55,6 +55,8 @@ KEEP_FINISHED_TASKS = 1000
 _PRUNE_EVERY = 3600.0
 #: While a storage failure stands, the idle writer checks the store this often (seconds).
 _VERIFY_EVERY = 60.0
+#: How long a stop waits for a write unit in progress (a unit takes well under a second).
+_UNIT_WAIT = 30.0
 #: Checks (``submit_check``) that found nothing, remembered for ``get`` (the newest).
 _KEEP_CHECKS = 64
 
@@ -136,15 +138,27 @@ class IndexWorker:
         self._thread.start()
         self._wake.set()
 
-    def stop(self, timeout: float = 10.0) -> None:
-        """Stop after the current batch; queued tasks stay queued for the next start."""
+    def stop(self, timeout: float = 10.0) -> bool:
+        """Stop after the current batch; queued tasks stay queued for the next start.
+
+        Waits up to ``timeout`` seconds for the writer thread. If it still runs (inside
+        the model, or an optimize), waits for the write unit in progress and lets no
+        other begin (``Store.hold_writes``): the store is whole, and a process may exit
+        at once, the thread with it. True when the thread ended.
+        """
         self._stop.set()
         self._preempt.set()
         for event in list(self._cancel.values()):
             event.set()
         self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
+        if self._thread is None:
+            return True
+        self._thread.join(timeout)
+        if not self._thread.is_alive():
+            return True
+        if not self.store.hold_writes(_UNIT_WAIT):
+            log.warning("the index writer is still inside a write after %.0f s", _UNIT_WAIT)
+        return False
 
     @property
     def alive(self) -> bool:
@@ -273,6 +287,9 @@ class IndexWorker:
         """Record an error of the writer thread (re-raising what must stop it)."""
         if isinstance(exc, KeyboardInterrupt | SystemExit | GeneratorExit):
             raise exc
+        if self._stop.is_set():  # the store closed under a writer left to the process's exit
+            log.debug("%s failed while stopping", where, exc_info=exc)
+            return
         self.last_error = repr(exc)
         if is_storage_failure(exc):
             self.storage.failed(where, exc)
@@ -361,6 +378,9 @@ class IndexWorker:
                 return
             self._finish(dataclasses.replace(task, message=str(exc)), "failed")
         except Exception as exc:
+            if self._stop.is_set():  # the store closed under a stopping writer: resumed later
+                log.debug("task %s stopped", task.id, exc_info=exc)
+                return
             log.exception("task %s failed", task.id)
             self._checks.pop(task.id, None)  # a failure is shown as a task
             if is_storage_failure(exc):

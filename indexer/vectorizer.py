@@ -359,9 +359,10 @@ def _embed_one_by_one(
 
 
 def _write(store: Store, batch: _Batch, fold: bool) -> None:
-    store.cache_put(batch.new)
-    store.set_chunk_vectors(batch.ids, batch.vectors)
-    store.complete_documents(batch.file_ids)
+    with store.write_unit():  # a stop never leaves chunks embedded and their document not
+        store.cache_put(batch.new)
+        store.set_chunk_vectors(batch.ids, batch.vectors)
+        store.complete_documents(batch.file_ids)
     by_project: dict[str, list[str]] = {}
     for project_id, path in batch.done_files:
         by_project.setdefault(project_id, []).append(path)

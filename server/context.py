@@ -35,6 +35,9 @@ class ServerContext:
     started_at: float = field(default_factory=time.time)
     model_error: str | None = None
     search_pool: SearchPool | None = None
+    stop_wait: float = 10.0
+    """Seconds ``close`` waits for the index writer (``lode serve``: a moment, then the
+    process leaves a writer still inside the model to its exit; see ``indexer.cli._stop``)."""
     """The search processes, when the app runs them (started and closed in its lifespan)."""
     _model_thread: threading.Thread | None = None
     _tokens: Any = None
@@ -112,7 +115,7 @@ class ServerContext:
         """Stop the watcher and the writer, release the store."""
         if self.watcher is not None:
             self.watcher.stop()
-        self.worker.stop()
+        self.worker.stop(self.stop_wait)
         self.lode.close()
 
 

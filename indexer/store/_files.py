@@ -84,7 +84,7 @@ class FilesMixin(VocabularyMixin, StoreBase):
             return
         stamp = now()
         file_ids = sorted({w.document.id for w in writes})
-        with self._write_lock:
+        with self.write_unit(), self._write_lock:
             # files the store has never seen (a first index) are appended: same result,
             # without a merge that joins against the whole table
             # (``maybe_new``: the caller knows no document of them; checked, as a crash can
@@ -177,7 +177,7 @@ class FilesMixin(VocabularyMixin, StoreBase):
         without chunks, which ``repair`` re-queues)."""
         if not file_ids:
             return
-        with self._write_lock:
+        with self.write_unit(), self._write_lock:
             for part in _chunked(list(file_ids)):
                 self._t(CHUNKS).delete(in_list("file_id", part))
                 self._t(DOCUMENTS).delete(in_list("id", part))
@@ -346,7 +346,7 @@ class FilesMixin(VocabularyMixin, StoreBase):
             for s in states.values()
             if seen.get(s.id, {s.content_hash}) != {s.content_hash} or counts.get(s.id, 0) != s.chunk_count
         ]
-        with self._write_lock:
+        with self.write_unit(), self._write_lock:
             for part in _chunked(orphans):
                 self._t(CHUNKS).delete(in_list("file_id", part))
             self.delete_files([s.id for s in dirty])
