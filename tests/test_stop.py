@@ -210,3 +210,24 @@ def test_a_new_index_knows_its_dimension_without_the_model(tmp_path: Path) -> No
     assert out.split() == [DEFAULT_MODEL, "384", "False"]
     assert model_dimension() == 384
     assert model_dimension(EmbedConfig(model=str(tmp_path))) is None  # no model files there
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_maintenance_job_ends_with_the_process_that_started_it() -> None:
+    """A stopping lode leaves at once: an optimize it left running in a child must not
+    commit later beside the next writer."""
+    job = (
+        "from indexer.store._lance_jobs import _end_with_parent; import time; "
+        "_end_with_parent(); print('ready', flush=True); time.sleep(60)"
+    )
+    parent = (
+        "import subprocess, sys; "
+        f"child = subprocess.Popen([sys.executable, '-c', {job!r}], stdout=subprocess.PIPE, text=True); "
+        "assert child.stdout.readline().strip() == 'ready'; print(child.pid, flush=True); child.wait()"
+    )
+    with subprocess.Popen([sys.executable, "-c", parent], stdout=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout is not None
+        child = int(proc.stdout.readline())
+        proc.kill()
+        proc.wait(10)
+    wait_for(lambda: not Path(f"/proc/{child}").exists(), 10, "the job to end")
