@@ -47,6 +47,8 @@ class BigStore:
     chunks: int
     files: int
     build_seconds: float
+    fresh: bool = False
+    """Built by this call (its first searches are the first after an index run)."""
 
 
 def _site() -> Path:
@@ -64,14 +66,16 @@ def _copy_sources(root: Path, packages: tuple[str, ...], copies: int) -> int:
     return len(sources) * copies
 
 
-def open_big_store(profile: str, embedder: Embedder | None = None, log: bool = True) -> BigStore:
-    """Build (first time) or reuse the big store of ``profile``; returns its location."""
+def open_big_store(
+    profile: str, embedder: Embedder | None = None, log: bool = True, rebuild: bool = False
+) -> BigStore:
+    """Build (first time, or with ``rebuild``) or reuse the big store of ``profile``."""
     packages, copies = PROFILES[profile]
     base = cache_dir() / f"bigstore-{profile}"
     marker = base / "built.json"
     # rebuilt when the chunker cuts the same files differently (or fills the symbol index)
     wanted = {"packages": list(packages), "copies": copies, "lode_header": 2, "chunker": CHUNKER_VERSION}
-    if marker.exists():
+    if marker.exists() and not rebuild:
         facts = json.loads(marker.read_text())
         built = dict(facts.get("wanted", {}))
         schema = built.pop("schema", None)
@@ -105,7 +109,7 @@ def open_big_store(profile: str, embedder: Embedder | None = None, log: bool = T
             }
         )
     )
-    return BigStore(base / "db", base / "src", PROJECT, chunks, report.files_indexed, seconds)
+    return BigStore(base / "db", base / "src", PROJECT, chunks, report.files_indexed, seconds, fresh=True)
 
 
 def _refresh_indexes(db: Path, embedder: Embedder | None) -> bool:

@@ -24,6 +24,7 @@ from indexer.embed import (
     QueryGraphEmbedder,
     cached_query_graph,
     load_embedder,
+    model_dimension,
     model_dir,
 )
 from indexer.errors import (
@@ -179,6 +180,10 @@ class Lode:
                 if info.get("model_id") != expected:
                     self._check_model_before_loading()
                 store = open_store(self.config.db, info["model_id"], int(info["dimension"]), access)
+            elif self._embedder is None and (dimension := model_dimension(self.config.embed)) is not None:
+                # a new index of the configured model: its files say its dimension (a
+                # server starts in a moment, and stops as fast, instead of loading torch)
+                store = open_store(self.config.db, self.config.embed.model, dimension, access)
             else:
                 store = open_store(self.config.db, self.embedder.model_id, self.embedder.dimension, access)
             with self._lock:

@@ -263,8 +263,19 @@ class IndexReport:
     files_skipped: list[SkippedFile] = field(default_factory=list)
     files_failed: list[SkippedFile] = field(default_factory=list)
     chunks_written: int = 0
+    """Chunks written by phase 1 (the changed files' chunks)."""
     chunks_embedded: int = 0
+    """Chunks given a vector the model computed in this run (a text repeated in the run is
+    embedded once)."""
     embedding_cache_hits: int = 0
+    """Chunks given a vector from the embedding cache (by phase 1 or phase 2)."""
+    chunks_queued: int = 0
+    """Chunks of the project still without a vector when the run ended (``--no-embed``,
+    a stopped run, or texts the model refused)."""
+    chunks_from_earlier: int = 0
+    """Chunks an earlier run left without a vector that this run's phase 2 took on.
+    ``chunks_written + chunks_from_earlier = chunks_embedded + embedding_cache_hits +
+    chunks_queued``."""
     seconds: float = 0.0
     lexical_seconds: float = 0.0
     """Time until every changed file was lexically searchable (end of phase 1)."""

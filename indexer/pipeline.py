@@ -33,6 +33,10 @@ __all__ = ["IndexProgress", "ProgressCallback", "index_project", "run_lexical_ph
 #: Files per atomic write; bigger batches mean fewer LanceDB versions.
 _BATCH_FILES = 200
 _BATCH_CHUNKS = 4000
+#: Phase 1 reports its progress at least every this many files…
+_NOTIFY_FILES = 50
+#: …or this many seconds (when a file was done since).
+_NOTIFY_SECONDS = 1.0
 
 
 @dataclass(slots=True)
@@ -47,6 +51,8 @@ class IndexProgress:
     chunks_embedded: int = 0
     embed_rate: float = 0.0
     errors: list[str] = field(default_factory=list)
+    files_changed: int = 0
+    """Files written, removed or failed so far (0: the run changed nothing yet)."""
 
     @property
     def eta_seconds(self) -> float | None:
@@ -100,14 +106,25 @@ def index_project(
     if embed and not _is_cancelled(cancel):
         stats = embed_backlog(store, embedder, project.id, state=state, progress=progress, cancel=cancel)
         report.model_seconds = round(stats.model_seconds, 3)
-        report.chunks_embedded += stats.embedded
+        report.chunks_embedded += stats.embedded_rows
         report.embedding_cache_hits += stats.cache_hits
         report.files_failed.extend(stats.failed)
-    store.maybe_optimize()
+    # the writer is idle now: fold in even a few rows, and what the last vector writes took
+    # out of the indexes (the first searches after a run would pay for it)
+    store.maybe_optimize(settle=True)
+    _count_vectors(store, project.id, report)
     report.seconds = round(time.perf_counter() - started, 3)
     state.phase = "done"
     (progress or _noop)(state)
     return report
+
+
+def _count_vectors(store: Store, project_id: str, report: IndexReport) -> None:
+    """Fill in the chunks left without a vector, and the earlier runs' chunks phase 2 took
+    on (what makes the report's chunk counts add up)."""
+    report.chunks_queued = store.count_chunks(project_id) - store.count_chunks(project_id, embedded=True)
+    given = report.chunks_embedded + report.embedding_cache_hits + report.chunks_queued
+    report.chunks_from_earlier = max(0, given - report.chunks_written)
 
 
 def run_lexical_phase(
@@ -146,6 +163,7 @@ def run_lexical_phase(
     gone = _deleted(states, {e.rel_path for e in walked.files}, paths)
     store.delete_files([states[p].id for p in gone])
     report.files_deleted = len(gone)
+    state.files_changed += len(gone) + len(dirty)
     state.phase, state.files_total = "chunk", len(changed)
     notify(state)
     writer = _FileWriter(store, embedder, project, config, report, state, notify)
@@ -221,10 +239,13 @@ class _FileWriter:
         self.folded = False
         self.drop: list[str] = []
         self.failed_ok: list[str] = []
+        self.notified = (0, time.monotonic())
 
     def accept(self, entry: WalkEntry, old: DocState | None, prepared: Prepared) -> None:
         """Take one prepared file: queue its new version, or note why not."""
         self.state.files_done += 1
+        if prepared.kind in ("write", "failed") or (prepared.kind in ("gone", "skip") and old is not None):
+            self.state.files_changed += 1
         if prepared.kind == "gone":
             self.report.files_skipped.append(SkippedFile(entry.rel_path, prepared.reason))
             if old is not None:
@@ -245,6 +266,16 @@ class _FileWriter:
             self.failed_ok.append(entry.rel_path)
         if len(self.pending) >= _BATCH_FILES or self.pending_chunks >= _BATCH_CHUNKS:
             self.flush()
+        elif (
+            self.state.files_done - self.notified[0] >= _NOTIFY_FILES
+            or time.monotonic() - self.notified[1] >= _NOTIFY_SECONDS
+        ):
+            self._notify()
+
+    def _notify(self) -> None:
+        """Report progress (files done advance between the writes of whole batches)."""
+        self.notified = (self.state.files_done, time.monotonic())
+        self.notify(self.state)
 
     def _skip(self, path: str, reason: str, old: DocState | None) -> None:
         self.report.files_skipped.append(SkippedFile(path, reason))
@@ -275,7 +306,7 @@ class _FileWriter:
         self.store.clear_file_errors(self.project.id, self.failed_ok, stage="chunk")
         self.pending, self.pending_chunks, self.all_new = [], 0, True
         self.stat_updates, self.drop, self.failed_ok = [], [], []
-        self.notify(self.state)
+        self._notify()
 
 
 def _job(

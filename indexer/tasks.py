@@ -6,6 +6,11 @@ restart resumes queued and interrupted work. A task runs phase 1 (walk, chunk, w
 and then stays ``running`` in phase ``embed`` until its project's vectors are all in;
 phase 2 yields to any newly queued task, so a saved file is searchable at once even
 while a large backlog embeds.
+
+The watcher's whole-project diffs (at start, after a gap, every few minutes) come through
+``submit_check``: such a run stays out of the task list until it changes something, and
+one that finds nothing changed leaves no task behind. A task that leaves nothing to embed
+ends with its phase 1.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import logging
 import math
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
@@ -49,6 +55,10 @@ KEEP_FINISHED_TASKS = 1000
 _PRUNE_EVERY = 3600.0
 #: While a storage failure stands, the idle writer checks the store this often (seconds).
 _VERIFY_EVERY = 60.0
+#: How long a stop waits for a write unit in progress (a unit takes well under a second).
+_UNIT_WAIT = 30.0
+#: Checks (``submit_check``) that found nothing, remembered for ``get`` (the newest).
+_KEEP_CHECKS = 64
 
 
 def _now() -> datetime:
@@ -103,6 +113,11 @@ class IndexWorker:
         self._preempt = threading.Event()
         self._cancel: dict[str, threading.Event] = {}
         self._live: dict[str, Task] = {}
+        #: Whole-project checks (``submit_check``) not yet shown as tasks: queued or running
+        #: until their run changes something (then they are published), or ends (dropped).
+        self._checks: dict[str, Task] = {}
+        #: Checks that found nothing to change, as ``get`` answers for them.
+        self._unchanged: OrderedDict[str, Task] = OrderedDict()
         self._paused: set[str] = set()
         self._rates: dict[str, float] = {}
         self._failed_chunks: set[str] = set()
@@ -123,15 +138,27 @@ class IndexWorker:
         self._thread.start()
         self._wake.set()
 
-    def stop(self, timeout: float = 10.0) -> None:
-        """Stop after the current batch; queued tasks stay queued for the next start."""
+    def stop(self, timeout: float = 10.0) -> bool:
+        """Stop after the current batch; queued tasks stay queued for the next start.
+
+        Waits up to ``timeout`` seconds for the writer thread. If it still runs (inside
+        the model, or an optimize), waits for the write unit in progress and lets no
+        other begin (``Store.hold_writes``): the store is whole, and a process may exit
+        at once, the thread with it. True when the thread ended.
+        """
         self._stop.set()
         self._preempt.set()
         for event in list(self._cancel.values()):
             event.set()
         self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
+        if self._thread is None:
+            return True
+        self._thread.join(timeout)
+        if not self._thread.is_alive():
+            return True
+        if not self.store.hold_writes(_UNIT_WAIT):
+            log.warning("the index writer is still inside a write after %.0f s", _UNIT_WAIT)
+        return False
 
     @property
     def alive(self) -> bool:
@@ -170,9 +197,29 @@ class IndexWorker:
         self._wake.set()
         return task
 
+    def submit_check(self, project_id: str) -> Task:
+        """Queue a whole-project diff that becomes a task only once it changes something
+        (the watcher's start-up reconcile and rescans): a check that finds every file as
+        indexed leaves no task. Joins a queued task of the project, or a queued check."""
+        with self._lock:
+            if any(t.kind == "index" for t in self.store.list_tasks(project_id, ("queued",))):
+                joined = True
+            else:
+                joined = False
+                waiting = [t for t in self._checks.values() if t.project_id == project_id]
+                if waiting and waiting[0].status == "queued":
+                    return waiting[0]
+                stamp = _now()
+                check = Task(id=uuid7(), project_id=project_id, created_at=stamp, updated_at=stamp)
+                self._checks[check.id] = check
+        if joined:
+            return self.submit(project_id)
+        self._wake.set()
+        return check
+
     def get(self, task_id: str) -> Task:
-        """A task with its live progress."""
-        live = self._live.get(task_id)
+        """A task with its live progress (a check that found nothing: ``done``, no files)."""
+        live = self._live.get(task_id) or self._checks.get(task_id) or self._unchanged.get(task_id)
         return live if live is not None else self.store.get_task(task_id)
 
     def list(self, project_id: str | None = None, limit: int | None = 100) -> list[Task]:
@@ -190,6 +237,11 @@ class IndexWorker:
             task = self.get(task_id)
             if not task.live:
                 raise ConflictError(f"task {task_id} is already {task.status}")
+            if task_id in self._checks:  # a check not shown as a task: nothing to record
+                self._cancel.setdefault(task_id, threading.Event()).set()
+                if task.status == "queued":
+                    del self._checks[task_id]
+                return dataclasses.replace(task, status="cancelled", phase="cancelled", finished_at=_now())
             if task.status == "queued":
                 task = dataclasses.replace(task, status="cancelled", phase="cancelled", finished_at=_now())
                 self.store.save_task(task)
@@ -235,6 +287,9 @@ class IndexWorker:
         """Record an error of the writer thread (re-raising what must stop it)."""
         if isinstance(exc, KeyboardInterrupt | SystemExit | GeneratorExit):
             raise exc
+        if self._stop.is_set():  # the store closed under a writer left to the process's exit
+            log.debug("%s failed while stopping", where, exc_info=exc)
+            return
         self.last_error = repr(exc)
         if is_storage_failure(exc):
             self.storage.failed(where, exc)
@@ -270,6 +325,7 @@ class IndexWorker:
         queued task sees it either still queued or already running."""
         with self._lock:
             queued = self.store.list_tasks(statuses=("queued",))
+            queued += [t for t in self._checks.values() if t.status == "queued"]
             if not queued:
                 return None
             task = min(queued, key=lambda t: (t.kind != "delete", t.created_at is None, t.created_at))
@@ -277,7 +333,10 @@ class IndexWorker:
                 task, status="running", phase="chunk", started_at=task.started_at or _now()
             )
             self._cancel.setdefault(task.id, threading.Event())
-            self._publish(task, force=True)
+            if task.id in self._checks:
+                self._checks[task.id] = task  # shown once it changes something (``_progress``)
+            else:
+                self._publish(task, force=True)
             return task
 
     def _run_phase1(self, task: Task) -> None:
@@ -292,21 +351,38 @@ class IndexWorker:
                 self.store, self.embedder, project, self.config, paths=task.paths, full=task.full,
                 state=state, progress=lambda s: self._progress(task.id, s), cancel=cancel,
             )  # fmt: skip
+            if task.id in self._checks:  # it changed nothing: no task to show
+                self._drop_check(task.id, state)
+                return
             errors = [f"{f.path}: {f.reason}" for f in report.files_failed][:_MAX_ERRORS]
             task = dataclasses.replace(self._live[task.id], errors=tuple(errors))
             if cancel.is_set():
                 self._finish(task, "cancelled")
                 return
+            self._notify(task.project_id)
+            if report.chunks_written <= report.embedding_cache_hits:
+                # every chunk it wrote has its vector (or it only removed files): done; a
+                # backlog left by others is embedded by their tasks (or ``_drain_orphan_backlog``)
+                total = self.store.count_chunks(task.project_id)
+                embedded = self.store.count_chunks(task.project_id, embedded=True)
+                self._finish(dataclasses.replace(task, chunks_total=total, chunks_embedded=embedded), "done")
+                return
             # every file is written and lexically searchable (phase 1 made the full-text
             # indexes): say so; a big run folds its rows into the indexes before phase 2
             # rewrites them (small ones wait for a quiet moment: ``_maintain``)
             self._publish(dataclasses.replace(task, phase="embed"), force=True)
-            self._notify(task.project_id)
             self.store.maybe_optimize(rows=OPTIMIZE_AFTER_ROWS, seconds=math.inf)
         except NotFoundError as exc:
+            if task.id in self._checks:  # the project went away meanwhile
+                self._drop_check(task.id, IndexProgress())
+                return
             self._finish(dataclasses.replace(task, message=str(exc)), "failed")
         except Exception as exc:
+            if self._stop.is_set():  # the store closed under a stopping writer: resumed later
+                log.debug("task %s stopped", task.id, exc_info=exc)
+                return
             log.exception("task %s failed", task.id)
+            self._checks.pop(task.id, None)  # a failure is shown as a task
             if is_storage_failure(exc):
                 self.storage.failed("index task", exc)
                 self.last_error = repr(exc)
@@ -336,6 +412,10 @@ class IndexWorker:
         if cancel.is_set():
             self._finish(live, "cancelled")
         elif not stop.is_set():
+            # every vector is in: fold in what a big run's last writes took out of the
+            # indexes (a whole fragment each) before saying done, so the searches that
+            # follow cost what later ones do (small leftovers wait for ``_maintain``)
+            self.store.maybe_optimize(rows=OPTIMIZE_AFTER_ROWS, seconds=math.inf, settle=True)
             for other in [
                 t for t in self._live.values() if t.project_id == task.project_id and t.phase == "embed"
             ]:
@@ -361,6 +441,8 @@ class IndexWorker:
                 )  # fmt: skip
                 if stats.embedded or stats.cache_hits:
                     self._notify(project.id)
+                if not stop.is_set():
+                    self.store.maybe_optimize(rows=OPTIMIZE_AFTER_ROWS, seconds=math.inf, settle=True)
                 return True
         return False
 
@@ -377,6 +459,14 @@ class IndexWorker:
 
     # ---- bookkeeping ------------------------------------------------------------------
     def _progress(self, task_id: str, state: IndexProgress) -> None:
+        check = self._checks.get(task_id)
+        if check is not None:
+            if not state.files_changed:
+                return
+            # the check found work: from now on it is a task like any other
+            with self._lock:
+                self._checks.pop(task_id, None)
+                self._live[task_id] = check
         task = self._live.get(task_id)
         if task is None:
             return
@@ -402,6 +492,21 @@ class IndexWorker:
         if force or now - self._last_save >= _SAVE_EVERY:
             self._last_save = now
             self.store.save_task(task)
+
+    def _drop_check(self, task_id: str, state: IndexProgress) -> None:
+        """End a check that changed nothing: no task row, ``get`` answers ``done``."""
+        with self._lock:
+            check = self._checks.pop(task_id, None)
+        self._cancel.pop(task_id, None)
+        if check is None:
+            return
+        stamp = _now()
+        self._unchanged[task_id] = dataclasses.replace(
+            check, status="done", phase="done", files_total=state.files_total, message="no change",
+            finished_at=stamp, updated_at=stamp,
+        )  # fmt: skip
+        while len(self._unchanged) > _KEEP_CHECKS:
+            self._unchanged.popitem(last=False)
 
     def _finish(self, task: Task, status: str) -> None:
         if status == "done":  # the store was written whole: what failed before is over

@@ -59,7 +59,11 @@ class EmbedStats:
     """What one phase-2 call did."""
 
     embedded: int = 0
+    """Texts the model embedded."""
+    embedded_rows: int = 0
+    """Chunks given those vectors (a text several chunks share is embedded once)."""
     cache_hits: int = 0
+    """Chunks given a vector from the embedding cache."""
     model_seconds: float = 0.0
     seconds: float = 0.0
     yielded_seconds: float = 0.0
@@ -121,6 +125,8 @@ def embed_backlog(
     store.complete_pending_documents(project_id)
     state.chunks_total = store.count_chunks(project_id)
     state.chunks_embedded = store.count_chunks(project_id, embedded=True)
+    if progress is not None:  # the totals, also when there is nothing left to embed
+        progress(state)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lode-vector-writer") as pool:
         run.pool = pool
         while not run.stopped():
@@ -197,6 +203,7 @@ class _Run:
             )
             members = [c for g in part for c in g]
             self.failed.update(c.id for c in members if c.chunk.chunk_hash not in new)
+            self.stats.embedded_rows += sum(1 for c in members if c.chunk.chunk_hash in new)
             self._write(_batch_of(members, new, new, self._failed_paths()))
 
     def _failed_paths(self) -> set[str]:
@@ -352,9 +359,10 @@ def _embed_one_by_one(
 
 
 def _write(store: Store, batch: _Batch, fold: bool) -> None:
-    store.cache_put(batch.new)
-    store.set_chunk_vectors(batch.ids, batch.vectors)
-    store.complete_documents(batch.file_ids)
+    with store.write_unit():  # a stop never leaves chunks embedded and their document not
+        store.cache_put(batch.new)
+        store.set_chunk_vectors(batch.ids, batch.vectors)
+        store.complete_documents(batch.file_ids)
     by_project: dict[str, list[str]] = {}
     for project_id, path in batch.done_files:
         by_project.setdefault(project_id, []).append(path)

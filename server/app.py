@@ -35,6 +35,8 @@ from server.web import web_routes
 __all__ = ["create_app"]
 
 log = logging.getLogger(__name__)
+#: At shutdown, how long search processes may take to end on their own.
+_POOL_CLOSE_SECONDS = 1.0
 
 _DESCRIPTION = """lode: local-first code search for people and LLM agents.
 
@@ -99,7 +101,8 @@ def create_app(
                 yield
         finally:
             if ctx.search_pool is not None:
-                await ctx.search_pool.close()
+                # they only read: a moment to end their searches, then they are ended
+                await ctx.search_pool.close(timeout=min(ctx.stop_wait, _POOL_CLOSE_SECONDS))
                 ctx.search_pool = None
             if context is None:
                 ctx.close()

@@ -37,6 +37,8 @@ def check_bind(config: LodeConfig) -> None:
 
 
 _SERVER = ServerConfig()
+#: On SIGINT or SIGTERM, how long requests in flight may still run.
+_GRACE_SECONDS = 1
 
 
 @click.command("serve", cls=LodeCommand)
@@ -73,10 +75,11 @@ def serve_command(
     import uvicorn
 
     from indexer.api import resolve_project_root
+    from indexer.cli._stop import STOP_WAIT, exit_now, fast_exit_wanted
     from indexer.writer_claim import find_writer
     from indexer.writer_lock import WriterBusyError
     from server.app import create_app
-    from server.context import register_paths
+    from server.context import ServerContext, register_paths
 
     config = make_config(
         db=db, host=host, port=port, api_key=api_key, enabled=False if no_watch else None, read_only=read_only
@@ -89,14 +92,26 @@ def serve_command(
         raise WriterBusyError(config.db, writer)
     check_bind(config)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    app = create_app(config, on_ready=lambda ctx: register_paths(ctx, roots))
+
+    def ready(ctx: ServerContext) -> None:
+        ctx.stop_wait = STOP_WAIT  # a stop leaves a writer inside the model to the exit
+        register_paths(ctx, roots)
+
+    app = create_app(config, on_ready=ready)
     role = " read-only" if config.server.read_only else ""
     click.echo(
         f"lode: serving {config.db}{role} on http://{config.server.host}:{config.server.port}/ "
         "(the search page; API docs at /api/docs)",
         err=True,
     )
-    uvicorn.run(app, host=config.server.host, port=config.server.port, log_level="warning")
+    # SIGINT or SIGTERM: requests in flight get a moment, then the app's shutdown stops the
+    # watcher, the search processes and the writer (``indexer.cli._stop``)
+    uvicorn.run(
+        app, host=config.server.host, port=config.server.port, log_level="warning",
+        timeout_graceful_shutdown=_GRACE_SECONDS,
+    )  # fmt: skip
+    if fast_exit_wanted():
+        exit_now(0)
 
 
 @click.command("mcp", cls=LodeCommand)
@@ -150,4 +165,7 @@ cli.add_command(mcp_command)
 
 def main() -> None:
     """Entry point of the ``lode`` console script."""
-    cli(prog_name="lode")
+    from indexer.cli._stop import FAST_EXIT, restore_sigint
+
+    restore_sigint()
+    cli(prog_name="lode", obj={FAST_EXIT: True})

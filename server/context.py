@@ -78,6 +78,9 @@ class ServerContext:
     started_at: float = field(default_factory=time.time)
     model_error: str | None = None
     search_pool: SearchPool | None = None
+    stop_wait: float = 10.0
+    """Seconds ``close`` waits for the index writer (``lode serve``: a moment, then the
+    process leaves a writer still inside the model to its exit; see ``indexer.cli._stop``)."""
     """The search processes, when the app runs them (started and closed in its lifespan)."""
     versions: VersionWatch | None = None
     """The index version this server answers from (``/health``)."""
@@ -169,7 +172,7 @@ class ServerContext:
             self.versions.stop()
         if self.watcher is not None:
             self.watcher.stop()
-        self.worker.stop()
+        self.worker.stop(self.stop_wait)
         self.lode.close()
 
 

@@ -53,13 +53,19 @@ class FakeClock:
 
 @dataclass
 class FakeSink:
-    """Records submits like the writer would, one task each."""
+    """Records submits like the writer would, one task each (a whole-project check is
+    recorded as a submit of no paths, and in ``checks``)."""
 
     calls: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    checks: list[str] = field(default_factory=list)
 
     def submit(self, project_id: str, paths: Sequence[str] = ()) -> Task:
         self.calls.append((project_id, tuple(paths)))
         return Task(id=f"t{len(self.calls)}", project_id=project_id, paths=tuple(paths))
+
+    def submit_check(self, project_id: str) -> Task:
+        self.checks.append(project_id)
+        return self.submit(project_id)
 
 
 def test_public_api_is_pinned() -> None:
@@ -365,6 +371,7 @@ def test_start_reconciles_then_batches_and_rescans(tmp_path: Path) -> None:
     try:
         assert status.state == "watching"
         assert sink.calls == [("p1", ())]  # the start-up diff
+        assert sink.checks == ["p1"]  # as a check: no task unless something changed
         observer.fire(FileModifiedEvent(str(tmp_path / "a.py")))
         observer.fire(FileMovedEvent(str(tmp_path / "a.py.tmp"), str(tmp_path / "b.py")))
         status = watcher.status()
@@ -374,6 +381,7 @@ def test_start_reconciles_then_batches_and_rescans(tmp_path: Path) -> None:
         assert [t.paths for t in watcher.tick(clock.advance(0.3))] == [("a.py", "b.py")]
         assert watcher.tick(clock.advance(298)) == []
         assert [t.paths for t in watcher.tick(clock.advance(2))] == [()]  # the safety-net rescan
+        assert sink.checks == ["p1", "p1"]
         assert watcher.tick(clock.advance(299)) == []
         assert len(watcher.tick(clock.advance(1))) == 1
         status = watcher.status()
@@ -428,6 +436,9 @@ def test_a_vanished_root_is_never_diffed(tmp_path: Path) -> None:
 def test_submit_failures_are_reported_not_raised(tmp_path: Path) -> None:
     class BrokenSink:
         def submit(self, project_id: str, paths: Sequence[str] = ()) -> Task:
+            raise OSError("disk full")
+
+        def submit_check(self, project_id: str) -> Task:
             raise OSError("disk full")
 
     clock = FakeClock()

@@ -25,7 +25,7 @@ from indexer.api import Lode
 from indexer.cli._watch import run_watch
 from indexer.config import LodeConfig, load_config
 from indexer.embed import FakeEmbedder
-from indexer.models import Project
+from indexer.models import Project, Task
 from indexer.search import SearchOptions
 from indexer.tasks import IndexWorker
 from indexer.watch import Batch, ObserverFactory, WatchService, WatchStatus, native_observer
@@ -57,6 +57,7 @@ class Live:
     root: Path
     embedder: FakeEmbedder
     batches: list[Batch] = field(default_factory=list)
+    task_ids: list[str] = field(default_factory=list)
 
     def paths(self) -> set[str]:
         return set(self.lode.store.document_states(self.project.id))
@@ -69,9 +70,13 @@ class Live:
         wait_until(ok, what=f"{sorted(present)} indexed and {sorted(absent)} gone")
 
     def settle(self, timeout: float = DEADLINE) -> None:
-        """Wait until no task of the project is queued or running (vectors included)."""
+        """Wait until no task of the project is queued or running (vectors included), nor
+        a whole-project check the watcher asked for (a check is not listed as a task)."""
         wait_until(
-            lambda: not any(t.live for t in self.worker.list(self.project.id)),
+            lambda: (
+                not any(t.live for t in self.worker.list(self.project.id))
+                and not any(self.worker.get(i).live for i in self.task_ids)
+            ),
             timeout=timeout,
             what="idle writer",
         )
@@ -90,7 +95,7 @@ def start_live(
     tmp_path: Path,
     repo: Path,
     embedder: FakeEmbedder,
-    observer_factory: ObserverFactory = native_observer,
+    observer_factory: ObserverFactory | None = None,
     **overrides: Any,
 ) -> Live:
     config = make_config(tmp_path, **overrides)
@@ -99,11 +104,16 @@ def start_live(
     worker = IndexWorker(lode.store, embedder, config)
     worker.start()
     batches: list[Batch] = []
+    task_ids: list[str] = []
+
+    def on_batch(_project: Project, batch: Batch, task: Task) -> None:
+        batches.append(batch)
+        task_ids.append(task.id)
+
     service = WatchService(
-        worker, config.watch, observer_factory=observer_factory, poll_interval=0.2,
-        on_batch=lambda _p, batch, _t: batches.append(batch),
-    )  # fmt: skip
-    live = Live(lode, project, worker, service, repo, embedder, batches)
+        worker, config.watch, observer_factory=observer_factory, poll_interval=0.2, on_batch=on_batch
+    )
+    live = Live(lode, project, worker, service, repo, embedder, batches, task_ids)
     service.add(project)
     live.settle()  # the start-up diff indexed the fixture repo
     return live

@@ -51,4 +51,7 @@ for _command in (
 
 def main() -> None:
     """Entry point of the ``lode`` console script."""
-    cli(prog_name="lode")
+    from indexer.cli._stop import FAST_EXIT, restore_sigint
+
+    restore_sigint()
+    cli(prog_name="lode", obj={FAST_EXIT: True})

@@ -79,11 +79,13 @@ def index_command(
     if as_json:
         echo_json(report)
         return
+    earlier = f" (+{report.chunks_from_earlier} left by an earlier run)" if report.chunks_from_earlier else ""
     click.echo(
         f"indexed {report.files_indexed} file(s), {report.files_unchanged} unchanged, "
         f"{report.files_deleted} deleted, {len(report.files_skipped)} skipped; "
-        f"{report.chunks_written} chunk(s) written, {report.chunks_embedded} embedded, "
-        f"{report.embedding_cache_hits} from cache, in {report.seconds:.1f}s"
+        f"{report.chunks_written} chunk(s) written{earlier}: {report.chunks_embedded} embedded by the "
+        f"model, {report.embedding_cache_hits} from the cache, {report.chunks_queued} still queued; "
+        f"in {report.seconds:.1f}s"
     )
     for failed in report.files_failed:
         click.echo(f"  failed: {failed.path}: {failed.reason}", err=True)
@@ -104,8 +106,9 @@ def _index_remote(
     task = result["task"]
     click.echo(
         f"indexed through the server at {remote.base_url}: task {task['status']}, "
-        f"{task['files_done']} file(s) read, {task['chunks_done']} chunk(s) written, "
-        f"{task['chunks_embedded']}/{task['chunks_total']} embedded, in {result['seconds']:.1f}s"
+        f"{task['files_done']} file(s) read, {task['chunks_done']} chunk(s) written; "
+        f"{task['chunks_embedded']} of the project's {task['chunks_total']} chunks have a vector, "
+        f"in {result['seconds']:.1f}s"
     )
     for error in task["errors"]:
         click.echo(f"  failed: {error}", err=True)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import signal
 import threading
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING
 
 import click
@@ -40,21 +38,20 @@ def watch_command(path: Path, quiet_ms: int | None, db: Path | str | None) -> No
     Example: lode watch ~/src/myrepo --quiet-ms 200
     """
     from indexer.api import Lode
+    from indexer.cli._stop import STOP_WAIT, exit_now, fast_exit_wanted, stop_on_signals
 
     lode = Lode(make_config(db=db, quiet_ms=quiet_ms))
     stop = threading.Event()
-
-    def on_term(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    previous = signal.signal(signal.SIGTERM, on_term)
     try:
-        run_watch(lode, path, stop=stop)
-    except KeyboardInterrupt:
-        click.echo("stopped")
+        with stop_on_signals(stop):  # SIGINT (Ctrl-C) or SIGTERM: stop within 2 s
+            run_watch(lode, path, stop=stop, stop_wait=STOP_WAIT)
+    except KeyboardInterrupt:  # a second Ctrl-C while stopping
+        pass
     finally:
-        signal.signal(signal.SIGTERM, previous)
         lode.close()
+    click.echo("stopped")
+    if fast_exit_wanted():
+        exit_now(0)
 
 
 def run_watch(
@@ -64,8 +61,10 @@ def run_watch(
     stop: threading.Event,
     echo: Callable[[str], None] = click.echo,
     report_every: float = 0.2,
+    stop_wait: float = 10.0,
 ) -> None:
-    """Register ``path``, run a writer and its watcher until ``stop`` is set, then stop both."""
+    """Register ``path``, run a writer and its watcher until ``stop`` is set, then stop both
+    (the writer gets ``stop_wait`` seconds to end its batch: ``IndexWorker.stop``)."""
     from indexer.tasks import IndexWorker
     from indexer.watch import WatchService
 
@@ -82,7 +81,7 @@ def run_watch(
     finally:
         service.stop()
         reporter.report()
-        worker.stop()
+        worker.stop(stop_wait)
 
 
 def _describe_start(project: Project, status: WatchStatus) -> str:
@@ -116,6 +115,9 @@ class _Reporter:
                 continue
             with self._lock:
                 batches = self._pending.pop(task_id, [])
+            unchanged = task.status == "done" and task.message == "no change"
+            if unchanged and all(b.reason in ("rescan", "overflow") for b in batches):
+                continue  # the safety net found nothing: no line every few minutes
             self._echo(self._line(batches, task))
 
     def _line(self, batches: list[Batch], task: Task) -> str:
@@ -123,6 +125,8 @@ class _Reporter:
         what = _describe_paths(batches)
         if task.status in ("failed", "cancelled"):
             return f"{stamp}  {what} → {task.status}: {task.message}"
+        if task.message == "no change":
+            return f"{stamp}  {what} → up to date"
         paths = {p for b in batches for p in b.paths}
         gone = sum(1 for p in paths if not (self._root / p).exists())
         result = f"{task.files_done} file(s) indexed, {task.chunks_done} chunk(s)"

@@ -6,7 +6,7 @@ from indexer.embed.fake import FakeEmbedder
 from indexer.embed.lazy import LazyEmbedder
 from indexer.embed.onnx_queries import cached_query_graph
 from indexer.embed.query_graph import QueryGraph, QueryGraphEmbedder, query_graph_of
-from indexer.embed.sentence import SentenceTransformerEmbedder, load_embedder, model_dir
+from indexer.embed.sentence import SentenceTransformerEmbedder, load_embedder, model_dimension, model_dir
 from indexer.embed.tokens import TokenCounter, load_token_counter
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "embed_on_one_thread",
     "load_embedder",
     "load_token_counter",
+    "model_dimension",
     "model_dir",
     "query_graph_of",
 ]

@@ -163,6 +163,31 @@ class SentenceTransformerEmbedder:
             return len(encoded["input_ids"])
 
 
+#: sentence-transformers modules whose output is the pooling layer's (a Dense layer changes it).
+_SAME_DIMENSION_MODULES = frozenset(
+    f"sentence_transformers.models.{name}" for name in ("Transformer", "Pooling", "Normalize")
+)
+
+
+def model_dimension(config: EmbedConfig | None = None) -> int | None:
+    """The configured model's vector length read from its files, without loading it (a new
+    store is made at once, not after the seconds torch takes); None when its files do not
+    say it plainly (then the model must be loaded to know)."""
+    import json
+
+    path = model_dir(config or EmbedConfig())
+    try:
+        with open(os.path.join(path, "modules.json"), encoding="utf-8") as file:
+            modules = json.load(file)
+        if {m.get("type") for m in modules} - _SAME_DIMENSION_MODULES:
+            return None
+        pooling = next(m for m in modules if m.get("type", "").endswith(".Pooling"))
+        with open(os.path.join(path, pooling["path"], "config.json"), encoding="utf-8") as file:
+            return int(json.load(file)["word_embedding_dimension"])
+    except (OSError, ValueError, KeyError, TypeError, StopIteration):
+        return None
+
+
 def load_embedder(config: EmbedConfig | None = None) -> SentenceTransformerEmbedder:
     """Load the configured model from local files only (never from the network)."""
     config = config or EmbedConfig()

@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,9 @@ class StoreBase:
         self.access = access or StoreAccess()
         #: Every write holds it; a read-only store's refuses them all (``ReadOnlyError``).
         self._write_lock: Any = refuse_writes(path, self.access.read_only)
+        #: Held through writes that belong together (``write_unit``); taken for good by a
+        #: process that stops (``hold_writes``).
+        self._unit_lock = threading.RLock()
         #: Short-lived answers for every search (project list, coverage); writes clear it.
         self._cache = TtlCache(ttl=1.0)
         #: Rows changed since the last optimize (drives ``maybe_optimize``).
@@ -118,6 +122,22 @@ class StoreBase:
 
     def _t(self, name: str) -> Any:
         return self._tables[name]
+
+    @contextmanager
+    def write_unit(self) -> Iterator[None]:
+        """Writes that belong together (a file's chunks and its document, vectors and the
+        documents they complete): a stopping process waits for them, never cuts them.
+        Taken before ``_write_lock``, never inside it."""
+        with self._unit_lock:
+            yield
+
+    def hold_writes(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the write unit in progress, then let no other
+        begin (for good: a process stopping while its writer still runs, e.g. inside the
+        model, exits with every unit whole). True when no unit runs now. Single writes
+        outside units (an optimize, an index build) are atomic commits: cut, they leave
+        the tables as they were."""
+        return self._unit_lock.acquire(timeout=timeout)
 
     def forget_if_changed(self) -> None:
         """Forget cached answers (project list, coverage) when the projects or chunk table

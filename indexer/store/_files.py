@@ -107,7 +107,7 @@ class FilesMixin(SymbolsMixin, VocabularyMixin, StoreBase):
         stamp = now()
         file_ids = sorted({w.document.id for w in writes})
         rewrites = sorted({w.document.id for w in writes if w.rewrite})
-        with self._write_lock:
+        with self.write_unit(), self._write_lock:
             if rewrites:
                 self._record_intents(writes[0].document.project_id, rewrites)
             # files the store has never seen (a first index) are appended: same result,
@@ -206,7 +206,7 @@ class FilesMixin(SymbolsMixin, VocabularyMixin, StoreBase):
         leaves a document without its chunks, which ``repair`` re-queues)."""
         if not file_ids:
             return
-        with self._write_lock:
+        with self.write_unit(), self._write_lock:
             for part in _chunked(list(file_ids)):
                 self._t(CHUNKS).delete(in_list("file_id", part))
                 self._t(SYMBOLS).delete(in_list("file_id", part))

@@ -76,9 +76,28 @@ _JOBS: dict[str, Callable[..., None]] = {
 }
 
 
+def _end_with_parent() -> None:
+    """Be killed when the process that started this job ends (Linux): a stopping lode
+    leaves at once, and its job must not commit later beside the next writer. A job cut
+    short leaves the table as it was (Lance commits atomically)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    parent = os.getppid()
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it ended before the call took effect
+        os._exit(1)
+
+
 def main(argv: list[str], options: str = "") -> None:
     """Run one job: ``argv`` is [job name, JSON list of its arguments]; ``options`` the
     storage options as a JSON object (empty: none)."""
+    _end_with_parent()
     job, args = argv
     _JOBS[job](*json.loads(args), options=json.loads(options) if options.strip() else None)
 

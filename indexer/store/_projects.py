@@ -127,7 +127,7 @@ class ProjectsMixin(StoreBase):
 
     def delete_project(self, project_id: str) -> None:
         """Remove a project and every index row it owns (never its source files)."""
-        with self._write_lock:
+        with self.write_unit(), self._write_lock:
             where = f"project_id = {quote(project_id)}"
             for name in (CHUNKS, SYMBOLS, DOCUMENTS, FILE_ERRORS, INTENTS):
                 self._t(name).delete(where)

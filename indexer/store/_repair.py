@@ -59,7 +59,7 @@ class RepairMixin(FilesMixin):
             or symbol_hashes.get(s.id, {s.content_hash}) != {s.content_hash}
             or counts.get(s.id, 0) != s.chunk_count
         ]
-        with self._write_lock:
+        with self.write_unit(), self._write_lock:
             for part in _chunked(orphans):
                 self._t(CHUNKS).delete(in_list("file_id", part))
                 self._t(SYMBOLS).delete(in_list("file_id", part))

@@ -36,7 +36,8 @@ class Batch:
     last_event_at: float
     """Clock time of the last event."""
     reason: str = "changes"
-    """Why the batch was sent: ``changes``, ``reconcile`` (start) or ``rescan`` (safety net)."""
+    """Why the batch was sent: ``changes``, ``reconcile`` (start), ``rescan`` (safety net),
+    ``recovered`` (the folder is back) or ``overflow`` (the kernel dropped events)."""
 
     @property
     def submit_paths(self) -> tuple[str, ...]:

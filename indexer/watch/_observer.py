@@ -1,11 +1,13 @@
 """Which watchdog observer watches a project: the native one, or polling as a fallback.
 
-The native observer (inotify on Linux) can run out of watches: the kernel caps them
-per user (``fs.inotify.max_user_watches``) and instances (``max_user_instances``).
-watchdog raises when the project root itself cannot be watched, but silently skips
-sub-folders past the limit, so after starting we also probe whether one more watch
+On Linux the native observer is lode's own inotify emitter (``_inotify``), which never
+places a watch inside a folder the project's rules ignore; elsewhere it is watchdog's
+(FSEvents, kqueue or the Windows API). inotify can run out of watches: the kernel caps
+them per user (``fs.inotify.max_user_watches``) and instances (``max_user_instances``).
+Starting fails when the tree cannot be watched whole, and since folders created later
+may hit the limit unnoticed, the watcher also probes now and then whether one more watch
 is possible. The polling observer stats the tree every interval instead; it skips
-ignored folders, so ``node_modules`` or ``.git`` cost nothing.
+ignored folders too, so ``node_modules`` or ``.git`` cost nothing.
 """
 
 from __future__ import annotations
@@ -17,12 +19,11 @@ import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserverVFS
-from watchdog.utils import UnsupportedLibcError
 
 from indexer.walker import IgnoreRules
+from indexer.watch._inotify import PrunedInotifyEmitter, add_watch, inotify_available, open_inotify
 
 __all__ = [
     "ObserverFactory",
@@ -39,8 +40,16 @@ ObserverFactory = Callable[[], BaseObserver]
 _IN_DELETE_SELF = 0x00000400
 
 
-def native_observer() -> BaseObserver:
-    """The platform's event-driven observer (inotify, FSEvents, kqueue or Windows API)."""
+def native_observer(
+    rules: Callable[[], IgnoreRules | None] | None = None, on_overflow: Callable[[], None] | None = None
+) -> BaseObserver:
+    """The platform's event-driven observer: on Linux, inotify watches on the folders
+    ``rules`` keep (every folder without rules; ``on_overflow`` is called when the
+    kernel dropped events); elsewhere watchdog's (FSEvents, kqueue or Windows API)."""
+    if sys.platform.startswith("linux") and inotify_available():
+        return BaseObserver(PrunedInotifyEmitter, rules=rules or (lambda: None), on_overflow=on_overflow)
+    from watchdog.observers import Observer
+
     return Observer()
 
 
@@ -92,21 +101,17 @@ def _skip(rules: IgnoreRules, rel_dir: str, entry: os.DirEntry[str]) -> bool:
 
 def inotify_limit_reached(path: Path) -> bool:
     """True if this user cannot add one more inotify watch or instance (False off Linux)."""
-    if not sys.platform.startswith("linux"):
+    if not sys.platform.startswith("linux") or not inotify_available():
         return False
-    import ctypes
-
     try:
-        from watchdog.observers.inotify_c import inotify_add_watch, inotify_init
-    except (ImportError, UnsupportedLibcError):
-        return False
-    fd = inotify_init()
-    if fd < 0:
-        return ctypes.get_errno() in (errno.EMFILE, errno.ENFILE, errno.ENOMEM)
+        fd = open_inotify()
+    except OSError as exc:
+        return exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOMEM)
     try:
-        if inotify_add_watch(fd, os.fsencode(path), _IN_DELETE_SELF) < 0:
-            return ctypes.get_errno() in (errno.ENOSPC, errno.ENOMEM)
+        add_watch(fd, str(path), _IN_DELETE_SELF)
         return False
+    except OSError as exc:
+        return exc.errno in (errno.ENOSPC, errno.ENOMEM)
     finally:
         os.close(fd)
 

@@ -2,10 +2,12 @@
 
 States: ``watching`` (native events), ``polling`` (fallback when the OS refuses more
 watches), ``stopped``, ``error`` (the folder vanished, or no observer could start).
-On start it sends a whole-project diff (what changed while lode was not running),
+On start it asks for a whole-project diff (what changed while lode was not running),
 then one task per debounced batch, plus a whole-project diff every
-``rescan_seconds`` as the safety net for missed events. Every write goes through the
-single writer's ``submit``; a submit while a task is still queued joins it.
+``rescan_seconds`` as the safety net for missed events (and one after the kernel dropped
+events). Every write goes through the single writer: batches through ``submit`` (a
+submit while a task is still queued joins it), whole-project diffs through
+``submit_check``, which shows a task only if the diff finds something to change.
 """
 
 from __future__ import annotations
@@ -53,6 +55,14 @@ class TaskSink(Protocol):
         """Queue a partial update of ``paths`` (empty: the whole project's incremental diff)."""
         ...
 
+    def submit_check(self, project_id: str) -> Task:
+        """Queue a whole-project diff that becomes a task only if it changes something."""
+        ...
+
+
+#: Whole-project diffs that are checks: most find nothing (``TaskSink.submit_check``).
+_CHECKS = frozenset({"reconcile", "rescan", "recovered", "overflow"})
+
 
 #: Called after each batch is submitted, with the batch and the (possibly merged) task.
 BatchCallback = Callable[[Batch, Task], None]
@@ -96,7 +106,7 @@ class ProjectWatcher:
         config: WatchConfig,
         *,
         clock: Clock = time.monotonic,
-        observer_factory: ObserverFactory = native_observer,
+        observer_factory: ObserverFactory | None = None,
         poll_interval: float = 1.0,
         max_paths: int = 256,
         on_batch: BatchCallback | None = None,
@@ -107,7 +117,10 @@ class ProjectWatcher:
         self._sink = sink
         self._rescan = float(config.rescan_seconds)
         self._clock = clock
-        self._observer_factory = observer_factory
+        # by default: watches only on the folders the project's current rules keep
+        self._observer_factory = observer_factory or (
+            lambda: native_observer(lambda: self._handler.rules, self._overflowed)
+        )
         self._poll_interval = poll_interval
         self._on_batch = on_batch
         self._limit_probe = limit_probe
@@ -308,7 +321,10 @@ class ProjectWatcher:
             return None
         with self._send_lock:
             try:
-                task = self._sink.submit(self.project.id, batch.submit_paths)
+                if batch.whole_project and batch.reason in _CHECKS:
+                    task = self._sink.submit_check(self.project.id)
+                else:
+                    task = self._sink.submit(self.project.id, batch.submit_paths)
             except Exception as exc:
                 log.warning("watcher: %s: cannot queue a task: %r", self.root, exc)
                 self._note_error(f"cannot queue a task: {exc}")
@@ -331,6 +347,11 @@ class ProjectWatcher:
         return Batch(
             paths=(), whole_project=True, events=0, first_event_at=now, last_event_at=now, reason=reason
         )
+
+    def _overflowed(self) -> None:
+        """The kernel dropped events (the observer's thread): diff the whole project."""
+        if not self._stopping.is_set():
+            self._send(self._whole_project("overflow"))
 
     def _root_gone(self) -> None:
         self._fail(f"project folder {self.root} was deleted or moved")

@@ -11,7 +11,7 @@ from types import TracebackType
 from indexer.config import WatchConfig
 from indexer.models import Project, Task
 from indexer.watch._debouncer import Batch, Clock
-from indexer.watch._observer import ObserverFactory, inotify_limit_reached, native_observer
+from indexer.watch._observer import ObserverFactory, inotify_limit_reached
 from indexer.watch._project import ProjectWatcher, TaskSink, WatchStatus
 
 __all__ = ["WatchService"]
@@ -26,7 +26,7 @@ class WatchService:
         config: WatchConfig,
         *,
         clock: Clock = time.monotonic,
-        observer_factory: ObserverFactory = native_observer,
+        observer_factory: ObserverFactory | None = None,
         poll_interval: float = 1.0,
         max_paths: int = 256,
         on_batch: Callable[[Project, Batch, Task], None] | None = None,
