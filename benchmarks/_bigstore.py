@@ -31,8 +31,8 @@ __all__ = ["PROFILES", "BigStore", "open_big_store", "sample_queries"]
 
 #: profile → (packages whose .py files form one copy, number of copies)
 PROFILES: dict[str, tuple[tuple[str, ...], int]] = {
-    "quick": (("rich", "click", "httpx", "jinja2", "msgspec", "pathspec"), 18),
-    "full": (("rich", "click", "httpx", "jinja2", "litestar", "hypothesis", "pygments"), 8),
+    "quick": (("rich", "click", "starlette", "jinja2", "msgspec", "pathspec"), 18),
+    "full": (("rich", "click", "starlette", "jinja2", "litestar", "hypothesis", "pygments"), 8),
 }
 PROJECT = "bigstore"
 

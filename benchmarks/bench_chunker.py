@@ -23,7 +23,7 @@ from pathlib import Path
 
 from indexer.chunker import chunk_file, detect_language, supported_languages
 
-PYTHON_PACKAGES = ("rich", "click", "litestar", "httpx", "pygments", "jinja2")
+PYTHON_PACKAGES = ("rich", "click", "litestar", "starlette", "pygments", "jinja2")
 OTHER_GLOBS = ("**/*.js", "**/*.ts", "**/*.c", "**/*.h", "**/*.cpp", "**/*.hpp", "**/*.md", "**/*.sh")
 MAX_FILE_BYTES = 1024 * 1024
 MAX_PER_LANGUAGE = 8 * 1024 * 1024

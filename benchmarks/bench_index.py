@@ -1,15 +1,15 @@
 """Indexing throughput, no-op re-index time, time to first lexical result, peak RSS.
 
 1. Throughput (issue 3): index a real corpus with the real model — quick: the installed
-   ``httpx`` package's sources; full: ``litestar``'s — and compare chunks/s with the
+   ``starlette`` package's sources; full: ``litestar``'s — and compare chunks/s with the
    model's raw encode throughput on the same texts, measured in the same run
    (target: ≥ 85 %). Reports files/s, chunks/s and the share of time inside the model.
 2. No-op re-index (issue 3): a second run over 1,000 unchanged files (target ≤ 2 s).
-3. Progressive indexing (issue 12): on Django 5.1.4 (PyPI sdist, sha256-pinned; its
-   Python sources, docs, templates and scripts: ~3,800 files) the time until a lexical
+3. Progressive indexing (issue 12): on salt 3007.1 (PyPI sdist, sha256-pinned; its
+   package, tests and topic docs: ~4,000 files) the time until a lexical
    search, asked every 0.25 s while the index runs, first answers (target ≤ 20 s); the
    full profile also times full semantic coverage and compares phase 2's chunks/s with
-   the model's raw encode rate on a random sample of Django's chunk texts (≥ 85 %).
+   the model's raw encode rate on a random sample of its chunk texts (≥ 85 %).
 4. Peak RSS of the process (target ≤ 1.5 GB).
 
 Writes ``benchmarks/results/index.json`` (quick) or ``index_full.json`` (full).
@@ -43,21 +43,23 @@ from indexer.errors import LodeError
 from indexer.search import SearchOptions
 
 RESULTS = Path(__file__).parent / "results"
-DJANGO = CorpusSpec(
-    name="django",
+#: A large real repository for the progressive run (salt's sdist: its package, its tests
+#: and its topic docs, ~4,000 files). Not Django: a SWE-bench repository, never used here.
+SALT = CorpusSpec(
+    name="salt",
     language="python",
     registry="pypi",
-    package="django",
-    version="5.1.4",
-    url="https://files.pythonhosted.org/packages/d3/e8/"
-    "536555596dbb79f6e77418aeb40bdc1758c26725aba31919ba449e6d5e6a/Django-5.1.4.tar.gz",
-    sha256="de450c09e91879fa5a307f696e57c851955c910a438a35e6b4c895e86bedc82a",
-    root="Django-5.1.4/",
-    include=("django/**/*.py", "tests/**/*.py", "docs/**/*.txt", "**/*.html", "**/*.js"),
+    package="salt",
+    version="3007.1",
+    url="https://files.pythonhosted.org/packages/2d/9f/"
+    "198e2d3b930f74724ffe7c01e377b356ee2da7fa88634ef41f244753b72e/salt-3007.1.tar.gz",
+    sha256="b933ac4cb3e4b1118b46dada55c9cc6bdc6f0f94b4c92877aec44b25c6a28c9a",
+    root="salt-3007.1/",
+    include=("salt/**/*.py", "tests/**/*.py", "doc/topics/**/*.rst"),
 )
 
 
-#: Django chunk texts the model encodes alone, to compare phase 2's rate with.
+#: Chunk texts of the progressive corpus the model encodes alone, to compare phase 2's rate with.
 _RAW_SAMPLE = 3000
 
 
@@ -124,12 +126,12 @@ def throughput(embedder: Embedder, package: str, work: Path) -> dict[str, Any]:
     }
 
 
-def noop_reindex(embedder: Embedder, django: Path, work: Path, files: int = 1000) -> dict[str, Any]:
-    """Index ``files`` Django files (lexical phase only), then time a run where nothing changed."""
+def noop_reindex(embedder: Embedder, corpus_root: Path, work: Path, files: int = 1000) -> dict[str, Any]:
+    """Index ``files`` Python files of the progressive corpus (lexical phase only), then time a run where nothing changed."""
     corpus = work / "noop"
-    sources = sorted(p for p in django.rglob("*.py") if p.is_file())[:files]
+    sources = sorted(p for p in corpus_root.rglob("*.py") if p.is_file())[:files]
     for path in sources:
-        target = corpus / path.relative_to(django)
+        target = corpus / path.relative_to(corpus_root)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
     lode = Lode(load_config(overrides={"db": work / "noop-db"}), embedder=embedder)
@@ -143,18 +145,18 @@ def noop_reindex(embedder: Embedder, django: Path, work: Path, files: int = 1000
     return {"files": again.files_seen, "unchanged": again.files_unchanged, "seconds": round(seconds, 3)}
 
 
-def progressive(embedder: Embedder, django: Path, work: Path, full: bool) -> dict[str, Any]:
-    """Time until a lexical search answers on Django, asked every 0.25 s by another thread
+def progressive(embedder: Embedder, corpus_root: Path, work: Path, full: bool) -> dict[str, Any]:
+    """Time until a lexical search answers on the progressive corpus, asked every 0.25 s by another thread
     while the index runs (as a client of the server would); with ``full``, until every
     vector is in."""
-    lode = Lode(load_config(overrides={"db": work / "django-db"}), embedder=embedder)
+    lode = Lode(load_config(overrides={"db": work / "progressive-db"}), embedder=embedder)
     # plain words, not an identifier: answered by the full-text index, not by a name lookup
-    options = SearchOptions(query="queryset filter", mode="lexical", granularity="chunk", limit=5)
+    options = SearchOptions(query="minion returner", mode="lexical", granularity="chunk", limit=5)
     outcome: dict[str, Any] = {}
 
     def run() -> None:
         try:
-            outcome["report"] = lode.index(django, name="django", embed=False)
+            outcome["report"] = lode.index(corpus_root, name="salt", embed=False)
         except BaseException as exc:  # reported below
             outcome["error"] = exc
         outcome["index_seconds"] = time.perf_counter() - started
@@ -179,7 +181,7 @@ def progressive(embedder: Embedder, django: Path, work: Path, full: bool) -> dic
         report = outcome["report"]
         rss_phase1 = _peak_rss_mb()
         result: dict[str, Any] = {
-            "corpus": "Django 5.1.4 (PyPI sdist): py, txt docs, html, js",
+            "corpus": "salt 3007.1 (PyPI sdist): salt/**/*.py, tests/**/*.py, doc/topics/**/*.rst",
             "files": report.files_indexed,
             "chunks": report.chunks_written,
             "phase1_seconds": report.lexical_seconds,
@@ -189,14 +191,14 @@ def progressive(embedder: Embedder, django: Path, work: Path, full: bool) -> dic
             "peak_rss_mb_after_phase1": rss_phase1,
         }
         if full:
-            more = lode.index(django, name="django")
+            more = lode.index(corpus_root, name="salt")
             result["full_coverage_seconds"] = round(time.perf_counter() - started, 1)
             result["chunks_embedded"] = more.chunks_embedded
             rate = more.chunks_embedded / max(more.seconds, 1e-9)
             result["embed_chunks_per_second"] = round(rate, 1)
             result["peak_rss_mb_after_phase2"] = _peak_rss_mb()
-            _log("index: raw encode rate on a sample of Django's chunk texts…")
-            raw_seconds, texts = raw_encode_seconds(embedder, django, sample=_RAW_SAMPLE)
+            _log("index: raw encode rate on a sample of salt's chunk texts…")
+            raw_seconds, texts = raw_encode_seconds(embedder, corpus_root, sample=_RAW_SAMPLE)
             result["raw_encode_sample"] = texts
             result["raw_encode_chunks_per_second"] = round(texts / raw_seconds, 1)
             result["coverage_vs_raw"] = round(rate * raw_seconds / texts, 3)
@@ -211,8 +213,10 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--quick", action="store_true", help="httpx's sources; Django phase 1 only (default)")
-    group.add_argument("--full", action="store_true", help="litestar's sources; Django to full coverage")
+    group.add_argument(
+        "--quick", action="store_true", help="starlette's sources; salt phase 1 only (default)"
+    )
+    group.add_argument("--full", action="store_true", help="litestar's sources; salt to full coverage")
     parser.add_argument(
         "--only",
         choices=_SECTIONS,
@@ -225,20 +229,20 @@ def main() -> int:
     path = RESULTS / ("index_full.json" if args.full else "index.json")
     previous = json.loads(path.read_text()) if args.only and path.exists() else {}
     embedder = load_embedder()
-    django = fetch_corpus(DJANGO)
+    corpus_root = fetch_corpus(SALT)
     sections: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="lode-bench-index-") as tmp:
         work = Path(tmp)
         if "throughput" in wanted:
             _log("index: throughput…")
-            speed = throughput(embedder, "litestar" if args.full else "httpx", work)
+            speed = throughput(embedder, "litestar" if args.full else "starlette", work)
             sections["throughput"] = {**speed, "peak_rss_mb_after": _peak_rss_mb()}
         if "noop_reindex" in wanted:
             _log("index: no-op re-index…")
-            sections["noop_reindex"] = noop_reindex(embedder, django, work)
+            sections["noop_reindex"] = noop_reindex(embedder, corpus_root, work)
         if "progressive" in wanted:
-            _log("index: time to first lexical result on Django…")
-            sections["progressive"] = progressive(embedder, django, work, args.full)
+            _log("index: time to first lexical result on salt…")
+            sections["progressive"] = progressive(embedder, corpus_root, work, args.full)
     stamp = time.strftime("%Y-%m-%d %H:%M")
     result = {
         "benchmark": "index",

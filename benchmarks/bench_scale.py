@@ -98,7 +98,7 @@ PROFILES = {
     "small": Profile(("pathspec",), (3_000, 9_000), 20, 5.0, 2),
     "quick": Profile(("click", "pathspec"), (25_000, 75_000, 250_000), 100, 20.0, 4),
     "full": Profile(
-        ("rich", "click", "httpx", "jinja2", "msgspec", "pathspec"),
+        ("rich", "click", "starlette", "jinja2", "msgspec", "pathspec"),
         (100_000, 300_000, 1_000_000),
         200,
         30.0,
