@@ -1,11 +1,12 @@
 """lode's MCP server for agents (official ``mcp`` SDK), over stdio and streamable HTTP.
 
-Five tools, each for one job an agent has: ``search``, ``read``, ``outline``, ``discover``
-and ``projects``. Answers are plain text (``path:start-end  kind name  (score)`` and
-numbered lines; JSON with ``format: "json"``), cut at whole results to an exact
-``max_tokens`` counted with the embedding model's word-piece tokenizer, and say what was
-left out and how to get it. A bad argument is a tool error naming it; the session goes
-on. The old 26 tool names stay callable for one release but are not listed.
+Seven tools, each for one job an agent has: ``search``, ``find_symbol``,
+``find_references``, ``read``, ``outline``, ``discover`` and ``projects``. Answers are
+plain text (``path:start-end  kind name  (score)`` and numbered lines; JSON with
+``format: "json"``), cut at whole results to an exact ``max_tokens`` counted with the
+embedding model's word-piece tokenizer, and say what was left out and how to get it. A
+bad argument is a tool error naming it; the session goes on. The old 26 tool names stay
+callable for one release but are not listed.
 """
 
 from __future__ import annotations
@@ -27,18 +28,21 @@ from server.mcp_params import compact_schema
 from server.mcp_projects import add_projects_tool
 from server.mcp_read import add_read_tool
 from server.mcp_search import add_search_tool
+from server.mcp_symbols import add_symbol_tools
 
 __all__ = ["INSTRUCTIONS", "TOOLS", "ForwardingMCP", "LodeMCP", "build_mcp"]
 
 #: The tools agents see, in the order they are listed.
-TOOLS = ("search", "read", "outline", "discover", "projects")
+TOOLS = ("search", "find_symbol", "find_references", "read", "outline", "discover", "projects")
 
 INSTRUCTIONS = """lode searches the code and docs of indexed projects.
 search finds units by meaning or name (path:start-end, kind, name, score, numbered code);
-read shows a file, a line range or a unit (path#Class.method); outline lists, finds, greps
-or prints a project's structure; discover answers a broad question with cited evidence;
-projects lists, registers and re-indexes projects. Answers are plain text within max_tokens
-(format=json on request) and end with how to get what was left out."""
+find_symbol goes to a name's definitions and find_references lists its callers (names
+matched as text, like ctags); read shows a file, a line range or a unit (path#Class.method);
+outline lists, finds, greps or prints a project's structure; discover answers a broad
+question with cited evidence; projects lists, registers and re-indexes projects. Answers
+are plain text within max_tokens (format=json on request) and end with how to get what was
+left out: search again with offset, read on from start_line."""
 
 
 def _field_errors(exc: Any) -> str:
@@ -129,6 +133,7 @@ def build_mcp(
     else:
         mcp = LodeMCP()
     add_search_tool(mcp, get_ctx)
+    add_symbol_tools(mcp, get_ctx)
     add_read_tool(mcp, get_ctx)
     add_outline_tool(mcp, get_ctx)
     add_discover_tool(mcp, get_ctx)

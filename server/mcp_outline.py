@@ -25,7 +25,7 @@ PARAMS: tuple[Param, ...] = (
     Param("project", str | None, None, ""),
     Param("path", str | None, None, "Folder, file or path#Class.method"),
     Param("pattern", str | None, None, "find: name glob; grep: regex"),
-    Param("kind", str | None, None, "find: class, function…"),
+    Param("kind", str | None, None, "find: class, function..."),
     Param("depth", int, 1, "ls: levels, 1-5"),
     Param("ignore_case", bool, False, ""),
     MAX_TOKENS(2000),
@@ -33,9 +33,8 @@ PARAMS: tuple[Param, ...] = (
 )
 
 OUTLINE_DESCRIPTION = (
-    "A project's structure without reading whole files. action=ls: a folder's files or a file's "
-    "classes, functions, sections with line ranges; find: units by name glob; grep: lines by regex "
-    "and the unit holding each; cat: a node's lines or a folder's tree."
+    "A project's structure. action=ls: a folder's files or a file's units with line ranges; find: "
+    "units by name glob; grep: lines by regex, with their unit; cat: a node's lines or a folder's tree."
 )
 
 _SUMMARY_CHARS = 100

@@ -89,7 +89,8 @@ def call(run: Callable[[], str]) -> str:
 
 def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """A tool's input schema without what costs an agent characters and tells it nothing:
-    titles, ``anyOf [T, null]`` (an optional argument is simply left out), null defaults;
+    titles, ``anyOf [T, null]`` (an optional argument is simply left out), null, empty and false
+    defaults;
     unknown arguments are refused (``additionalProperties: false``)."""
     properties = {}
     for name, given in schema.get("properties", {}).items():
@@ -98,7 +99,7 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
         if options and len(options) == 2 and {"type": "null"} in options:
             prop.pop("anyOf")
             prop = {**next(o for o in options if o != {"type": "null"}), **prop}
-        if prop.get("default", 0) in (None, []):  # absent means none
+        if prop.get("default", 0) in (None, []) or prop.get("default", 0) is False:  # absent: none, off
             prop.pop("default")
         if not prop.get("description"):
             prop.pop("description", None)

@@ -23,7 +23,7 @@ PARAMS: tuple[Param, ...] = (
     Param("path", str | None, None, "register: absolute folder"),
     Param("name", str | None, None, "register: default folder name"),
     Param("include", Strs, [], "register: globs"),
-    Param("exclude", Strs, [], "register: globs"),
+    Param("exclude", Strs, [], ""),
     Param("paths", Strs, [], "reindex: relative paths"),
     Param("full", bool, False, "reindex: unchanged files too"),
     MAX_TOKENS(1000),
@@ -31,8 +31,8 @@ PARAMS: tuple[Param, ...] = (
 )
 
 PROJECTS_DESCRIPTION = (
-    "action=list: each project's root, files, chunks, share embedded; register: add a folder and "
-    "index it; reindex: refresh a project or some paths; status: indexing progress."
+    "action=list: each project's root, files, chunks, share embedded; register a folder and index "
+    "it; reindex a project or some paths; status: indexing progress."
 )
 
 

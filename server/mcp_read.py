@@ -30,9 +30,8 @@ PARAMS: tuple[Param, ...] = (
 )
 
 READ_DESCRIPTION = (
-    "Read an indexed file by path: whole, start_line-end_line, or a unit 'path#Class.method' (as "
-    "search and outline name them). Numbered lines within max_tokens; a cut answer gives the "
-    "start_line to go on."
+    "Read an indexed file: whole, start_line-end_line, or one unit 'path#Class.method'. Numbered "
+    "lines within max_tokens; a cut answer gives the start_line to go on."
 )
 
 

@@ -22,26 +22,26 @@ __all__ = ["FILTERS", "SEARCH_DESCRIPTION", "add_search_tool", "hit_header", "un
 #: Every filter of ``search``, passed to ``SearchOptions`` under its own name (lists as tuples).
 FILTERS: tuple[Param, ...] = (
     Param("languages", Strs, [], "e.g. python, go"),
-    Param("path_include", Strs, [], "Globs from the project root: src/**/*.py"),
+    Param("path_include", Strs, [], "Globs: src/**/*.py"),
     Param("path_exclude", Strs, [], ""),
-    Param("node_types", Strs, [], "function, class, section…"),
+    Param("node_types", Strs, [], "function, class, section..."),
     Param("node_name_pattern", str | None, None, "Glob on unit names"),
     Param("parent_context_pattern", str | None, None, "Glob on the enclosing scope"),
     Param("scope_depth", list[int] | None, None, "[min, max]"),
     Param("has_definitions", Strs, [], "Defines one of these names"),
     Param("has_references", Strs, [], "Uses one of these names"),
-    Param("roles", Strs, [], "Only: implementation, test, docs, example…"),
-    Param("exclude_roles", Strs, [], "Leave out these roles"),
+    Param("roles", Strs, [], "implementation, test, docs..."),
+    Param("exclude_roles", Strs, [], ""),
 )
 
 PARAMS: tuple[Param, ...] = (
     Param("query", str, ..., ""),
-    Param("projects", Strs, [], "Default: all"),
+    Param("projects", Strs, [], ""),
     Param("granularity", Literal["chunk", "document"], "chunk", ""),
     Param("mode", Literal["hybrid", "semantic", "lexical"], "hybrid", ""),
     *FILTERS,
     Param("limit", int | None, None, "Default: what fits"),
-    Param("offset", int, 0, "The continuation"),
+    Param("offset", int, 0, ""),
     MAX_TOKENS(2000),
     FORMAT,
     Param("ids", bool, False, ""),
@@ -49,9 +49,8 @@ PARAMS: tuple[Param, ...] = (
 
 SEARCH_DESCRIPTION = (
     "Find code or docs by meaning or name ('where are tokens refreshed', 'parseRequest'): "
-    "'path:start-end  kind name  (score)' and numbered code per unit, best first, within max_tokens, "
-    "then the offset to go on. granularity=document ranks files. Then read a file; outline for "
-    "structure; discover for broad questions."
+    "'path:start-end  kind name  (score)' and numbered code per unit, best first, within max_tokens. "
+    "granularity=document ranks files."
 )
 
 

@@ -152,6 +152,41 @@ async def _search(client: Client) -> None:
     assert {"path", "start_line", "end_line", "code"} <= set(as_json["results"][0])
 
 
+async def _symbols(client: Client) -> None:
+    """Go to definition (its code numbered within the unit's lines) and find references
+    (the definition, then each caller with the lines using the name)."""
+    found = text_of(await client.call_tool("find_symbol", {"name": "remove_item"}))
+    first, *body = found.splitlines()
+    header = re.match(r"^src/shop/cart\.py:(\d+)-(\d+)  method Cart\.remove_item$", first)
+    assert header, found
+    numbers = [int(NUMBERED.match(line)[1]) for line in body if NUMBERED.match(line)]  # type: ignore[index]
+    assert numbers == list(range(int(header[1]), int(header[2]) + 1))
+    assert "def remove_item" in found
+    qualified = text_of(await client.call_tool("find_symbol", {"name": "Cart.add_item", "kind": "method"}))
+    assert re.match(r"^src/shop/cart\.py:\d+-\d+  method Cart\.add_item$", qualified.splitlines()[0])
+    fuzzy = json.loads(
+        text_of(
+            await client.call_tool(
+                "find_symbol", {"name": "cart.rmvitem", "match": "fuzzy", "format": "json"}
+            )
+        )
+    )
+    assert fuzzy["results"][0]["name"] == "Cart.remove_item"
+    assert "def remove_item" in fuzzy["results"][0]["code"]
+    refs = text_of(
+        await client.call_tool("find_references", {"name": "apply_discount", "from_path": "src/shop/cart.py"})
+    )
+    lines = refs.splitlines()
+    assert re.match(
+        r"^defined: src/shop/pricing\.py:\d+-\d+  function apply_discount  \[same_module\]$", lines[0]
+    )
+    caller = next(i for i, line in enumerate(lines) if "method Cart.total_cents" in line)
+    assert re.match(r"^src/shop/cart\.py:\d+-\d+  method Cart\.total_cents  \[same_file\]$", lines[caller])
+    assert re.match(r"^\s*\d+  return apply_discount\(", lines[caller + 1])
+    none = text_of(await client.call_tool("find_symbol", {"name": "no_such_unit_anywhere"}))
+    assert "no definition of 'no_such_unit_anywhere'" in none
+
+
 async def _read(client: Client) -> None:
     unit = text_of(await client.call_tool("read", {"path": "src/shop/cart.py#Cart.remove_item"}))
     first, *_body = unit.splitlines()
@@ -196,6 +231,8 @@ async def _budgets(client: Client, counter: TokenCounter) -> None:
     calls = [
         ("search", {"query": "restock the shelves of an aisle", "limit": 100}, True),
         ("search", {"query": "restock", "granularity": "document", "limit": 20}, False),
+        ("find_symbol", {"name": "restock_aisle_*", "match": "glob"}, True),
+        ("find_references", {"name": "sort"}, True),
         ("read", {"path": "src/shop/stock.py"}, True),
         ("outline", {"action": "grep", "pattern": "def restock"}, False),
         ("discover", {"question": "how are aisles restocked"}, False),
@@ -221,6 +258,13 @@ async def _bad_arguments(client: Client) -> None:
         ("search", {"query": "cart", "path_include": ["src/[z-a]*"]}, "path_include"),
         ("search", {"query": "cart", "limt": 3}, "limt"),
         ("search", {"query": "cart", "max_tokens": 5}, "max_tokens"),
+        ("find_symbol", {"name": "  "}, "name"),
+        ("find_symbol", {"name": "Cart", "kind": "gizmo"}, "kind"),
+        ("find_symbol", {"name": "Cart", "match": "sounds-like"}, "match"),
+        ("find_symbol", {"name": "Cart", "project": "nope"}, "project"),
+        ("find_references", {"name": ""}, "name"),
+        ("find_references", {"name": "Cart", "max_tokens": 10}, "max_tokens"),
+        ("find_references", {"name": "Cart", "language": "go"}, "language"),
         ("read", {"path": "src/shop/cart.py", "start_line": 0}, "start_line"),
         ("read", {"path": "src/nope.py"}, "path"),
         ("read", {}, "path"),
@@ -250,6 +294,7 @@ async def _exercise(client: Client, repo: Path) -> None:
     await _tools(client)
     await _index(client, repo)
     await _search(client)
+    await _symbols(client)
     await _read(client)
     await _outline(client)
     await _discover(client)
@@ -343,6 +388,8 @@ def test_stdio_beside_a_running_server_forwards_every_call_and_writes_nothing(tm
         ("search", {"query": "remove a product from the cart"}),
         ("read", {"path": "src/shop/cart.py#Cart.remove_item"}),
         ("outline", {"action": "grep", "pattern": "def remove"}),
+        ("find_symbol", {"name": "remove_item"}),
+        ("find_references", {"name": "apply_discount"}),
         ("discover", {"question": "what is shop", "max_tokens": 500}),
         ("projects", {}),
     ]

@@ -1,7 +1,8 @@
 """Hybrid search over chunks and documents.
 
 Chunk granularity: nearest chunk vectors and BM25 chunk matches (both prefiltered by the
-metadata filter), plus an exact-identifier list, fused (``_ranking``); the pool is then
+metadata filter), plus, for a query naming something, the chunks defining those names
+(the symbol index's, under the same filter) in an identifier list, fused (``_ranking``); the pool is then
 weighed by role and its split units folded (``_priors``), paged, and grouped by file in
 the order of each file's best chunk.
 
@@ -29,10 +30,19 @@ from indexer.embed import Embedder
 from indexer.errors import NotFoundError
 from indexer.models import ChunkFilter, ChunkView, Document, Project, StoredChunk
 from indexer.search._fusion import Ranked, fuse
-from indexer.search._lexical import exact_identifiers, fts_query
+from indexer.search._lexical import exact_identifiers, fts_query, named_identifiers
 from indexer.search._options import SearchOptions, relative_path_globs, to_filter, validate_options
 from indexer.search._priors import Folded, apply_priors, wanted_roles
-from indexer.search._ranking import Ranking, RankingConfig, fuse_chunks, query_terms, rank_within_file, to_hit
+from indexer.search._ranking import (
+    DEFINITION_LIST,
+    Ranking,
+    RankingConfig,
+    definition_score,
+    fuse_chunks,
+    query_terms,
+    rank_within_file,
+    to_hit,
+)
 from indexer.search._results import ChunkHit, DocumentHit, FileGroup, SearchResponse
 from indexer.store import Candidate, Detail, Store
 
@@ -40,6 +50,8 @@ __all__ = ["Searcher"]
 
 #: Candidates taken from each list (min-max normalisation runs over these).
 CANDIDATES = 100
+#: Definitions of a query's names read from the symbol index (a name defined more often is cut).
+_MAX_DEFINITIONS = 1000
 #: What reading a row id of an older version of the chunk table can raise (LanceDB reports
 #: a row id in a fragment a compaction removed as one of these).
 _MOVED_ROWS = (OSError, RuntimeError, ValueError)
@@ -115,7 +127,8 @@ class Searcher:
         embedded_only: bool = True,
         version: int | None = None,
     ) -> dict[str, Callable[[], list[Candidate]]]:
-        """The store queries ``mode`` needs: ``semantic`` (vectors) and/or ``lexical`` (BM25);
+        """The store queries ``mode`` needs: ``semantic`` (vectors) and/or ``lexical`` (BM25,
+        and for chunks the unit names and the chunks defining a name the query asks for);
         ``detail``, ``embedded_only`` and ``version`` as for ``Store.vector_candidates``."""
         calls: dict[str, Callable[[], list[Candidate]]] = {}
         if mode in ("hybrid", "semantic"):
@@ -143,7 +156,24 @@ class Searcher:
                 calls["name"] = lambda: self.store.text_candidates(
                     "chunks", text, flt, k, "name_text", detail=detail, version=version
                 )
+            names = named_identifiers(query) if kind == "chunks" else ()
+            if names:
+                calls[DEFINITION_LIST] = lambda: self.defining_chunks(names, flt, detail, version)
         return calls
+
+    def defining_chunks(
+        self, names: Sequence[str], flt: ChunkFilter, detail: Detail = "full", version: int | None = None
+    ) -> list[Candidate]:
+        """The chunks the symbol index says define one of ``names``, admitted by ``flt``,
+        scored by ``definition_score``."""
+        found = self.store.find_definitions(
+            names, languages=flt.languages, project_ids=flt.project_ids, limit=_MAX_DEFINITIONS
+        )
+        scores: dict[str, float] = {}
+        for symbol in found:
+            if symbol.chunk_id:
+                scores[symbol.chunk_id] = max(definition_score(symbol), scores.get(symbol.chunk_id, 0.0))
+        return self.store.chunk_candidates(scores, flt, detail=detail, version=version)
 
     def project_scope(self, projects: Sequence[Project]) -> tuple[str, ...]:
         """The project ids a filter names: none when ``projects`` are all the store has
@@ -202,9 +232,10 @@ class Searcher:
         """The ranking of the whole chunk candidate pool: (candidate, score in [0, 1]), the
         lists fused, the role prior applied and split units folded (``prioritize``).
 
-        Candidates carry ids only (``detail`` unset) unless the query names an identifier,
-        whose list needs each chunk's name and definitions; ``embedded_only`` and
-        ``version`` as for ``Store.vector_candidates``.
+        Candidates carry ids only (``detail`` unset) unless the query holds an identifier,
+        whose list also matches each chunk's name and definitions (a one-word query's list
+        is the symbol index's definitions alone, keyed like the other lists);
+        ``embedded_only`` and ``version`` as for ``Store.vector_candidates``.
         """
         if not opts.query.strip():  # has_definitions / has_references alone
             return self.prioritize(opts, self._named(opts, flt, k, version), version)

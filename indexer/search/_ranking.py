@@ -9,19 +9,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from indexer.models import ChunkView, StoredChunk
+from indexer.models import ChunkView, StoredChunk, Symbol
 from indexer.search._fusion import Ranked, Scored, fuse, fuse_scores
-from indexer.search._lexical import exact_identifiers, is_identifier_query
+from indexer.search._lexical import is_name_query, named_identifiers
 from indexer.search._priors import ROLE_PRIOR, Folded
 from indexer.search._results import ChunkHit
 from indexer.store import Candidate
 
 __all__ = [
+    "DEFINITION_LIST",
     "IDENTIFIER_WEIGHT",
     "NAME_WEIGHTS",
     "WEIGHTS",
     "Ranking",
     "RankingConfig",
+    "definition_score",
     "fuse_chunks",
     "query_terms",
     "rank_within_file",
@@ -57,7 +59,7 @@ class RankingConfig:
 
     def weights_for(self, query: str) -> Mapping[str, float] | None:
         """The list weights for ``query``."""
-        if self.name_weights is not None and (is_identifier_query(query) or len(query.split()) == 1):
+        if self.name_weights is not None and is_name_query(query):
             return self.name_weights
         return self.weights
 
@@ -70,26 +72,50 @@ class Ranking:
     folded: dict[str, Folded] = field(default_factory=dict)
 
 
-#: Weight of the exact-identifier list: strong for a query made of identifiers only
-#: (``parseDocument``), light when a sentence merely mentions one.
+#: Weight of the exact-identifier list: strong for a query that names something
+#: (``parseDocument``, ``render``), light when a sentence merely mentions an identifier.
 IDENTIFIER_WEIGHT = (1.0, 0.1)
+#: The candidate list of the chunks defining a name of the query, from the symbol index: it
+#: adds them to the pool (the lexical and vector lists can miss them) and ranks them in the
+#: identifier list, not as a list of its own.
+DEFINITION_LIST = "definition"
+
+
+#: Definitions that add to a unit defined elsewhere (an ``impl`` block of a Rust type).
+_ADDING_KINDS = frozenset({"impl", "extension"})
+#: Kinds whose one-line definition is a declaration (an interface's method, a prototype).
+_CALLABLE_KINDS = frozenset({"function", "method", "constructor"})
+
+
+def definition_score(symbol: Symbol) -> float:
+    """How surely a definition is *the* one a name asks for: 1 for a type or a callable with
+    a body, 0.5 for an ``impl`` block or a one-line declaration of a callable (an interface
+    method, the implementation's body is elsewhere)."""
+    if symbol.kind in _ADDING_KINDS:
+        return 0.5
+    if symbol.kind in _CALLABLE_KINDS and symbol.end_line <= symbol.start_line:
+        return 0.5
+    return 1.0
 
 
 def fuse_chunks(
     query: str, found: dict[str, list[Candidate]], weights: Mapping[str, float] | None = None
 ) -> list[tuple[Candidate, float]]:
-    """Fuse the chunk candidate lists (semantic, lexical, name) and the exact-identifier list."""
+    """Fuse the chunk candidate lists (semantic, lexical, name) and the identifier list
+    (the chunks defining a name of the query, and those named so)."""
     weights = WEIGHTS if weights is None else weights
     lists: dict[str, Scored] = {}
     pool: dict[str, Candidate] = {}
     for name, candidates in found.items():
-        lists[name] = Scored([(c.key, c.score) for c in candidates], weights.get(name, 0.5))
+        if name != DEFINITION_LIST:
+            lists[name] = Scored([(c.key, c.score) for c in candidates], weights.get(name, 0.5))
         for c in candidates:
             pool.setdefault(c.key, c)
-    idents, only_identifiers = exact_identifiers(query), is_identifier_query(query)
-    ident = _identifier_list(idents, list(pool.values()), include_definitions=only_identifiers)
+    names, naming = named_identifiers(query), is_name_query(query)
+    defining = {c.key: c.score for c in found.get(DEFINITION_LIST, ())}
+    ident = _identifier_list(names, list(pool.values()), defining, include_definitions=naming)
     if ident:
-        weight = IDENTIFIER_WEIGHT[0] if only_identifiers else IDENTIFIER_WEIGHT[1]
+        weight = IDENTIFIER_WEIGHT[0] if naming else IDENTIFIER_WEIGHT[1]
         lists["identifier"] = Scored(ident, weight)
     return [(pool[i], score) for i, score in fuse_scores(lists)]
 
@@ -125,16 +151,19 @@ def rank_within_file(
 
 
 def _identifier_list(
-    idents: tuple[str, ...], pool: list[Candidate], include_definitions: bool
+    idents: tuple[str, ...], pool: list[Candidate], defining: Mapping[str, float], include_definitions: bool
 ) -> list[tuple[str, float]]:
-    """Candidates named exactly like an identifier of the query (score 1), and, for an
-    identifier-only query, candidates defining one (score 0.5)."""
+    """Candidates the symbol index says define a name of the query (``defining``: their
+    ``definition_score``), else named exactly so (score 1), and, for a query naming
+    something, candidates whose chunk mentions one among its definitions (score 0.5)."""
     if not idents:
         return []
     wanted = set(idents)
     out: list[tuple[str, float]] = []
     for c in pool:
-        if c.node_name in wanted:
+        if c.key in defining:
+            out.append((c.key, defining[c.key]))
+        elif c.node_name in wanted:
             out.append((c.key, 1.0))
         elif include_definitions and wanted & set(c.definitions):
             out.append((c.key, 0.5))

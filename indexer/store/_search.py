@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
@@ -400,6 +400,29 @@ class FilteredMixin(StoreBase):
         return _to_candidates(
             "chunks", table.append_column("_score", pa.array([1.0] * table.num_rows)), "_score"
         )
+
+    def chunk_candidates(
+        self,
+        scores: Mapping[str, float],
+        flt: ChunkFilter,
+        *,
+        detail: Detail = "full",
+        version: int | None = None,
+    ) -> list[Candidate]:
+        """The chunks of ``scores`` (chunk id → score) that ``flt`` admits, as candidates in
+        table order; ``detail`` and ``version`` as for ``vector_candidates``."""
+        if not scores:
+            return []
+        columns = _columns("chunks", detail)
+        table = self._dataset(CHUNKS, version).to_table(
+            columns=list(dict.fromkeys([*columns, "id"])),
+            filter=and_all([in_list("id", scores), chunk_where(flt)]),
+            with_row_id=True,
+        )
+        ids = table["id"].to_pylist()
+        table = table.append_column("_score", pa.array([scores[i] for i in ids], pa.float64()))
+        found = _to_candidates("chunks", table, "_score")
+        return found if "id" in columns else [replace(c, id="") for c in found]
 
 
 class FactsMixin(StoreBase):

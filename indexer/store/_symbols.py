@@ -150,7 +150,7 @@ class SymbolsMixin(StoreBase):
         limit: int | None = 1000,
     ) -> list[str]:
         """Ids of the chunks that define (or use) any of ``names``, without a query text:
-        what ``has_definitions`` / ``has_references`` and an identifier query read."""
+        what ``has_definitions`` / ``has_references`` name."""
         if role == "definition":
             found = self.find_definitions(names, project_ids=project_ids, limit=limit)
         else:
