@@ -91,6 +91,9 @@ class StoreBase:
         #: Held through writes that belong together (``write_unit``); taken for good by a
         #: process that stops (``hold_writes``).
         self._unit_lock = threading.RLock()
+        #: This thread's depth of nested write units; set once a stop holds writes.
+        self._unit_depth = threading.local()
+        self._stopping = threading.Event()
         #: Short-lived answers for every search (project list, coverage); writes clear it.
         self._cache = TtlCache(ttl=1.0)
         #: Rows changed since the last optimize (drives ``maybe_optimize``).
@@ -128,8 +131,19 @@ class StoreBase:
         """Writes that belong together (a file's chunks and its document, vectors and the
         documents they complete): a stopping process waits for them, never cuts them.
         Taken before ``_write_lock``, never inside it."""
-        with self._unit_lock:
+        self._unit_lock.acquire()
+        depth = getattr(self._unit_depth, "n", 0)
+        if depth == 0 and self._stopping.is_set():
+            # a stop was asked for while this thread waited: it lets no unit begin (the
+            # stopper may not hold the lock yet: a lock is not fair)
+            self._unit_lock.release()
+            threading.Event().wait()
+        self._unit_depth.n = depth + 1
+        try:
             yield
+        finally:
+            self._unit_depth.n = depth
+            self._unit_lock.release()
 
     def hold_writes(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for the write unit in progress, then let no other
@@ -137,6 +151,7 @@ class StoreBase:
         model, exits with every unit whole). True when no unit runs now. Single writes
         outside units (an optimize, an index build) are atomic commits: cut, they leave
         the tables as they were."""
+        self._stopping.set()
         return self._unit_lock.acquire(timeout=timeout)
 
     def forget_if_changed(self) -> None:
