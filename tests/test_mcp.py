@@ -126,6 +126,11 @@ async def _index(client: Client, repo: Path) -> None:
     assert listed.splitlines()[1].startswith(f"shop  {repo.resolve()}  ")
 
 
+def _paths(text: str) -> list[str]:
+    """The paths of a text answer's result headers (``path:start-end  kind …``)."""
+    return re.findall(r"^(\S+):\d+(?:-\d+)?  ", text, re.M)
+
+
 async def _search(client: Client) -> None:
     found = text_of(
         await client.call_tool(
@@ -149,6 +154,12 @@ async def _search(client: Client) -> None:
     assert re.match(r"^\S+  file  \(\d\.\d\d\)  \d+ units", files)
     as_json = json.loads(text_of(await client.call_tool("search", {"query": "cart", "format": "json"})))
     assert as_json["results"]
+    docs_only = _paths(text_of(await client.call_tool("search", {"query": "cart", "roles": ["docs"]})))
+    assert docs_only
+    assert all(p.endswith(".md") for p in docs_only), docs_only
+    no_docs = _paths(text_of(await client.call_tool("search", {"query": "cart", "exclude_roles": ["docs"]})))
+    assert no_docs
+    assert not any(p.endswith(".md") for p in no_docs), no_docs
     assert {"path", "start_line", "end_line", "code"} <= set(as_json["results"][0])
 
 
@@ -257,6 +268,7 @@ async def _bad_arguments(client: Client) -> None:
         ("search", {"query": "cart", "projects": ["nope"]}, "projects"),
         ("search", {"query": "cart", "path_include": ["src/[z-a]*"]}, "path_include"),
         ("search", {"query": "cart", "limt": 3}, "limt"),
+        ("search", {"query": "cart", "roles": ["tests"]}, "roles"),
         ("search", {"query": "cart", "max_tokens": 5}, "max_tokens"),
         ("find_symbol", {"name": "  "}, "name"),
         ("find_symbol", {"name": "Cart", "kind": "gizmo"}, "kind"),
