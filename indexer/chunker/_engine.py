@@ -8,7 +8,9 @@ always cut into its members, whatever its size: its own pieces (the first one, t
 skeleton, holds the header and fields and lists every member in ``extra_defs``) never
 swallow a member. Any other unit over the token limit is cut at statement boundaries,
 each part keeping the unit's metadata and its signature. A namespace declared without a
-body (C# ``namespace A;``, PHP ``namespace A;``) holds the declarations after it.
+body (C# ``namespace A;``, PHP ``namespace A;``) holds the declarations after it. A host (a
+JavaScript function whose body assigns ``this.m = function…``) is cut the same way, with
+only those assignments as its members; an IIFE's body is read as if written around it.
 
 Every unit is also recorded in ``defs`` (a ``UnitDef``): the symbol index's definitions.
 """
