@@ -237,6 +237,15 @@ def test_functions_assigned_are_units_only_where_es5_idioms_are_read(config: Chu
     assert not [c for c in runner if "this.failures.push" in c.content]  # not its member's
 
 
+def test_a_method_assigned_to_a_type_declared_elsewhere_names_its_path() -> None:
+    source = b"Runner.prototype.stop = function () {\n  this.stopped = true;\n};\n$.fn.disable = () => 1;\n"
+    chunks = chunk_file("lib/plugins.js", source).chunks
+    assert [(c.node_type, c.node_name, c.parent_context, c.scope_path) for c in chunks] == [
+        ("method", "stop", "Runner", ("Runner", "stop")),
+        ("method", "disable", "$.fn", ("$", "fn", "disable")),
+    ]
+
+
 def test_a_typescript_function_assigned_is_a_unit_too() -> None:
     chunk = _unit(_chunks("legacy.ts"), "method", "increment", ("Counter", "increment"))
     assert chunk.signature == "Counter.prototype.increment = function increment(step: number): number"

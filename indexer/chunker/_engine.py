@@ -309,7 +309,7 @@ class Walker:
         if not qualifier:
             return ""
         found = next((d for d in reversed(self.defs) if d.scope[-len(qualifier) :] == qualifier), None)
-        return found.signature if found is not None else "::".join(qualifier)
+        return found.signature if found is not None else self.spec.qualifier_joiner.join(qualifier)
 
     def _header(self, unit: _Unit, signature: str) -> str:
         """What a container's members show as their parent context: its signature, but

@@ -136,6 +136,7 @@ _JAVASCRIPT = LanguageSpec(
     def_patterns=_JS_DEFS + _JS_ONLY_DEFS,
     stop_words=_STOP,
     name_hooks={"assignment_expression": assigned.assigned_name},
+    qualifier_joiner=".",
     value_fields=("value", "right"),
     inline_body=assigned.iife_body,
     hosts=frozenset({"function_declaration", "variable_declarator", "assignment_expression"}),

@@ -93,6 +93,9 @@ class LanguageSpec:
     """Tree-sitter query patterns capturing ``@def`` for names a unit defines."""
     stop_words: frozenset[str] = frozenset()
     """Identifiers never listed as references (``self``, ``this``, literals)."""
+    qualifier_joiner: str = "::"
+    """Joins the path of a type a unit is declared outside of, when the file does not
+    declare that type (C++ ``ns::Box``, JavaScript ``jQuery.fn``)."""
     value_fields: tuple[str, ...] = ("value",)
     """Fields holding the value a declaration binds, whose body is the declaration's
     (``const f = () => {…}``, ``X.prototype.m = function…``)."""
