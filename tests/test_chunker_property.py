@@ -13,6 +13,8 @@ from indexer.config import ChunkerConfig
 from indexer.models import NODE_TYPES, ChunkedFile
 
 FIXTURES = Path(__file__).parent / "data" / "chunker"
+#: Fixtures of idioms the samples lack (functions assigned, IIFEs), mutated as well.
+MUTATED_UNITS = [Path(__file__).parent / "data" / "units" / n for n in ("runner.js", "legacy.ts")]
 EXTENSIONS = {
     "python": "py", "javascript": "js", "typescript": "ts", "tsx": "tsx", "go": "go", "rust": "rs",
     "java": "java", "c": "c", "cpp": "cpp", "csharp": "cs", "ruby": "rb", "php": "php",
@@ -24,6 +26,7 @@ VOCAB = [
     "{", "}", "(", ")", "[", "]", ":", ";", "=", "=>", "->", "\n", "\n\n", "    ", "\t", "#", "//", "/*",
     "*/", '"', "'", "`", "@decorator\n", "#[test]\n", "x", "Foo", "parse_request", "é", "日本", "\r\n",
     "<T>", "namespace ", "module ", "interface ", "enum ", "trait ", "val ", "let ", "const ", "# Title\n",
+    "X.prototype.m = function ", "exports.", "this.", "(function () {\n", "})();\n",
 ]  # fmt: skip
 
 
@@ -70,7 +73,7 @@ def test_arbitrary_text_keeps_invariants(language: str, parts: list[str], config
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    name=st.sampled_from(sorted(p.name for p in FIXTURES.iterdir())),
+    path=st.sampled_from([*sorted(FIXTURES.iterdir()), *MUTATED_UNITS]),
     edits=st.lists(
         st.tuples(
             st.integers(0, 5000),
@@ -83,7 +86,7 @@ def test_arbitrary_text_keeps_invariants(language: str, parts: list[str], config
     config=st.sampled_from(CONFIGS),
 )
 def test_mutated_fixtures_keep_invariants(
-    name: str, edits: list[tuple[int, int, bytes]], config: ChunkerConfig
+    path: Path, edits: list[tuple[int, int, bytes]], config: ChunkerConfig
 ) -> None:
-    data = _mutate((FIXTURES / name).read_bytes(), edits)
-    check_invariants(data, chunk_file(f"src/{name}", data, config))
+    data = _mutate(path.read_bytes(), edits)
+    check_invariants(data, chunk_file(f"src/{path.name}", data, config))

@@ -31,6 +31,8 @@ REFERENCES = [
     ("ledger.py", "Account", 27, ("open_account",), "function"),
     ("router.js", "push", 10, ("Router", "addRoute"), "method"),
     ("router.js", "Router", 20, ("makeRouter",), "function"),
+    ("runner.js", "abort", 22, ("Runner", "run"), "method"),
+    ("runner.js", "Runner", 32, ("Runner", "create"), "method"),
     ("shapes.ts", "area", 25, ("Canvas", "total"), "method"),
     ("shapes.ts", "Geometry", 18, ("Canvas",), "class"),
     ("panel.tsx", "toggle", 13, ("Panel", "render"), "method"),
@@ -271,6 +273,20 @@ def test_references_are_grouped_by_caller(indexed: Lode) -> None:
         site.text,
         "    return total(items)",
     )
+
+
+def test_es5_methods_assigned_are_definitions_with_callers(indexed: Lode) -> None:
+    found = [s.symbol for s in indexed.symbols(SymbolQuery("addTest")).symbols]
+    assert [(s.qualified_name, s.kind, s.container, s.container_kind) for s in found] == [
+        ("Suite.addTest", "method", "Suite", "function")
+    ]
+    assert indexed.symbol(found[0].id).code.splitlines()[0] == "  Suite.prototype.addTest = function (test) {"
+    statics = indexed.symbols(SymbolQuery("create", kinds=("method",), languages=("javascript",))).symbols
+    assert [s.symbol.qualified_name for s in statics] == ["Runner.create"]
+    callers = indexed.references(ReferenceQuery("abort")).callers
+    assert [(c.file_path, c.container, c.container_kind) for c in callers] == [
+        ("runner.js", "Runner.run", "method")
+    ]
 
 
 def test_a_definition_comes_with_its_code(indexed: Lode) -> None:

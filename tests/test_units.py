@@ -13,11 +13,12 @@ import pytest
 from test_chunker_property import check_invariants
 
 from indexer.api import Lode
-from indexer.chunker import chunk_file
+from indexer.chunker import CHUNKER_VERSION, chunk_file
 from indexer.config import ChunkerConfig, load_config
 from indexer.embed import FakeEmbedder
 from indexer.models import Chunk
 from indexer.search import SearchOptions
+from indexer.symbols import SymbolQuery
 
 UNITS = Path(__file__).parent / "data" / "units"
 CONFIGS = [ChunkerConfig(), ChunkerConfig(max_chunk_tokens=40, min_chunk_tokens=8)]
@@ -35,6 +36,15 @@ EXPECTED: list[tuple[str, str, str, tuple[str, ...], str]] = [
     ("router.js", "method", "addRoute", ("Router", "addRoute"), "class Router"),
     ("router.js", "method", "dispatch", ("Router", "dispatch"), "class Router"),
     ("router.js", "function", "makeRouter", ("makeRouter",), ""),
+    ("runner.js", "function", "Runner", ("Runner",), ""),
+    ("runner.js", "method", "onError", ("Runner", "onError"), "function Runner(suite, options)"),
+    ("runner.js", "method", "run", ("Runner", "run"), "function Runner(suite, options)"),
+    ("runner.js", "method", "abort", ("Runner", "abort"), "function Runner(suite, options)"),
+    ("runner.js", "method", "create", ("Runner", "create"), "function Runner(suite, options)"),
+    ("runner.js", "function", "lookupFiles", ("lookupFiles",), ""),
+    ("runner.js", "function", "escape", ("escape",), ""),
+    ("runner.js", "function", "Suite", ("Suite",), ""),
+    ("runner.js", "method", "addTest", ("Suite", "addTest"), "function Suite(title)"),
     ("shapes.ts", "namespace", "Geometry", ("Geometry",), ""),
     ("shapes.ts", "interface", "Shape", ("Geometry", "Shape"), "namespace Geometry"),
     ("shapes.ts", "method", "area", ("Geometry", "Shape", "area"), "interface Shape"),
@@ -45,6 +55,11 @@ EXPECTED: list[tuple[str, str, str, tuple[str, ...], str]] = [
     ("shapes.ts", "class", "Canvas", ("Canvas",), ""),
     ("shapes.ts", "method", "add", ("Canvas", "add"), "class Canvas"),
     ("shapes.ts", "method", "total", ("Canvas", "total"), "class Canvas"),
+    ("legacy.ts", "function", "Counter", ("Counter",), ""),
+    ("legacy.ts", "method", "reset", ("Counter", "reset"), "function Counter(this: any, start: number)"),
+    ("legacy.ts", "method", "increment", ("Counter", "increment"), "function Counter(this: any, start: number)"),
+    ("legacy.ts", "method", "fromString", ("Counter", "fromString"), "function Counter(this: any, start: number)"),
+    ("legacy.ts", "function", "formatCount", ("formatCount",), ""),
     ("panel.tsx", "interface", "PanelProps", ("PanelProps",), ""),
     ("panel.tsx", "class", "Panel", ("Panel",), ""),
     ("panel.tsx", "method", "toggle", ("Panel", "toggle"), "class Panel extends React.Component<PanelProps>"),
@@ -206,6 +221,37 @@ def test_a_rust_macro_invocation_is_named_by_the_item_it_defines() -> None:
     assert (statics.chunks[0].node_type, statics.chunks[0].node_name) == ("constant", "CACHE")
 
 
+@pytest.mark.parametrize("config", CONFIGS, ids=["default", "small"])
+def test_functions_assigned_are_units_only_where_es5_idioms_are_read(config: ChunkerConfig) -> None:
+    """``X.prototype.m = …``, ``X.s = …``, ``exports.f = …`` at module level or in an IIFE,
+    and ``this.m = …`` in a constructor are units; assignments deeper in a body are code."""
+    chunks = _chunks("runner.js", config)
+    named = {c.node_name for c in chunks if c.node_name}
+    assert {"onexit", "ext", "Runner.run"}.isdisjoint(named)  # closures inside ``run``, ``lookupFiles``
+    run = [c for c in chunks if c.node_name == "run"]
+    assert "process.onexit = function" in "".join(c.content for c in run)
+    assert run[0].signature == "Runner.prototype.run = function run(fn)"
+    assert _unit(chunks, "method", "create", ("Runner", "create")).signature == "Runner.create = (suite) =>"
+    runner = [c for c in chunks if c.scope_path == ("Runner",)]  # the constructor keeps its own text
+    assert "this.options = options || {};" in "".join(c.content for c in runner)
+    assert not [c for c in runner if "this.failures.push" in c.content]  # not its member's
+
+
+def test_a_method_assigned_to_a_type_declared_elsewhere_names_its_path() -> None:
+    source = b"Runner.prototype.stop = function () {\n  this.stopped = true;\n};\n$.fn.disable = () => 1;\n"
+    chunks = chunk_file("lib/plugins.js", source).chunks
+    assert [(c.node_type, c.node_name, c.parent_context, c.scope_path) for c in chunks] == [
+        ("method", "stop", "Runner", ("Runner", "stop")),
+        ("method", "disable", "$.fn", ("$", "fn", "disable")),
+    ]
+
+
+def test_a_typescript_function_assigned_is_a_unit_too() -> None:
+    chunk = _unit(_chunks("legacy.ts"), "method", "increment", ("Counter", "increment"))
+    assert chunk.signature == "Counter.prototype.increment = function increment(step: number): number"
+    assert "increment" in chunk.definitions
+
+
 # ---- through the index: search filters and the outline --------------------------------------
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lode]:
@@ -246,6 +292,35 @@ def test_the_outline_lists_every_unit(
     assert nodes[0].parent.split("~")[0] == container  # under its class, namespace… or its file
 
 
+def test_files_an_older_chunker_cut_get_their_assigned_functions(tmp_path: Path) -> None:
+    """Chunker 3 makes functions assigned (ES5 idioms) units: an index whose files chunker 2
+    cut chunks them again on the next run, whatever their bytes, and only once."""
+    from indexer.store._schema import DOCUMENTS
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "runner.js").write_bytes((UNITS / "runner.js").read_bytes())
+    (root / "router.js").write_bytes((UNITS / "router.js").read_bytes())
+    lode = Lode(load_config(env={}, overrides={"db": tmp_path / "db"}), embedder=FakeEmbedder())
+    try:
+        lode.index(root, name="es5")
+        store = lode.store
+        project = store.get_project("es5")
+        store._t(DOCUMENTS).update(values={"chunker_version": CHUNKER_VERSION - 1})
+        versions = {s.chunker_version for s in store.document_states(project.id).values()}
+        assert versions == {CHUNKER_VERSION - 1}
+        report = lode.index(root, name="es5")
+        assert (report.files_indexed, report.files_unchanged) == (2, 0)
+        versions = {s.chunker_version for s in store.document_states(project.id).values()}
+        assert versions == {CHUNKER_VERSION}
+        found = lode.symbols(SymbolQuery("addTest")).symbols
+        assert [(s.symbol.qualified_name, s.symbol.kind) for s in found] == [("Suite.addTest", "method")]
+        assert lode.index(root, name="es5").files_indexed == 0
+        assert store.check().ok
+    finally:
+        lode.close()
+
+
 def test_the_outline_nests_files_classes_methods(indexed: Lode) -> None:
     listing = indexed.outline("units").ls("stack.rb", depth=4)
     tree = [
@@ -265,6 +340,13 @@ def test_the_outline_nests_files_classes_methods(indexed: Lode) -> None:
         ("impl", "Circle", ["area"]),
         ("impl", "Circle", ["new"]),
         ("module", "units", ["to_cm"]),
+    ]
+    es5 = indexed.outline("units").ls("runner.js", depth=2)
+    assert [(c.kind, c.title, [g.title for g in c.children]) for c in es5.children] == [
+        ("function", "Runner", ["onError", "run", "abort", "create"]),
+        ("function", "lookupFiles", []),
+        ("function", "escape", []),
+        ("function", "Suite", ["addTest"]),
     ]
     csharp = indexed.outline("units").ls("Invoices.cs", depth=3)
     assert [(c.title, [g.title for g in c.children]) for c in csharp.children] == [

@@ -38,8 +38,10 @@ __all__ = ["CHUNKER_VERSION", "chunk_file"]
 
 #: The version of what ``chunk_file`` makes of the same bytes: bumped when chunks or symbols
 #: change (the store re-chunks files a different version cut). 2: every unit its own chunk,
-#: unit lines and signatures, symbol sites.
-CHUNKER_VERSION = 2
+#: unit lines and signatures, symbol sites. 3: JavaScript/TypeScript functions defined by
+#: assignment (``X.prototype.m = function…``, ``exports.f = …``, ``this.m = …`` in a
+#: constructor, IIFE bodies) are units.
+CHUNKER_VERSION = 3
 
 _SNIFF_BYTES = 8192
 _CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f]")

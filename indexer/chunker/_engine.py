@@ -8,7 +8,9 @@ always cut into its members, whatever its size: its own pieces (the first one, t
 skeleton, holds the header and fields and lists every member in ``extra_defs``) never
 swallow a member. Any other unit over the token limit is cut at statement boundaries,
 each part keeping the unit's metadata and its signature. A namespace declared without a
-body (C# ``namespace A;``, PHP ``namespace A;``) holds the declarations after it.
+body (C# ``namespace A;``, PHP ``namespace A;``) holds the declarations after it. A host (a
+JavaScript function whose body assigns ``this.m = function…``) is cut the same way, with
+only those assignments as its members; an IIFE's body is read as if written around it.
 
 Every unit is also recorded in ``defs`` (a ``UnitDef``): the symbol index's definitions.
 """
@@ -60,6 +62,8 @@ class _Owner:
     last: int = -1
     signature: str = ""
     """The container's signature (its header as written, ``export`` included)."""
+    hosting: bool = False
+    """A function holding member units (``this.m = function…``): only those are its members."""
 
 
 def last_row(node: Node) -> int:
@@ -94,8 +98,12 @@ class Walker:
 
     def _siblings(self, nodes: list[Node]) -> list[Node]:
         out: list[Node] = []
+        inline = self.spec.inline_body
         for node in nodes:
-            if node.type in self.spec.transparent or node.type == "ERROR":
+            body = inline(node) if inline is not None else None
+            if body is not None:
+                out.extend(self._siblings(body.named_children))
+            elif node.type in self.spec.transparent or node.type == "ERROR":
                 out.extend(self._siblings(node.named_children))
             else:
                 out.append(node)
@@ -119,7 +127,10 @@ class Walker:
         hook = self.spec.special.get(decl.type)
         return hook(decl) if hook is not None else None
 
-    def _find_units(self, nodes: list[Node], prev_last: int) -> list[_Unit]:
+    def _find_units(self, nodes: list[Node], prev_last: int, hosting: bool = False) -> list[_Unit]:
+        """The units among ``nodes`` (a host's: only its members), each with the comments
+        and attributes right above it."""
+        classify = self.spec.host_member if hosting else None
         units: list[_Unit] = []
         pending_first, pending_last = -1, -3
         attachable = self.spec.comments | self.spec.attributes
@@ -132,7 +143,7 @@ class Walker:
                     pending_first = first
                 pending_last = last
                 continue
-            kind = self._classify(node)
+            kind = classify(node) if classify is not None else self._classify(node)
             if kind is not None:
                 start = pending_first if pending_first >= 0 and first <= pending_last + 1 else first
                 units.append(_Unit(node, kind[1], kind[0], start, last))
@@ -153,7 +164,7 @@ class Walker:
         first, last = lines
         self._group += 1
         group = self._group
-        units = self._find_units(nodes, header_row)
+        units = self._find_units(nodes, header_row, owner is not None and owner.hosting)
         if owner is not None and not owner.member_names:
             names = tuple(n for u in units if (n := find_name(u.decl, self.spec)))
             owner = replace(owner, member_names=names)
@@ -241,13 +252,15 @@ class Walker:
         begin, end = self.source.span(start, unit.last_line)
         tokens = self.source.tokens(begin, end)
         body = body_of(unit.decl, spec)
-        if unit.decl.type in spec.containers and body is not None and body.named_child_count:
+        hosting = unit.decl.type in spec.hosts and spec.host_member is not None
+        if (unit.decl.type in spec.containers or hosting) and body is not None and body.named_child_count:
             members = self._siblings(self._member_nodes(unit.decl, body))
             header_row = self._header_row(unit.decl)
-            if tokens > self.limit or self._find_units(members, header_row):
+            held = self._find_units(members, header_row, hosting)
+            if held or (tokens > self.limit and not hosting):
                 header = self._header(unit, signature)
                 child = _Owner(
-                    node_type, name, unit_scope, header, parent, (), start, unit.last_line, signature
+                    node_type, name, unit_scope, header, parent, (), start, unit.last_line, signature, hosting
                 )
                 self._members(
                     members, (start, unit.last_line), header_row=header_row, owner=child, scope=unit_scope
@@ -273,18 +286,21 @@ class Walker:
         name = find_name(unit.decl, self.spec)
         prefix: tuple[str, ...] = ()
         node_type = unit.node_type
-        if "::" in name and node_type == "function":
+        if "::" in name and node_type in ("function", "method"):
             *qualifier, name = name.split("::")
             prefix = tuple(qualifier)
-            if prefix and prefix[-1][:1].isupper():
+            if node_type == "function" and prefix and prefix[-1][:1].isupper():
                 node_type = "method"
         receiver = receiver_type(unit.decl) if node_type == "method" else ""
         prefix = (receiver,) if receiver else prefix
         node_type = self._refine(unit, node_type, name, owner)
         unit_scope = (*scope, *prefix, name) if name else (*scope, *prefix)
-        # ``export function f``, ``type T struct``: the wrapper's line reads better
-        same_line = unit.node.start_point.row == unit.decl.start_point.row
-        head = unit.node if same_line and unit.node.type not in self.spec.transparent else unit.decl
+        # ``export function f``, ``type T struct``: the wrapper's line reads better; a statement
+        # around a function assigned (``X.prototype.m = function…``) only adds its ``;``
+        node, decl = unit.node, unit.decl
+        same_line = node.start_point.row == decl.start_point.row
+        adds = node.start_byte < decl.start_byte or body_of(decl, self.spec) is None
+        head = node if same_line and adds and node.type not in self.spec.transparent else decl
         return name, node_type, unit_scope, header_text(head, self.spec, self.source.data)
 
     def _outer_header(self, qualifier: tuple[str, ...]) -> str:
@@ -293,7 +309,7 @@ class Walker:
         if not qualifier:
             return ""
         found = next((d for d in reversed(self.defs) if d.scope[-len(qualifier) :] == qualifier), None)
-        return found.signature if found is not None else "::".join(qualifier)
+        return found.signature if found is not None else self.spec.qualifier_joiner.join(qualifier)
 
     def _header(self, unit: _Unit, signature: str) -> str:
         """What a container's members show as their parent context: its signature, but

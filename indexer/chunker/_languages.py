@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 from dataclasses import replace
 
+from indexer.chunker import _assignments as assigned
 from indexer.chunker import _classify as hook
 from indexer.chunker._spec import LanguageSpec
 
@@ -121,7 +122,11 @@ _JS_IDENTS = (
 _JAVASCRIPT = LanguageSpec(
     name="javascript",
     units=_JS_UNITS,
-    special={"lexical_declaration": hook.js_declaration, "variable_declaration": hook.js_declaration},
+    special={
+        "lexical_declaration": hook.js_declaration,
+        "variable_declaration": hook.js_declaration,
+        "expression_statement": assigned.js_assignment,
+    },
     wrappers={"export_statement": ("declaration",)},
     containers=frozenset({"class_declaration", "class"}),
     comments=frozenset({"comment", "hash_bang_line"}),
@@ -130,6 +135,12 @@ _JAVASCRIPT = LanguageSpec(
     ident_kinds=_JS_IDENTS,
     def_patterns=_JS_DEFS + _JS_ONLY_DEFS,
     stop_words=_STOP,
+    name_hooks={"assignment_expression": assigned.assigned_name},
+    qualifier_joiner=".",
+    value_fields=("value", "right"),
+    inline_body=assigned.iife_body,
+    hosts=frozenset({"function_declaration", "variable_declarator", "assignment_expression"}),
+    host_member=assigned.this_member,
 )
 _TYPESCRIPT = replace(
     _JAVASCRIPT,

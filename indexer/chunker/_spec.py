@@ -93,6 +93,18 @@ class LanguageSpec:
     """Tree-sitter query patterns capturing ``@def`` for names a unit defines."""
     stop_words: frozenset[str] = frozenset()
     """Identifiers never listed as references (``self``, ``this``, literals)."""
+    qualifier_joiner: str = "::"
+    """Joins the path of a type a unit is declared outside of, when the file does not
+    declare that type (C++ ``ns::Box``, JavaScript ``jQuery.fn``)."""
+    value_fields: tuple[str, ...] = ("value",)
+    """Fields holding the value a declaration binds, whose body is the declaration's
+    (``const f = () => {…}``, ``X.prototype.m = function…``)."""
+    inline_body: Callable[[Node], Node | None] | None = None
+    """A hook giving the body whose statements are read as the node's siblings (an IIFE's)."""
+    hosts: frozenset[str] = frozenset()
+    """Function kinds whose body may hold member units (a JS constructor's ``this.m = …``)."""
+    host_member: Classifier | None = None
+    """Classifies a statement of a host's body as one of its member units (else None)."""
 
 
 def node_text(node: Node | None) -> str:
@@ -110,9 +122,10 @@ def body_of(decl: Node, spec: LanguageSpec) -> Node | None:
     for child in decl.named_children:
         if child.type in spec.body_kinds:
             return child
-    value = decl.child_by_field_name("value")
-    if value is not None and value.child_by_field_name("body") is not None:
-        return value.child_by_field_name("body")
+    for name in spec.value_fields:
+        value = decl.child_by_field_name(name)
+        if value is not None and value.child_by_field_name("body") is not None:
+            return value.child_by_field_name("body")
     return None
 
 
