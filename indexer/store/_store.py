@@ -15,6 +15,7 @@ from indexer.store._access import StoreAccess, open_dataset, store_uri
 from indexer.store._check import CheckMixin
 from indexer.store._content import ContentMixin
 from indexer.store._evidence import EvidenceMixin
+from indexer.store._imports import defer_rest_client
 from indexer.store._maintenance import MaintenanceMixin
 from indexer.store._outline import OutlineMixin
 from indexer.store._projects import ProjectsMixin
@@ -104,6 +105,7 @@ class Store(
 
 def _connect(path: Path | str, access: StoreAccess) -> Any:
     os.environ.setdefault("LANCEDB_LOG", "error")
+    defer_rest_client()
     import lancedb
 
     return lancedb.connect(
