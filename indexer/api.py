@@ -124,7 +124,7 @@ def store_access(config: LodeConfig, writer: bool = False) -> StoreAccess:
         storage_options=storage.storage_options if remote else (),
         read_only=reader or (remote and not writer),
         read_consistency=storage.read_consistency_seconds if reader else 0.0,
-        keep_versions=storage.keep_versions_seconds,
+        keep_versions=storage.keep_versions_for(remote),
     )
 
 
@@ -260,6 +260,13 @@ class Lode:
         if self._store is not None:
             self._store.close()
             self._store = None
+
+    def settle_later(self) -> bool:
+        """Before this process ends: leave a job that prunes the table versions its writes
+        replaced once readers may no longer read them (``Store.prune_later``); True when
+        one was left."""
+        store = self._store
+        return store is not None and not store.access.read_only and store.prune_later()
 
     def close(self) -> None:
         """Release the store (and the writer's claim)."""

@@ -372,3 +372,6 @@ def _write(store: Store, batch: _Batch, fold: bool) -> None:
         # every vector write rewrites its rows outside the full-text indexes; a long pass
         # folds them in as it goes (lexical queries asked meanwhile stay fast)
         store.maybe_optimize()
+        # each vector write rewrote the vector column of the fragments it touched: the
+        # copies it replaced go once the readers' window has passed, not at the end
+        store.prune_if_due()
