@@ -35,6 +35,7 @@ from indexer.errors import (
     ReadOnlyError,
     StoreError,
 )
+from indexer.memory import limit_heap_growth
 from indexer.models import LIVE_STATUSES, IndexReport, Project, StoreCheck, Task
 from indexer.outline import Outline, OutlineCache
 from indexer.pipeline import ProgressCallback, index_project
@@ -247,6 +248,9 @@ class Lode:
         if self.writer.held:
             return
         self.writer.acquire(command, url)
+        # the writer indexes: freed memory goes back to the system, so a long phase 2
+        # stays flat (``indexer.memory``)
+        limit_heap_growth()
         if self._store is not None and self._store.access.read_only:
             # opened read-only before the claim (an index on object storage): open it again
             # as its writer
