@@ -125,3 +125,16 @@ def test_a_run_that_makes_many_versions_stays_bounded_while_it_runs(tmp_path: Pa
     assert usage.versions < made  # most of them pruned by the end of the run
     # never kept an hour, the folder never held more than 3x what the run ends with
     assert peak[0] <= BOUND * usage.held, (peak[0], usage)
+
+
+def test_no_job_is_left_sleeping_for_a_long_keep_window(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    _write_corpus(repo, 3)
+    overrides = {"db": tmp_path / "db", "keep_versions_seconds": 3600.0}
+    lode = Lode(load_config(env={}, overrides=overrides), embedder=FakeEmbedder())
+    try:
+        lode.index(repo, name="repo")
+        assert _manifests(tmp_path / "db") > 2 * len(list((tmp_path / "db").glob("*.lance")))  # waiting
+        assert not lode.settle_later()  # the next writer prunes them, not a job asleep an hour
+    finally:
+        lode.close()

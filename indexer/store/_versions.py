@@ -33,7 +33,7 @@ from indexer.store._schema import (
     VOCABULARY,
 )
 
-__all__ = ["PRUNE_AT_MOST_EVERY_SECONDS", "PRUNE_EVERY_SECONDS", "VersionsMixin"]
+__all__ = ["LEAVE_JOB_SECONDS", "PRUNE_AT_MOST_EVERY_SECONDS", "PRUNE_EVERY_SECONDS", "VersionsMixin"]
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +43,8 @@ PRUNE_EVERY_SECONDS = 600.0
 #: …and at most this often. Listing the versions reads every kept manifest: on object
 #: storage (an hour kept) that is a request per version, so it asks every 10 minutes there.
 PRUNE_AT_MOST_EVERY_SECONDS = 1.0
+#: ``prune_later`` leaves a job only for a keep window this short or shorter.
+LEAVE_JOB_SECONDS = 600.0
 #: The tables whose versions are pruned (``meta`` and ``file_errors`` change rarely).
 _PRUNED = (CHUNKS, DOCUMENTS, EMBEDDING_CACHE, PROJECTS, TASKS, VOCABULARY, SYMBOLS, INTENTS)
 
@@ -96,9 +98,12 @@ class VersionsMixin(StoreBase):
     def prune_later(self) -> bool:
         """Before this process ends: leave a job (a process of its own, outliving this one)
         that prunes, once the keep window has passed, the versions replaced by now; True
-        when it was started. Only for a local folder with versions waiting: on object
-        storage the window is an hour and the next writer prunes them."""
+        when it was started. Only for a local folder with versions waiting and a window of
+        at most ``LEAVE_JOB_SECONDS``: on object storage (an hour), or with a longer window
+        set, the next writer prunes them (no job left sleeping for an hour after each run)."""
         if self.access.read_only or is_object_store(self.path):
+            return False
+        if self.access.keep_versions > LEAVE_JOB_SECONDS:
             return False
         if self._versions_pruned is not None and self._versions_pruned == self._newest_versions():
             return False
