@@ -223,6 +223,7 @@ def _curve(samples: list[tuple[float, str, int, int]], progress: list[dict[str, 
         "start_rss_mb": _mb(start[2]),
         "end_rss_mb": _mb(end[2]),
         "max_rss_mb": _mb(max(s[2] for s in mine)),
+        "max_at_seconds": round(max(mine, key=lambda s: s[2])[0] - began, 1),
         "growth": round(end[2] / start[2] - 1, 3),
         "points_seconds_mb_embedded": points,
     }

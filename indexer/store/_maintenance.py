@@ -318,7 +318,11 @@ class MaintenanceMixin(VersionsMixin, VocabularyMixin, StoreBase):
             self._rows_written = self._rows_added = self._rows_folded = 0
             self._last_optimize = time.monotonic()
         # compaction and merges give the indexes new files: load them now, not piece by
-        # piece in the searches that come first (seconds of stalls under load)
+        # piece in the searches that come first (seconds of stalls under load). The
+        # readers start afresh: their caches held the replaced indexes' pages, which no
+        # search reads again (each optimize of a long phase 2 left ~90 MB of them)
+        with self._readers_lock:
+            self._readers.clear()
         try:
             self.prewarm()
         except (OSError, RuntimeError, ValueError):  # only slower first searches
