@@ -32,8 +32,9 @@ _BATCH = 64
 #: A model call takes at most this many characters of chunk text, each text counted up to
 #: ``_TEXT_CHARS`` (about the model's 256-token window, past which it truncates): its
 #: activations grow with the texts' length, so 64 texts of full length took the process up
-#: ~180 MB for the call (measured: 64 short texts 8 MB, 16 long ones 61 MB), the peaks of
-#: a long phase 2's RSS. Short texts still go 64 at a time, texts of full length 16.
+#: ~180 MB for the call (measured: 64 short texts 8 MB, 16 long ones 61 MB). Short texts
+#: still go 64 at a time, texts of full length 16. (The peak of a long phase 2 turned out
+#: to be its optimizes, not these calls: docs/performance.md, "Memory and disk".)
 _BATCH_CHARS = 16_384
 _TEXT_CHARS = 1_024
 #: Backlog chunks read per window; sorted by length inside it, so a model batch holds texts
