@@ -35,6 +35,7 @@ from indexer.errors import (
     ReadOnlyError,
     StoreError,
 )
+from indexer.memory import limit_heap_growth
 from indexer.models import LIVE_STATUSES, IndexReport, Project, StoreCheck, Task
 from indexer.outline import Outline, OutlineCache
 from indexer.pipeline import ProgressCallback, index_project
@@ -124,7 +125,7 @@ def store_access(config: LodeConfig, writer: bool = False) -> StoreAccess:
         storage_options=storage.storage_options if remote else (),
         read_only=reader or (remote and not writer),
         read_consistency=storage.read_consistency_seconds if reader else 0.0,
-        keep_versions=storage.keep_versions_seconds,
+        keep_versions=storage.keep_versions_for(remote),
     )
 
 
@@ -247,6 +248,9 @@ class Lode:
         if self.writer.held:
             return
         self.writer.acquire(command, url)
+        # the writer indexes: freed memory goes back to the system, so a long phase 2
+        # stays flat (``indexer.memory``)
+        limit_heap_growth()
         if self._store is not None and self._store.access.read_only:
             # opened read-only before the claim (an index on object storage): open it again
             # as its writer
@@ -260,6 +264,13 @@ class Lode:
         if self._store is not None:
             self._store.close()
             self._store = None
+
+    def settle_later(self) -> bool:
+        """Before this process ends: leave a job that prunes the table versions its writes
+        replaced once readers may no longer read them (``Store.prune_later``); True when
+        one was left."""
+        store = self._store
+        return store is not None and not store.access.read_only and store.prune_later()
 
     def close(self) -> None:
         """Release the store (and the writer's claim)."""

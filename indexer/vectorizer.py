@@ -10,7 +10,7 @@ continues with what is left.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
@@ -26,9 +26,17 @@ if TYPE_CHECKING:
     from indexer.pipeline import IndexProgress
     from indexer.store import Store
 
-__all__ = ["EmbedStats", "StopSignal", "embed_backlog"]
+__all__ = ["EmbedStats", "StopSignal", "embed_backlog", "model_batches"]
 
 _BATCH = 64
+#: A model call takes at most this many characters of chunk text, each text counted up to
+#: ``_TEXT_CHARS`` (about the model's 256-token window, past which it truncates): its
+#: activations grow with the texts' length, so 64 texts of full length took the process up
+#: ~180 MB for the call (measured: 64 short texts 8 MB, 16 long ones 61 MB). Short texts
+#: still go 64 at a time, texts of full length 16. (The peak of a long phase 2 turned out
+#: to be its optimizes, not these calls: docs/performance.md, "Memory and disk".)
+_BATCH_CHARS = 16_384
+_TEXT_CHARS = 1_024
 #: Backlog chunks read per window; sorted by length inside it, so a model batch holds texts
 #: of similar length (less padding: 2,048 encodes ~9 % faster than 512 on Django's chunks).
 _WINDOW = 2048
@@ -188,10 +196,9 @@ class _Run:
             if c.chunk.chunk_hash not in cached:
                 todo.setdefault(c.chunk.chunk_hash, []).append(c)
         groups = sorted(todo.values(), key=lambda g: len(g[0].chunk.content))
-        for start in range(0, len(groups), self.batch_size):
+        for part in model_batches(groups, self.batch_size):
             if self.stopped():
                 return
-            part = groups[start : start + self.batch_size]
             new = _embed(
                 self.store,
                 self.embedder,
@@ -244,6 +251,25 @@ class _Run:
         if self.pending is not None:
             self.pending.result()
             self.pending = None
+
+
+def model_batches(
+    groups: Sequence[Sequence[StoredChunk]], size: int, budget: int = _BATCH_CHARS
+) -> Iterator[list[Sequence[StoredChunk]]]:
+    """Consecutive runs of ``groups`` (chunks sharing one text, sorted by its length) for one
+    model call each: at most ``size`` texts and ``budget`` characters, each text counted up
+    to ``_TEXT_CHARS``; never empty, a text longer than the budget goes alone."""
+    part: list[Sequence[StoredChunk]] = []
+    chars = 0
+    for group in groups:
+        length = min(len(group[0].chunk.content), _TEXT_CHARS)
+        if part and (len(part) >= size or chars + length > budget):
+            yield part
+            part, chars = [], 0
+        part.append(group)
+        chars += length
+    if part:
+        yield part
 
 
 def _merge(batches: list[_Batch]) -> _Batch | None:
@@ -372,3 +398,6 @@ def _write(store: Store, batch: _Batch, fold: bool) -> None:
         # every vector write rewrites its rows outside the full-text indexes; a long pass
         # folds them in as it goes (lexical queries asked meanwhile stay fast)
         store.maybe_optimize()
+        # each vector write rewrote the vector column of the fragments it touched: the
+        # copies it replaced go once the readers' window has passed, not at the end
+        store.prune_if_due()

@@ -173,6 +173,7 @@ class ServerContext:
         if self.watcher is not None:
             self.watcher.stop()
         self.worker.stop(self.stop_wait)
+        self.lode.settle_later()
         self.lode.close()
 
 

@@ -76,6 +76,7 @@ def index_command(
     lode = Lode(config)
     with IndexBar(enabled=None if not as_json else False) as bar:
         report = lode.index(path, name=name, full=full, embed=not no_embed, force=force, progress=bar)
+    lode.settle_later()  # the folder settles a minute after this process, not at the next run
     if as_json:
         echo_json(report)
         return

@@ -48,6 +48,7 @@ def watch_command(path: Path, quiet_ms: int | None, db: Path | str | None) -> No
     except KeyboardInterrupt:  # a second Ctrl-C while stopping
         pass
     finally:
+        lode.settle_later()
         lode.close()
     click.echo("stopped")
     if fast_exit_wanted():

@@ -7,6 +7,7 @@ and ``meta`` (schema version, model id, dimension).
 
 from indexer.store._access import StoreAccess
 from indexer.store._content import ContentRow
+from indexer.store._disk import DiskUsage
 from indexer.store._maintenance import OPTIMIZE_AFTER_ROWS
 from indexer.store._rows import ChunkWrite, DocState, FileWrite, chunk_search_text, path_words
 from indexer.store._schema import SCHEMA_VERSION
@@ -25,6 +26,7 @@ __all__ = [
     "ChunkWrite",
     "ContentRow",
     "Detail",
+    "DiskUsage",
     "DocState",
     "FileWrite",
     "NameMatch",

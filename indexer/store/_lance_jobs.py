@@ -10,13 +10,22 @@ command line, where every user of the machine could read the keys.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["is_vector_index", "merge_segments", "optimize_indices", "optimize_table"]
+__all__ = [
+    "is_vector_index",
+    "merge_segments",
+    "optimize_indices",
+    "optimize_table",
+    "prune_replaced_versions",
+    "prune_tables",
+]
 
 
 def _dataset(uri: str, options: dict[str, str] | None) -> Any:
@@ -69,11 +78,43 @@ def optimize_table(uri: str, target_rows: int, options: dict[str, str] | None = 
         dataset.optimize.optimize_indices(index_names=vector)
 
 
+def prune_replaced_versions(dataset: Any, keep_seconds: float) -> tuple[int, int]:
+    """Delete the versions of a pylance ``dataset`` that a newer version replaced more than
+    ``keep_seconds`` ago (never the newest); (bytes freed, versions left)."""
+    history = sorted(dataset.versions(), key=lambda v: int(v["version"]))
+    cutoff = time.time() - keep_seconds
+    doomed = [
+        int(old["version"])
+        for old, new in itertools.pairwise(history)
+        if float(new["timestamp"].timestamp()) <= cutoff
+    ]
+    if not doomed:
+        return 0, len(history)
+    stats = dataset.cleanup_old_versions(versions=doomed, error_if_tagged_old_versions=False)
+    return int(getattr(stats, "bytes_removed", 0) or 0), len(history) - len(doomed)
+
+
+def prune_tables(uris: list[str], keep_seconds: float, options: dict[str, str] | None = None) -> None:
+    """Wait until the versions of tables ``uris`` replaced by now are ``keep_seconds`` old,
+    then prune them (the versions replaced later stay): a writer that ends (``lode index``)
+    leaves this job behind, so its folder settles once the readers' window has passed."""
+    time.sleep(keep_seconds + 1.0)
+    for uri in uris:
+        try:
+            prune_replaced_versions(_dataset(uri, options), keep_seconds)
+        except (OSError, RuntimeError, ValueError):  # gone, or pruned by the next writer meanwhile
+            continue
+
+
 _JOBS: dict[str, Callable[..., None]] = {
     "merge_segments": merge_segments,
     "optimize_indices": optimize_indices,
     "optimize_table": optimize_table,
+    "prune_tables": prune_tables,
 }
+#: Jobs that outlive the process that starts them: they commit nothing (a prune deletes
+#: only files of versions no reader may read any more), so a next writer is safe beside them.
+DETACHED = frozenset({"prune_tables"})
 
 
 def _end_with_parent() -> None:
@@ -94,11 +135,22 @@ def _end_with_parent() -> None:
         os._exit(1)
 
 
+def _detach() -> None:
+    """Go on in a child of a session of its own and let the starter's call return at once
+    (the starter ends soon, and must not wait for this job nor leave a zombie)."""
+    if os.fork() > 0:
+        os._exit(0)
+    os.setsid()
+
+
 def main(argv: list[str], options: str = "") -> None:
     """Run one job: ``argv`` is [job name, JSON list of its arguments]; ``options`` the
     storage options as a JSON object (empty: none)."""
-    _end_with_parent()
     job, args = argv
+    if job in DETACHED:
+        _detach()
+    else:
+        _end_with_parent()
     _JOBS[job](*json.loads(args), options=json.loads(options) if options.strip() else None)
 
 

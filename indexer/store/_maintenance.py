@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
 import subprocess
@@ -27,6 +26,7 @@ from indexer.store._schema import (
     TASKS,
     VOCABULARY,
 )
+from indexer.store._versions import VersionsMixin
 from indexer.store._vocabulary import VocabularyMixin
 
 __all__ = [
@@ -127,25 +127,6 @@ def _details(index: Any) -> dict[str, Any]:
 _NO_CLEANUP = timedelta(days=3650)
 
 
-def prune_replaced_versions(dataset: Any, keep: timedelta) -> int:
-    """Delete the versions of a pylance ``dataset`` that a newer version replaced more than
-    ``keep`` ago (never the newest); the bytes freed."""
-    history = sorted(dataset.versions(), key=lambda v: int(v["version"]))
-    cutoff = time.time() - keep.total_seconds()
-    doomed = [
-        int(old["version"]) for old, new in itertools.pairwise(history) if _epoch(new["timestamp"]) <= cutoff
-    ]
-    if not doomed:
-        return 0
-    stats = dataset.cleanup_old_versions(versions=doomed, error_if_tagged_old_versions=False)
-    return int(getattr(stats, "bytes_removed", 0) or 0)
-
-
-def _epoch(stamp: Any) -> float:
-    """A Lance version timestamp (a naive local ``datetime``, or an aware one) in seconds."""
-    return float(stamp.timestamp())
-
-
 #: A fold, merge or optimize still running after this long is killed (its table stays as it was).
 _OPTIMIZE_INDICES_TIMEOUT = 600.0
 
@@ -202,7 +183,7 @@ def _index_config(kind: str) -> Any:
     return {"BTREE": BTree(), "BITMAP": Bitmap(), "LABEL_LIST": LabelList()}[kind]
 
 
-class MaintenanceMixin(VocabularyMixin, StoreBase):
+class MaintenanceMixin(VersionsMixin, VocabularyMixin, StoreBase):
     """Creates missing indexes and folds new rows into them."""
 
     def _indexed_columns(self, table: Any) -> set[str]:
@@ -333,27 +314,19 @@ class MaintenanceMixin(VocabularyMixin, StoreBase):
                 self._t(name).optimize(cleanup_older_than=_NO_CLEANUP)
             if cleanup:
                 self.prune_versions(timedelta(seconds=self.access.keep_versions))
+                self._versions_pruned = None  # what this optimize replaced waits for its window
             self._rows_written = self._rows_added = self._rows_folded = 0
             self._last_optimize = time.monotonic()
         # compaction and merges give the indexes new files: load them now, not piece by
-        # piece in the searches that come first (seconds of stalls under load)
+        # piece in the searches that come first (seconds of stalls under load). The
+        # readers start afresh: their caches held the replaced indexes' pages, which no
+        # search reads again (each optimize of a long phase 2 left ~90 MB of them)
+        with self._readers_lock:
+            self._readers.clear()
         try:
             self.prewarm()
         except (OSError, RuntimeError, ValueError):  # only slower first searches
             log.warning("prewarming the indexes after an optimize failed", exc_info=True)
-
-    def prune_versions(self, keep: timedelta = timedelta(hours=1)) -> int:
-        """Delete the files of the table versions that a newer one replaced more than
-        ``keep`` ago (no compaction); bytes freed. A version is judged by when it stopped
-        being the newest, not by its own age: a reader may have pinned the version that was
-        current a moment ago however old it is, and keeps reading it for up to its
-        consistency window (or a paging client for as long as its continuation token)."""
-        freed = 0
-        with self._write_lock:
-            for name in (CHUNKS, DOCUMENTS, EMBEDDING_CACHE, PROJECTS, TASKS, VOCABULARY, SYMBOLS, INTENTS):
-                if name in self._tables:
-                    freed += prune_replaced_versions(self._own_dataset(name), keep)
-        return freed
 
     def yield_writes_to_searches(self, nice: int) -> int:
         """Run lancedb's threads (its Rust runtime and its event loop) at niceness ``nice``;

@@ -14,6 +14,7 @@ from indexer.errors import ModelMismatchError, StoreError, StoreVersionError
 from indexer.store._access import StoreAccess, open_dataset, store_uri
 from indexer.store._check import CheckMixin
 from indexer.store._content import ContentMixin
+from indexer.store._disk import DiskMixin
 from indexer.store._evidence import EvidenceMixin
 from indexer.store._imports import defer_rest_client
 from indexer.store._maintenance import MaintenanceMixin
@@ -71,6 +72,7 @@ class Store(
     EvidenceMixin,
     VocabularyMixin,
     CheckMixin,
+    DiskMixin,
 ):
     """lode's index on disk: the only object that talks to LanceDB."""
 

@@ -1,0 +1,73 @@
+"""The writer's allocator settings: memory freed between long-lived blocks goes back."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from indexer.memory import limit_heap_growth
+
+glibc_only = pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt settings are glibc's")
+
+# 300 blocks of 1 MiB (as the model's activations or an Arrow batch), each followed by a
+# small block that stays (as a cache entry made meanwhile), then the big ones freed: the
+# MB of RSS before and after the free.
+_PATTERN = textwrap.dedent(
+    """
+    import ctypes, sys
+    if sys.argv[1] == "limit":
+        from indexer.memory import limit_heap_growth
+        assert limit_heap_growth()
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype = ctypes.c_void_p
+    libc.malloc.argtypes = [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    libc.memset.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
+
+    def rss():
+        with open("/proc/self/status") as status:
+            return next(int(l.split()[1]) // 1024 for l in status if l.startswith("VmRSS:"))
+
+    first = libc.malloc(4 << 20)  # a big block freed: glibc's dynamic threshold rises to it
+    libc.memset(first, 1, 4 << 20)
+    libc.free(first)
+    blocks, kept = [], []
+    for _ in range(300):
+        block = libc.malloc(1 << 20)
+        libc.memset(block, 1, 1 << 20)
+        blocks.append(block)
+        kept.append(libc.malloc(64))
+    before = rss()
+    for block in blocks:
+        libc.free(block)
+    print(before, rss())
+    """
+)
+
+
+def _rss_before_and_after_free(mode: str) -> tuple[int, int]:
+    done = subprocess.run(
+        [sys.executable, "-c", _PATTERN, mode], capture_output=True, text=True, check=True, timeout=60
+    )
+    before, after = done.stdout.split()
+    return int(before), int(after)
+
+
+@glibc_only
+def test_limit_heap_growth_gives_freed_blocks_back_to_the_system() -> None:
+    held_before, held_after = _rss_before_and_after_free("default")
+    given_before, given_after = _rss_before_and_after_free("limit")
+    assert held_before >= 300  # the 300 MiB were touched both times
+    assert given_before >= 300
+    assert held_after >= 250  # glibc's defaults keep them between the small blocks
+    assert given_after <= 100  # mapped on their own: unmapped when freed
+
+
+@glibc_only
+def test_limit_heap_growth_is_applied_once_per_process() -> None:
+    assert limit_heap_growth() is True
+    assert limit_heap_growth() is True
