@@ -48,8 +48,8 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _project(root: Path, files: int = 240) -> Path:
-    """Files of long functions: phase 2 takes a while, each model batch seconds."""
+def make_project(root: Path, files: int = 240) -> Path:
+    """A project of files of long functions: phase 2 takes a while, each model batch seconds."""
     body = "\n".join(
         f"    value = value * {k} + helper_{k}(value, 'the {k} items')  # step {k}" for k in range(25)
     )
@@ -64,9 +64,10 @@ def _project(root: Path, files: int = 240) -> Path:
     return root
 
 
-def _spawn(
+def spawn(
     args: list[str], db: Path, port: int, log: Path, ignore_sigint: bool = False
 ) -> subprocess.Popen[bytes]:
+    """``lode ARGS`` (``python -m server``) on ``db`` and ``port``, output to ``log``."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "LODE_DB": str(db), "LODE_PORT": str(port)}
     command = [sys.executable, "-m", "server", *args]
     if ignore_sigint:  # what a shell does to a background job
@@ -75,14 +76,16 @@ def _spawn(
         return subprocess.Popen(command, env=env, stdout=out, stderr=out)
 
 
-def _call(url: str, body: dict[str, Any] | None = None) -> Any:
+def call(url: str, body: dict[str, Any] | None = None) -> Any:
+    """GET (or POST ``body`` as JSON to) ``url``; the decoded JSON answer."""
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=10) as response:
         return json.loads(response.read())
 
 
-def _wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+def wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    """Poll ``predicate`` (OSError counts as not yet) until true; RuntimeError after ``timeout``."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -94,7 +97,8 @@ def _wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
     raise RuntimeError(f"timed out waiting for {what}")
 
 
-def _stop(proc: subprocess.Popen[bytes], sig: int) -> float:
+def stop_and_time(proc: subprocess.Popen[bytes], sig: int) -> float:
+    """Send ``sig`` and return the seconds until the process ended (killed after 60 s)."""
     started = time.monotonic()
     proc.send_signal(sig)
     try:
@@ -116,7 +120,8 @@ def _whole(db: Path) -> bool:
         store.close()
 
 
-def _embedded(db: Path) -> int:
+def embedded_chunks(db: Path) -> int:
+    """Chunks of the index at ``db`` that have their vector (0 before it exists)."""
     info = read_store_info(db)
     if not info:
         return 0
@@ -129,10 +134,10 @@ def _embedded(db: Path) -> int:
 
 def _serve_starting(work: Path) -> tuple[float, bool]:
     db, log = work / "db", work / "serve.log"
-    proc = _spawn(["serve"], db, _free_port(), log)
+    proc = spawn(["serve"], db, _free_port(), log)
     try:
-        _wait_for(db.exists, 60, "the index folder")
-        took = _stop(proc, signal.SIGINT)
+        wait_for(db.exists, 60, "the index folder")
+        took = stop_and_time(proc, signal.SIGINT)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -140,21 +145,21 @@ def _serve_starting(work: Path) -> tuple[float, bool]:
 
 
 def _serve_embedding(work: Path, sig: int) -> tuple[float, bool]:
-    root = _project(work / "proj")
+    root = make_project(work / "proj")
     db, port, log = work / "db", _free_port(), work / "serve.log"
     url = f"http://127.0.0.1:{port}"
-    proc = _spawn(["serve"], db, port, log)
+    proc = spawn(["serve"], db, port, log)
     try:
-        _wait_for(lambda: bool(_call(f"{url}/health").get("model_loaded")), 180, "the server")
-        task = _call(f"{url}/api/v1/projects", {"path": str(root)})
+        wait_for(lambda: bool(call(f"{url}/health").get("model_loaded")), 180, "the server")
+        task = call(f"{url}/api/v1/projects", {"path": str(root)})
 
         def embedding() -> bool:
-            state = _call(f"{url}/api/v1/tasks/{task['task_id']}")
+            state = call(f"{url}/api/v1/tasks/{task['task_id']}")
             return bool(state["phase"] == "embed" and state["chunks_embedded"] > 0)
 
-        _wait_for(embedding, 180, "phase 2")
+        wait_for(embedding, 180, "phase 2")
         time.sleep(0.5)  # inside a model batch
-        took = _stop(proc, sig)
+        took = stop_and_time(proc, sig)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -162,13 +167,13 @@ def _serve_embedding(work: Path, sig: int) -> tuple[float, bool]:
 
 
 def _watch_sigint_ignored(work: Path) -> tuple[float, bool]:
-    root = _project(work / "proj")
+    root = make_project(work / "proj")
     db, log = work / "db", work / "watch.log"
-    proc = _spawn(["watch", str(root), "--db", str(db)], db, _free_port(), log, ignore_sigint=True)
+    proc = spawn(["watch", str(root), "--db", str(db)], db, _free_port(), log, ignore_sigint=True)
     try:
-        _wait_for(lambda: "watching" in log.read_text(), 180, "the watcher")
-        _wait_for(lambda: _embedded(db) > 0, 180, "vectors")
-        took = _stop(proc, signal.SIGINT)
+        wait_for(lambda: "watching" in log.read_text(), 180, "the watcher")
+        wait_for(lambda: embedded_chunks(db) > 0, 180, "vectors")
+        took = stop_and_time(proc, signal.SIGINT)
     finally:
         if proc.poll() is None:
             proc.kill()

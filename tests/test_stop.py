@@ -9,21 +9,17 @@ bound leaves room for a busy one while still failing a stop that waits for the m
 
 from __future__ import annotations
 
-import json
-import os
 import signal
 import subprocess
 import sys
 import threading
 import time
-import urllib.request
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from live import free_port
 
+from benchmarks.bench_stop import call, embedded_chunks, make_project, spawn, stop_and_time, wait_for
 from indexer.config import DEFAULT_MODEL, EmbedConfig
 from indexer.embed import model_dimension
 from indexer.store import open_store, read_store_info
@@ -32,63 +28,6 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
 #: The stop itself, not the checks around it (the target, 2 s, is the benchmark's).
 STOP_WITHIN = 6.0
-
-
-def make_project(root: Path, files: int = 240) -> Path:
-    """Files of long functions: phase 2 takes a while, each model batch seconds."""
-    body = "\n".join(
-        f"    value = value * {k} + helper_{k}(value, 'the {k} items')  # step {k}" for k in range(25)
-    )
-    for i in range(files):
-        folder = root / f"pkg{i // 30}"
-        folder.mkdir(parents=True, exist_ok=True)
-        text = "\n\n".join(
-            f'def combine_{i}_{j}(value):\n    """Combine {i} and {j}."""\n{body}\n    return value\n'
-            for j in range(5)
-        )
-        (folder / f"mod{i}.py").write_text(text)
-    return root
-
-
-def spawn(
-    args: list[str], db: Path, port: int, log: Path, ignore_sigint: bool = False
-) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "LODE_DB": str(db), "LODE_PORT": str(port)}
-    command = [sys.executable, "-m", "server", *args]
-    if ignore_sigint:  # what a shell does to a background job (`nohup lode watch . &`)
-        command = ["/bin/sh", "-c", 'trap "" INT; exec "$0" "$@"', *command]
-    with log.open("ab") as out:
-        return subprocess.Popen(command, env=env, stdout=out, stderr=out)
-
-
-def call(url: str, body: dict[str, Any] | None = None) -> Any:
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.loads(response.read())
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if predicate():
-                return
-        except OSError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def stop_and_time(proc: subprocess.Popen[bytes], sig: int) -> float:
-    started = time.monotonic()
-    proc.send_signal(sig)
-    try:
-        proc.wait(30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    return time.monotonic() - started
 
 
 def assert_whole(db: Path) -> dict[str, int]:
@@ -154,7 +93,7 @@ def test_watch_started_with_sigint_ignored_stops_on_it(tmp_path: Path) -> None:
     proc = spawn(["watch", str(root), "--db", str(db)], db, free_port(), log, ignore_sigint=True)
     try:
         wait_for(lambda: "watching" in log.read_text(), 120, "the watcher")
-        wait_for(lambda: _embedded(db) > 0, 120, "vectors")
+        wait_for(lambda: embedded_chunks(db) > 0, 120, "vectors")
         took = stop_and_time(proc, signal.SIGINT)
     finally:
         if proc.poll() is None:
@@ -163,17 +102,6 @@ def test_watch_started_with_sigint_ignored_stops_on_it(tmp_path: Path) -> None:
     assert proc.returncode == 0
     assert log.read_text().rstrip().endswith("stopped")
     assert_whole(db)
-
-
-def _embedded(db: Path) -> int:
-    info = read_store_info(db)
-    if not info:
-        return 0
-    store = open_store(db, info["model_id"], int(info["dimension"]))
-    try:
-        return store.count_chunks(embedded=True)
-    finally:
-        store.close()
 
 
 def test_a_stop_waits_for_the_write_unit_in_progress_and_lets_no_other_begin(tmp_path: Path) -> None:
