@@ -27,7 +27,7 @@ from indexer.embed import Embedder
 from indexer.errors import StoreVersionError
 from indexer.store import SCHEMA_VERSION
 
-__all__ = ["PROFILES", "BigStore", "open_big_store", "sample_queries"]
+__all__ = ["PROFILES", "BigStore", "open_big_store", "refresh_store", "sample_queries"]
 
 #: profile → (packages whose .py files form one copy, number of copies)
 PROFILES: dict[str, tuple[tuple[str, ...], int]] = {
@@ -79,7 +79,7 @@ def open_big_store(
         facts = json.loads(marker.read_text())
         built = dict(facts.get("wanted", {}))
         schema = built.pop("schema", None)
-        if built == wanted and _refresh_indexes(base / "db", embedder):  # (migrated if older)
+        if built == wanted and refresh_store(base / "db", embedder):  # (migrated if older)
             if schema != SCHEMA_VERSION:
                 facts["wanted"] = {**wanted, "schema": SCHEMA_VERSION}
                 marker.write_text(json.dumps(facts))
@@ -112,7 +112,7 @@ def open_big_store(
     return BigStore(base / "db", base / "src", PROJECT, chunks, report.files_indexed, seconds, fresh=True)
 
 
-def _refresh_indexes(db: Path, embedder: Embedder | None) -> bool:
+def refresh_store(db: Path, embedder: Embedder | None) -> bool:
     """Bring a cached store to what this lode builds (its schema, a changed vector index);
     False when this lode cannot open it (a schema it does not migrate)."""
     lode = Lode(load_config(overrides={"db": db}), embedder=embedder)

@@ -33,7 +33,7 @@ from typing import Any
 
 import httpx
 
-from benchmarks._bigstore import _refresh_indexes
+from benchmarks._bigstore import refresh_store
 from benchmarks.bench_http import _free_port, _wait
 from benchmarks.bench_search import percentile
 from benchmarks.quality.corpora import cache_dir
@@ -123,7 +123,7 @@ def _kept_index(base: Path, corpus: Path) -> Path:
         _stop(server)
     # the server stopped right after its last task, before its idle-time optimize: fold
     # every row into the indexes, as a long-running server would have
-    _refresh_indexes(db, None)
+    refresh_store(db, None)
     seconds = round(time.perf_counter() - started, 1)
     marker.write_text(json.dumps({"fingerprint": wanted, "seconds": seconds}))
     return db
