@@ -15,7 +15,7 @@ from indexer.embed import FakeEmbedder
 from indexer.errors import ConflictError, ModelMismatchError, NotFoundError, StoreError, StoreVersionError
 from indexer.ids import document_id, uuid7
 from indexer.models import Chunk, ChunkFilter, ChunkView, Document, StoredChunk, Task
-from indexer.store import ChunkWrite, FileWrite, Store, TermRun, open_store, read_store_info
+from indexer.store import SCHEMA_VERSION, ChunkWrite, FileWrite, Store, TermRun, open_store, read_store_info
 from indexer.store._rows import unpack_view
 from indexer.store._search import Detail
 
@@ -52,7 +52,7 @@ def test_store_records_model_and_refuses_another(tmp_path: Path) -> None:
     s = open_store(tmp_path / "db", "model-a", 8)
     s.close()
     info = read_store_info(tmp_path / "db")
-    assert info == {"schema_version": "4", "model_id": "model-a", "dimension": "8"}
+    assert info == {"schema_version": str(SCHEMA_VERSION), "model_id": "model-a", "dimension": "8"}
     with pytest.raises(ModelMismatchError, match="model-a"):
         open_store(tmp_path / "db", "model-b", 8)
     with pytest.raises(ModelMismatchError, match="dimension 8"):
@@ -88,11 +88,17 @@ def _without_units(groups: Any) -> list[Any]:
 
 
 def _downgrade(db: Path, version: int) -> None:
-    """Make the store at ``db`` look as schema ``version`` (1, 2 or 3) wrote it."""
+    """Make the store at ``db`` look as schema ``version`` (1, 2, 3 or 4) wrote it."""
     import lance
     import lancedb
     import pyarrow as pa
 
+    conn = lancedb.connect(str(db))
+    facts = {**read_store_info(db), "schema_version": str(version)}
+    conn.create_table("meta", pa.table({"key": list(facts), "value": list(facts.values())}), mode="overwrite")
+    if version == 4:
+        lance.dataset(str(db / "code_symbols.lance")).drop_columns(["view"])
+        return
     for table in ("code_symbols", "write_intents"):
         shutil.rmtree(db / f"{table}.lance")
 
@@ -102,9 +108,6 @@ def _downgrade(db: Path, version: int) -> None:
         ["unit_start_line", "unit_end_line", "signature", *roles, *(["view"] if version == 1 else [])]
     )
     lance.dataset(str(db / "code_documents.lance")).drop_columns(["chunker_version", *roles])
-    conn = lancedb.connect(str(db))
-    facts = {**read_store_info(db), "schema_version": str(version)}
-    conn.create_table("meta", pa.table({"key": list(facts), "value": list(facts.values())}), mode="overwrite")
 
 
 def test_a_schema_1_store_is_migrated_in_place_and_searches_the_same(tmp_path: Path) -> None:
@@ -131,7 +134,7 @@ def test_a_schema_1_store_is_migrated_in_place_and_searches_the_same(tmp_path: P
     api = Lode(config, embedder=FakeEmbedder())
     try:
         assert api.store.count_chunks() == len(views)  # opens (and migrates) the store
-        assert read_store_info(tmp_path / "db")["schema_version"] == "4"
+        assert read_store_info(tmp_path / "db")["schema_version"] == str(SCHEMA_VERSION)
         migrated = lance.dataset(str(tmp_path / "db" / "code_chunks.lance"))
         cells = migrated.to_table(columns=["id", "view", "content", "role"]).to_pylist()
         # a migrated view reads as the chunk itself being its unit (no signature) until
@@ -173,7 +176,7 @@ def test_an_older_store_is_migrated_and_its_files_chunked_again(tmp_path: Path, 
     api = Lode(config, embedder=FakeEmbedder())
     try:
         old = _all_chunks(api.store)
-        assert read_store_info(tmp_path / "db")["schema_version"] == "4"
+        assert read_store_info(tmp_path / "db")["schema_version"] == str(SCHEMA_VERSION)
         assert {c.id: c.role for c in old} == roles
         assert all(c.chunk.unit_start_line == c.chunk.start_line and not c.chunk.signature for c in old)
         assert api.store.count_symbols() == 0  # the symbol index exists, empty until the next run
@@ -185,6 +188,62 @@ def test_an_older_store_is_migrated_and_its_files_chunked_again(tmp_path: Path, 
         assert any(c.chunk.signature for c in new)
         assert api.index(repo, name="shop").files_indexed == 0  # once
         assert api.store.check().ok
+    finally:
+        api.close()
+
+
+def test_a_schema_4_store_gets_packed_symbol_rows_and_answers_the_same(tmp_path: Path) -> None:
+    """Schema 4 had no packed ``view`` cell on symbol rows: opening adds it from the rows'
+    own columns (no re-chunk), and every lookup answers as before."""
+    from conftest import make_repo
+
+    from indexer.api import Lode
+    from indexer.config import load_config
+
+    config = load_config(env={}, overrides={"db": tmp_path / "db"})
+    repo = make_repo(tmp_path / "repo")
+    api = Lode(config, embedder=FakeEmbedder())
+    try:
+        api.index(repo, name="shop")
+        project = api.store.get_project("shop")
+        files = list(api.store.document_states(project.id).values())
+        before = {f.id: api.store.symbols_of_file(f.id) for f in files}
+        names = sorted({s.name for rows in before.values() for s in rows})
+        definitions = sorted(api.store.find_definitions(names), key=lambda s: s.id)
+        references = sorted(api.store.find_references(names), key=lambda s: s.id)
+    finally:
+        api.close()
+    assert definitions
+    assert references
+    _downgrade(tmp_path / "db", 4)
+    api = Lode(config, embedder=FakeEmbedder())
+    try:
+        assert {f.id: api.store.symbols_of_file(f.id) for f in files} == before  # (opens it)
+        assert read_store_info(tmp_path / "db")["schema_version"] == str(SCHEMA_VERSION)
+        assert sorted(api.store.find_definitions(names), key=lambda s: s.id) == definitions
+        assert sorted(api.store.find_references(names), key=lambda s: s.id) == references
+        assert api.index(repo, name="shop").files_indexed == 0  # nothing chunked again
+        assert api.store.check().ok
+    finally:
+        api.close()
+
+
+def test_symbol_rows_without_a_packed_cell_are_read_from_their_columns(tmp_path: Path) -> None:
+    """A row whose ``view`` cell is null (not written by this lode) still reads whole."""
+    import lance
+    from conftest import make_repo
+
+    from indexer.api import Lode
+    from indexer.config import load_config
+
+    api = Lode(load_config(env={}, overrides={"db": tmp_path / "db"}), embedder=FakeEmbedder())
+    try:
+        api.index(make_repo(tmp_path / "repo"), name="shop")
+        names = api.store.definition_names()
+        before = sorted(api.store.find_definitions(names), key=lambda s: s.id)
+        assert before
+        lance.dataset(api.store._t("code_symbols").uri).update({"view": "NULL"}, where="role = 'definition'")
+        assert sorted(api.store.find_definitions(names), key=lambda s: s.id) == before
     finally:
         api.close()
 

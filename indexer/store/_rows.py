@@ -18,6 +18,7 @@ from indexer.models import Chunk, ChunkView, Document, StoredChunk, Symbol, Symb
 
 __all__ = [
     "CHUNK_COLUMNS",
+    "PACKED_SYMBOL_COLUMNS",
     "PACKED_VIEW_COLUMNS",
     "SYMBOL_COLUMNS",
     "VIEW_COLUMNS",
@@ -27,6 +28,7 @@ __all__ = [
     "chunk_columns",
     "chunk_search_text",
     "document_search_text",
+    "pack_symbol_values",
     "pack_view",
     "path_words",
     "symbol_columns",
@@ -34,6 +36,7 @@ __all__ = [
     "to_document",
     "to_stored_chunk",
     "to_symbol",
+    "unpack_symbol",
     "unpack_view",
 ]
 
@@ -259,6 +262,22 @@ SYMBOL_COLUMNS = [
 ]  # fmt: skip
 
 
+#: The columns a symbol's ``view`` cell packs, in order: all of ``SYMBOL_COLUMNS`` but ``id``
+#: (a lookup reads 2 columns, not 16: each column read costs ~0.45 ms on 100k chunks).
+PACKED_SYMBOL_COLUMNS = SYMBOL_COLUMNS[1:]
+
+
+def pack_symbol_values(values: Sequence[Any]) -> bytes:
+    """The ``view`` cell of a symbol row from its ``PACKED_SYMBOL_COLUMNS`` values in order."""
+    return _VIEW_ENCODER.encode([list(v) if isinstance(v, tuple) else v for v in values])
+
+
+def unpack_symbol(symbol_id: str, view: bytes) -> Symbol:
+    """A symbol from its ``id`` and ``view`` cells."""
+    values = dict(zip(PACKED_SYMBOL_COLUMNS, _VIEW_DECODER.decode(view), strict=True))
+    return to_symbol({"id": symbol_id, **values})
+
+
 def _symbol_id(file_id: str, key: str) -> str:
     """A symbol's id: stable while the file keeps the symbol (a definition by its qualified
     name and rank among same-named ones, a reference by its name and line)."""
@@ -269,7 +288,7 @@ def symbol_columns(write: FileWrite) -> dict[str, list[Any]]:
     """Column lists of the symbol rows of one file."""
     doc = write.document
     names = [*SYMBOL_COLUMNS, "file_hash", "chunk_index"]
-    cols: dict[str, list[Any]] = {name: [] for name in names}
+    cols: dict[str, list[Any]] = {name: [] for name in [*names, "view"]}
     seen: dict[str, int] = {}
     language = doc.primary_language
     for site in write.symbols:
@@ -288,6 +307,7 @@ def symbol_columns(write: FileWrite) -> dict[str, list[Any]]:
         )  # fmt: skip
         for name, value in zip(names, values, strict=True):
             cols[name].append(value)
+        cols["view"].append(pack_symbol_values(values[1 : len(SYMBOL_COLUMNS)]))
     return cols
 
 

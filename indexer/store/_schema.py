@@ -32,7 +32,7 @@ __all__ = [
 #: it knows: 1 → 2 adds ``code_chunks.view``; 2 → 3 adds ``role`` to documents and chunks;
 #: 3 → 4 adds the chunks' unit lines and signature, the documents' ``chunker_version``,
 #: the ``code_symbols`` and ``write_intents`` tables).
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 META = "meta"
 PROJECTS = "projects"
@@ -225,6 +225,9 @@ def symbols_schema() -> pa.Schema:
             pa.field("end_line", pa.int32()),
             pa.field("chunk_id", pa.string()),
             pa.field("chunk_index", pa.int32()),
+            # every column but ``id`` packed (``_rows.pack_symbol_values``, schema 5): a
+            # lookup reads 2 columns, not 16
+            pa.field("view", pa.binary()),
         ]
     )
 

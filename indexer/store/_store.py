@@ -21,7 +21,12 @@ from indexer.store._maintenance import MaintenanceMixin
 from indexer.store._outline import OutlineMixin
 from indexer.store._projects import ProjectsMixin
 from indexer.store._repair import RepairMixin
-from indexer.store._rows import PACKED_VIEW_COLUMNS, pack_view_values
+from indexer.store._rows import (
+    PACKED_SYMBOL_COLUMNS,
+    PACKED_VIEW_COLUMNS,
+    pack_symbol_values,
+    pack_view_values,
+)
 from indexer.store._schema import (
     CHUNKS,
     DOCUMENTS,
@@ -246,6 +251,27 @@ def _add_units(conn: Any, access: StoreAccess) -> None:
         _add_null_columns(conn.open_table(DOCUMENTS).uri, {"chunker_version": "INT"}, access)
 
 
+def _add_symbol_views(symbols_uri: str, access: StoreAccess) -> None:
+    """Schema 4 → 5: give every symbol row its packed ``view`` cell, computed from its
+    columns (new column files beside the old ones: rows, row ids and indexes stay)."""
+    import lance
+
+    if "view" in open_dataset(symbols_uri, access).schema.names:  # migrated meanwhile
+        return
+
+    @lance.batch_udf(output_schema=pa.schema([pa.field("view", pa.binary())]))
+    def views(batch: pa.RecordBatch) -> pa.RecordBatch:
+        columns = [batch.column(name).to_pylist() for name in PACKED_SYMBOL_COLUMNS]
+        cells = [pack_symbol_values(values) for values in zip(*columns, strict=True)]
+        return pa.record_batch([pa.array(cells, pa.binary())], names=["view"])
+
+    try:
+        open_dataset(symbols_uri, access).add_columns(views, read_columns=PACKED_SYMBOL_COLUMNS)
+    except (OSError, RuntimeError, ValueError):
+        if "view" not in open_dataset(symbols_uri, access).schema.names:
+            raise
+
+
 def _migrate(conn: Any, path: Path | str, meta: dict[str, str], access: StoreAccess) -> dict[str, str]:
     """Bring a store of an older schema this lode knows to ``SCHEMA_VERSION``; the new facts."""
     version = int(meta.get("schema_version", "0"))
@@ -268,6 +294,13 @@ def _migrate(conn: Any, path: Path | str, meta: dict[str, str], access: StoreAcc
         log.info("migrating the index at %s from schema 3 to 4 (units and symbols)", path)
         _add_units(conn, access)
         meta = {**meta, "schema_version": "4"}
+        _write_meta(conn, meta)
+        version = 4
+    if version == 4:
+        log.info("migrating the index at %s from schema 4 to 5 (packed symbol rows)", path)
+        if SYMBOLS in _table_names(conn):
+            _add_symbol_views(conn.open_table(SYMBOLS).uri, access)
+        meta = {**meta, "schema_version": "5"}
         _write_meta(conn, meta)
     return meta
 

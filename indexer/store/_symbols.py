@@ -14,7 +14,14 @@ from typing import Any, Literal
 
 from indexer.models import Symbol
 from indexer.store._base import StoreBase, rows
-from indexer.store._rows import SYMBOL_COLUMNS, FileWrite, symbol_columns, table_from_columns, to_symbol
+from indexer.store._rows import (
+    SYMBOL_COLUMNS,
+    FileWrite,
+    symbol_columns,
+    table_from_columns,
+    to_symbol,
+    unpack_symbol,
+)
 from indexer.store._schema import SYMBOLS, symbols_schema
 from indexer.store._sql import and_all, glob_to_regex, in_list, quote, starts_with
 
@@ -80,10 +87,19 @@ class SymbolsMixin(StoreBase):
     # ---- reads ----------------------------------------------------------------------
     def _symbols_where(self, where: str, limit: int | None) -> list[Symbol]:
         def query(table: Any) -> Any:
-            built = table.query().where(where).select(SYMBOL_COLUMNS)
+            built = table.query().where(where).select(["id", "view"])
             return (built.limit(limit) if limit is not None else built).to_arrow()
 
-        return [to_symbol(r) for r in rows(self._arrow(SYMBOLS, query))]
+        found = self._arrow(SYMBOLS, query)
+        ids, views = found["id"].to_pylist(), found["view"].to_pylist()
+        symbols = [unpack_symbol(i, v) for i, v in zip(ids, views, strict=True) if v is not None]
+        if len(symbols) < len(ids):  # rows without a packed cell (none written since schema 5)
+            bare = [i for i, v in zip(ids, views, strict=True) if v is None]
+            table = self._arrow(
+                SYMBOLS, lambda t: t.query().where(in_list("id", bare)).select(SYMBOL_COLUMNS).to_arrow()
+            )
+            symbols.extend(to_symbol(r) for r in rows(table))
+        return symbols
 
     def find_definitions(
         self,
