@@ -275,6 +275,23 @@ def test_references_are_grouped_by_caller(indexed: Lode) -> None:
     )
 
 
+def test_definitions_and_uses_read_together_match_each_read_alone(indexed: Lode) -> None:
+    """``find_uses`` reads both roles in one scan; cut by its limits, it reads each alone."""
+    store = indexed.store
+    key = lambda s: s.id  # noqa: E731
+    for name in ("total", "area", "push_item", "Ledger", "no_such_name"):
+        defined, used = store.find_uses([name])
+        assert sorted(defined, key=key) == sorted(store.find_definitions([name]), key=key)
+        assert sorted(used, key=key) == sorted(store.find_references([name]), key=key)
+    defined, used = store.find_uses(["total"], definitions=1, references=1)
+    assert (len(defined), len(used)) == (1, 1)
+    assert defined[0].role == "definition"
+    assert used[0].role == "reference"
+    assert defined[0].name == used[0].name == "total"
+    only_ts = store.find_uses(["total"], languages=["typescript"])[0]
+    assert {s.file_path for s in only_ts} == {"shapes.ts"}
+
+
 def test_es5_methods_assigned_are_definitions_with_callers(indexed: Lode) -> None:
     found = [s.symbol for s in indexed.symbols(SymbolQuery("addTest")).symbols]
     assert [(s.qualified_name, s.kind, s.container, s.container_kind) for s in found] == [

@@ -135,6 +135,37 @@ class SymbolsMixin(StoreBase):
         where = and_all([in_list("name", names), *_filters("reference", (), languages, project_ids)])
         return self._symbols_where(where or "false", limit)
 
+    def find_uses(
+        self,
+        names: Sequence[str],
+        *,
+        languages: Sequence[str] = (),
+        project_ids: Sequence[str] = (),
+        definitions: int = 1000,
+        references: int = 5000,
+    ) -> tuple[list[Symbol], list[Symbol]]:
+        """Definitions and reference sites of exact ``names`` (at most ``definitions`` and
+        ``references`` of each, unordered), read together: one scan of the name's rows."""
+        if not names:
+            return [], []
+        where = and_all(
+            [
+                in_list("name", names),
+                in_list("language", languages) if languages else None,
+                in_list("project_id", project_ids) if project_ids else None,
+            ]
+        )
+        limit = definitions + references
+        found = self._symbols_where(where or "false", limit)
+        if len(found) >= limit:  # cut somewhere: each role read on its own, to its own limit
+            return (
+                self.find_definitions(names, languages=languages, project_ids=project_ids, limit=definitions),
+                self.find_references(names, languages=languages, project_ids=project_ids, limit=references),
+            )
+        defined = [s for s in found if s.role == "definition"]
+        used = [s for s in found if s.role == "reference"]
+        return defined[:definitions], used[:references]
+
     def get_symbol(self, symbol_id: str) -> Symbol | None:
         """One symbol row by id (None when unknown)."""
         found = self._symbols_where(in_list("id", [symbol_id]), 1)

@@ -94,8 +94,15 @@ def _qualifier_matches(symbol: Symbol, qualifier: str) -> bool:
     return container == wanted or container.endswith("." + wanted)
 
 
-def _candidates(store: Store, query: SymbolQuery, name: str, project_ids: list[str]) -> list[Symbol]:
-    """Definitions matching the query, unranked (fuzzy: best names first)."""
+def _candidates(
+    store: Store,
+    query: SymbolQuery,
+    name: str,
+    project_ids: list[str],
+    plain_found: list[Symbol] | None = None,
+) -> list[Symbol]:
+    """Definitions matching the query, unranked (fuzzy: best names first); ``plain_found``:
+    the exact definitions of the name's last part, already read."""
     kinds, languages = query.kinds, query.languages
 
     def named(names: Sequence[str], match: NameMatch = "exact") -> list[Symbol]:
@@ -119,9 +126,10 @@ def _candidates(store: Store, query: SymbolQuery, name: str, project_ids: list[s
     if query.match != "exact":
         return named([name], "prefix" if query.match == "prefix" else "glob")
     qualifier, plain = _split_qualified(name)
+    exact = plain_found if plain_found is not None else named([plain])
     if not qualifier:
-        return named([name])
-    qualified = [s for s in named([plain]) if _qualifier_matches(s, qualifier)]
+        return exact
+    qualified = [s for s in exact if _qualifier_matches(s, qualifier)]
     return qualified or named([name])  # ``Shop.Orders``: a C# namespace is named so whole
 
 
@@ -143,10 +151,15 @@ def find_symbols(store: Store, query: SymbolQuery) -> SymbolList:
 
 
 def _ranked(
-    store: Store, query: SymbolQuery, name: str, projects: list[Project], proximity: Proximity
+    store: Store,
+    query: SymbolQuery,
+    name: str,
+    projects: list[Project],
+    proximity: Proximity,
+    plain_found: list[Symbol] | None = None,
 ) -> SymbolList:
     names = {p.id: p.name for p in projects}
-    found = _candidates(store, query, name, list(names))
+    found = _candidates(store, query, name, list(names), plain_found)
     if query.match == "fuzzy":  # as ``_candidates`` ordered them, nearest first within a name
         order = {n: i for i, n in enumerate(dict.fromkeys((s.container, s.name) for s in found))}
         ranked = sorted(found, key=lambda s: (order[(s.container, s.name)], proximity.key(s, s.name)))
@@ -184,10 +197,14 @@ def find_references(store: Store, query: ReferenceQuery) -> References:
     plain = _split_qualified(name)[1]
     proximity = _proximity(store, projects, query.from_path)
     wanted = SymbolQuery(name, languages=query.languages, projects=tuple(names), from_path=query.from_path)
-    definitions = _ranked(store, wanted, name, projects, proximity).symbols
-    sites = store.find_references(
-        [plain], languages=query.languages, project_ids=list(names), limit=_MAX_SITES
+    defined, sites = store.find_uses(
+        [plain],
+        languages=query.languages,
+        project_ids=list(names),
+        definitions=_MAX_CANDIDATES,
+        references=_MAX_SITES,
     )
+    definitions = _ranked(store, wanted, name, projects, proximity, defined).symbols
     groups: dict[tuple[str, str, str, str], list[Symbol]] = {}
     for site in sites:
         key = (site.project_id, site.file_path, site.container, site.signature)

@@ -57,9 +57,17 @@ class Proximity:
         text = from_text or ""
         lines = [*_IMPORT.findall(text), *_IMPORT_BLOCK.findall(text)]
         self.imported = {w for line in lines for w in _WORD.findall(line)}
+        #: file path → its proximity (a name's sites crowd into few files)
+        self._known: dict[str, str] = {}
 
     def of(self, file_path: str) -> str:
         """``same_file``, ``same_module``, ``imported`` or ``elsewhere``."""
+        known = self._known.get(file_path)
+        if known is None:
+            known = self._known[file_path] = self._of(file_path)
+        return known
+
+    def _of(self, file_path: str) -> str:
         if self.from_path is None:
             return "elsewhere"
         if file_path == self.from_path:
