@@ -759,6 +759,29 @@ def test_prune_versions_keeps_the_current_one_and_prewarm_fills_the_index_cache(
         api.close()
 
 
+def test_only_a_process_that_searches_loads_the_indexes_after_an_optimize(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``lode index`` and ``lode watch`` never search: their optimizes leave the index cache
+    empty; once a process prewarmed (a server starting), each optimize prewarms again."""
+    project = store.add_project("p", "/p")
+    store.replace_files([_write(project.id, "a.py", ["alpha one", "beta two"], "v0")])
+    calls: list[int] = []
+    real = Store.prewarm
+
+    def counted(self: Store) -> None:
+        calls.append(1)
+        real(self)
+
+    monkeypatch.setattr(Store, "prewarm", counted)
+    store.optimize()
+    assert calls == []
+    store.prewarm()
+    store.replace_files([_write(project.id, "b.py", ["gamma three"], "v0")])
+    store.optimize()
+    assert len(calls) == 2
+
+
 def test_a_row_without_a_view_cell_is_read_from_its_columns(tmp_path: Path) -> None:
     """An older lode still writing after the migration leaves ``view`` empty: the page read
     falls back to the 13 columns for those rows."""

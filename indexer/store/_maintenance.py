@@ -323,6 +323,8 @@ class MaintenanceMixin(VersionsMixin, VocabularyMixin, StoreBase):
         # search reads again (each optimize of a long phase 2 left ~90 MB of them)
         with self._readers_lock:
             self._readers.clear()
+        if not self._keep_warm:  # a process that does not search (see ``_keep_warm``)
+            return
         try:
             self.prewarm()
         except (OSError, RuntimeError, ValueError):  # only slower first searches
@@ -376,7 +378,9 @@ class MaintenanceMixin(VersionsMixin, VocabularyMixin, StoreBase):
     def prewarm(self) -> None:
         """Load the chunk table's vector and full-text indexes into the index cache, so the
         first searches after a start do not each load the pieces they touch (~3 ms a
-        vector partition); ~0.3 s for 110k chunks."""
+        vector partition); ~0.3 s for 110k chunks. From then on every optimize does it
+        again (this process answers searches)."""
+        self._keep_warm = True
         dataset = self._dataset(CHUNKS)
         for index in dataset.describe_indices():
             kind = index.index_type.upper()
