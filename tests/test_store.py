@@ -338,17 +338,32 @@ def _vector_index(db: Path) -> dict[str, object]:
     return {**dict(index.index_details), "type": str(index.index_type)}
 
 
+@pytest.mark.parametrize("in_child", [False, True])
 def test_vector_index_keeps_small_partitions_as_the_table_grows(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_child: bool
 ) -> None:
     """A fixed partition count is merged down to ~16k-row partitions by Lance's optimize
     (every query then scans the table); lode asks for a target size that survives growth,
-    keeps 8-bit vectors in it (IVF_SQ), and rebuilds an index created an older way."""
+    keeps 8-bit vectors in it (IVF_SQ), and rebuilds an index created an older way. A big
+    table's index is built in a child process (its memory never the writer's), the same
+    index as one built here."""
+    import subprocess
+
     import lancedb
     from lancedb.index import IvfFlat
 
     from indexer.store import _maintenance
 
+    jobs: list[str] = []
+    if in_child:
+        real_run = subprocess.run
+
+        def spy(args: list[str], **kwargs: Any) -> Any:
+            jobs.append(args[2])
+            return real_run(args, **kwargs)
+
+        monkeypatch.setattr(_maintenance, "CHILD_MIN_ROWS", 0)
+        monkeypatch.setattr(_maintenance.subprocess, "run", spy)
     monkeypatch.setattr(_maintenance, "VECTOR_INDEX_MIN_ROWS", 600)
     monkeypatch.setattr(_maintenance, "VECTOR_PARTITION_ROWS", 64)
     rng = np.random.default_rng(1)
@@ -397,6 +412,7 @@ def test_vector_index_keeps_small_partitions_as_the_table_grows(
         assert len(s.vector_candidates("chunks", probe, ChunkFilter(project_ids=(project.id,)), 10)) == 10
     finally:
         s.close()
+    assert (jobs.count("create_vector_index") == 3) is in_child  # built, then rebuilt twice
 
 
 def test_vector_search_covers_rows_written_after_the_index_and_never_placeholders(

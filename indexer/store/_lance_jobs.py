@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = [
+    "create_vector_index",
     "is_vector_index",
     "merge_segments",
     "optimize_indices",
@@ -78,6 +79,17 @@ def optimize_table(uri: str, target_rows: int, options: dict[str, str] | None = 
         dataset.optimize.optimize_indices(index_names=vector)
 
 
+def create_vector_index(
+    uri: str, column: str, partition_rows: int, options: dict[str, str] | None = None
+) -> None:
+    """Build (or rebuild) the IVF_SQ cosine index of ``column`` on table ``uri`` with about
+    ``partition_rows`` rows per partition: the index LanceDB's ``IvfSq`` config builds
+    (same kind, name and recorded parameters)."""
+    _dataset(uri, options).create_index(
+        column, index_type="IVF_SQ", metric="cosine", replace=True, target_partition_size=partition_rows
+    )
+
+
 def prune_replaced_versions(dataset: Any, keep_seconds: float) -> tuple[int, int]:
     """Delete the versions of a pylance ``dataset`` that a newer version replaced more than
     ``keep_seconds`` ago (never the newest); (bytes freed, versions left)."""
@@ -107,6 +119,7 @@ def prune_tables(uris: list[str], keep_seconds: float, options: dict[str, str] |
 
 
 _JOBS: dict[str, Callable[..., None]] = {
+    "create_vector_index": create_vector_index,
     "merge_segments": merge_segments,
     "optimize_indices": optimize_indices,
     "optimize_table": optimize_table,
