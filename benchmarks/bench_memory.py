@@ -97,6 +97,29 @@ def _disk(lode: Any) -> dict[str, Any]:
     }
 
 
+def _watch_peaks(path: Path, poll: float = 0.02) -> None:
+    """Write every thread's Python stack to ``path`` whenever this process's RSS passes its
+    highest so far by 50 MB (past 1 GB): what the process was doing at each new peak."""
+    import traceback
+
+    def run() -> None:
+        highest = 1024 * 1024
+        while True:
+            rss = _rss_kb(os.getpid())
+            if rss > highest + 50 * 1024:
+                highest = rss
+                frames = sys._current_frames()
+                with path.open("a", encoding="utf-8") as out:
+                    out.write(f"=== {time.time():.3f} rss {rss // 1024} MB\n")
+                    for thread in threading.enumerate():
+                        frame = frames.get(thread.ident or -1)
+                        if frame is not None and thread is not threading.current_thread():
+                            out.write(f"--- {thread.name}\n{''.join(traceback.format_stack(frame)[-12:])}")
+            time.sleep(poll)
+
+    threading.Thread(target=run, name="peak-watch", daemon=True).start()
+
+
 def run_child(corpus: Path, db: Path, phase2_seconds: float | None, edits: int) -> None:
     """Index ``corpus`` into ``db`` as the benchmark measures it, reporting on stdout."""
     from indexer.api import Lode
@@ -104,6 +127,14 @@ def run_child(corpus: Path, db: Path, phase2_seconds: float | None, edits: int) 
     from indexer.pipeline import IndexProgress
 
     out = sys.stdout
+    trace = os.environ.get("LODE_BENCH_MEMORY_TRACE")
+    if trace:  # lode's own log, timestamped, beside the RSS samples (``--trace``)
+        import logging
+
+        logging.basicConfig(
+            filename=trace, level=logging.INFO, format="%(created).3f %(threadName)s %(name)s %(message)s"
+        )
+        _watch_peaks(Path(trace).with_name("stacks.log"))
     _emit(out, "load")
     lode = Lode(load_config(overrides={"db": db}))
     lode.hold_writer()  # as `lode index` does before it loads the model
@@ -267,12 +298,16 @@ def _settle(db: Path) -> dict[str, Any]:
         time.sleep(10)
 
 
-def run_parent(cap_seconds: float | None, work: Path) -> dict[str, Any]:
-    """Make the corpus, index it in a child while sampling it, then let the folder settle."""
+def run_parent(cap_seconds: float | None, work: Path, trace: Path | None = None) -> dict[str, Any]:
+    """Make the corpus, index it in a child while sampling it, then let the folder settle
+    (``trace``: a folder for every RSS sample and the child's log, to find what a peak is)."""
     corpus = make_corpus(work / "corpus")
     db = work / "db"
     cap = "none" if cap_seconds is None else str(cap_seconds)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_WAIT_POLICY": "PASSIVE"}
+    if trace is not None:
+        trace.mkdir(parents=True, exist_ok=True)
+        env["LODE_BENCH_MEMORY_TRACE"] = str(trace / "lode.log")
     command = [sys.executable, "-m", "benchmarks.bench_memory", "--child", str(corpus), str(db), cap]
     child = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
     sampler = _Sampler(child.pid)
@@ -300,6 +335,8 @@ def run_parent(cap_seconds: float | None, work: Path) -> dict[str, Any]:
     _log("memory: waiting for the folder to settle…")
     disks["settled"] = _settle(db)
     samples = sampler.samples
+    if trace is not None:
+        (trace / "samples.json").write_text(json.dumps(samples))
     return {
         "corpus": f"{FILES} files: installed {', '.join(PACKAGES)} sources, copied side by side",
         "phase2_stopped_after_s": cap_seconds,
@@ -325,12 +362,15 @@ def main() -> int:
     group.add_argument("--full", action="store_true", help="phase 2 to the end")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (printed)")
     parser.add_argument("--phase2-seconds", type=float, help="stop phase 2 after this long (quick: 150)")
+    parser.add_argument(
+        "--trace", type=Path, help="write every RSS sample and lode's log (timestamped) to this folder"
+    )
     args = parser.parse_args()
     profile = "full" if args.full else "quick"
     seconds: float | None = None if args.full else args.phase2_seconds or _QUICK_PHASE2_SECONDS
     work = Path(tempfile.mkdtemp(prefix="lode-bench-memory-"))
     try:
-        figures = run_parent(seconds, work)
+        figures = run_parent(seconds, work, args.trace)
     finally:
         if args.keep:
             _log(f"memory: work folder kept at {work}")

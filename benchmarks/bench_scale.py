@@ -19,10 +19,10 @@ Three parts (``--parts``; all by default):
   chunk (the current version only). Target: p50 at the largest size ≤ 3× p50 at the
   smallest.
 
-How the size stores are made: the corpus is copied ``k`` times into one project
-(``copy_000/…``); lode indexes it with the real model, which embeds the first copy and
-gives the others the same vectors through its embedding cache (same text, same vector).
-Every chunk of copies 1…k-1 then gets its vector perturbed, v' = (v + σg)/|v + σg| with
+How the size stores are made: the corpus is indexed once with the real model
+(``copy_000/…``), then copied ``k - 1`` times beside it and indexed again without phase 2
+(text and metadata). Every chunk of copies 1…k-1 then gets the first copy's vector of the
+same text (lode's embedding cache: same text, same vector), perturbed, v' = (v + σg)/|v + σg| with
 g ~ N(0, I/d) and σ = 0.15 (cosine ≈ 0.99 to the real vector; seeded per copy), and its
 document the mean of its chunks' vectors again; an optimize folds the new vectors into the
 vector index. So the vectors spread like real ones around real ones, not as identical
@@ -347,9 +347,11 @@ def _spread_vectors(lode: Lode) -> None:
     by_copy: dict[str, list[str]] = {}
     for path, state in states.items():
         by_copy.setdefault(path.split("/", 1)[0], []).append(state.id)
-    for copy, file_ids in sorted(by_copy.items()):
+    for number, (copy, file_ids) in enumerate(sorted(by_copy.items())):
         if copy == "copy_000":
             continue
+        if number % 10 == 0:  # each write leaves a version holding the rows it replaced
+            store.prune_versions(keep=timedelta(0))
         for start in range(0, len(file_ids), 500):
             part = file_ids[start : start + 500]
             chunks = store.chunks_of_files(part)
@@ -382,7 +384,9 @@ def size_store(profile: Profile, size: int, embedder: Embedder) -> tuple[Path, P
         per_copy = lode.store.count_chunks()
         copies = max(1, math.ceil(size / per_copy))
         copy_corpus(src, profile.corpus, range(1, copies))
-        lode.index(src, name=PROJECT)  # the copies' vectors come from the embedding cache
+        # the copies' text and metadata only: their vectors are the first copy's, perturbed
+        # (written once each: through phase 2 and then again, a 1M-chunk build filled 73 GB)
+        lode.index(src, name=PROJECT, embed=False)
         _spread_vectors(lode)
         lode.store.optimize()
         lode.store.prune_versions(keep=timedelta(0))
