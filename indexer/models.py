@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Final
+from typing import Any, Final
 
 __all__ = [
     "FINISHED_STATUSES",
@@ -20,6 +20,7 @@ __all__ = [
     "ChunkFilter",
     "ChunkedFile",
     "Document",
+    "FileChunk",
     "IndexReport",
     "Project",
     "SkippedFile",
@@ -188,6 +189,19 @@ class Document:
     summary: str = ""
     role: str = "implementation"
     """What the file is for (``indexer.roles``): implementation, test, docs, example…"""
+
+
+@dataclass(frozen=True, slots=True)
+class FileChunk:
+    """What ranking a file's chunks within the file reads of each: where it is, its text
+    and its vector (None until phase 2 fills it)."""
+
+    id: str
+    row_id: int
+    file_id: str
+    chunk_index: int
+    content: str
+    vector: Any = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ import numpy as np
 
 from indexer.embed import Embedder
 from indexer.errors import NotFoundError
-from indexer.models import ChunkFilter, ChunkView, Document, Project, StoredChunk
+from indexer.models import ChunkFilter, Document, FileChunk, Project
 from indexer.search._fusion import Ranked, fuse
 from indexer.search._lexical import exact_identifiers, fts_query, named_identifiers
 from indexer.search._options import SearchOptions, relative_path_globs, to_filter, validate_options
@@ -525,18 +525,24 @@ class Searcher:
     def _rank_files(
         self, opts: SearchOptions, flt: ChunkFilter, file_ids: list[str], names: dict[str, str]
     ) -> dict[str, list[ChunkHit]]:
-        """The top chunks of each file, ranked within the file (every admitted chunk read)."""
-        rows = self.store.chunks_with_vectors(replace(flt, file_ids=tuple(file_ids)))
+        """The top chunks of each file, ranked within the file (every admitted chunk's text
+        and vector read; the views of the top ones only)."""
+        rows = self.store.chunks_for_ranking(replace(flt, file_ids=tuple(file_ids)))
         qvec = self.query_vector(opts.query) if opts.mode != "lexical" else None
         terms = query_terms(fts_query(opts.query))
-        by_file: dict[str, list[tuple[StoredChunk, np.ndarray | None]]] = {}
-        for chunk, vec in rows:
-            by_file.setdefault(chunk.file_id, []).append((chunk, vec))
-        out: dict[str, list[ChunkHit]] = {}
-        for fid, items in by_file.items():
-            ranked = rank_within_file(items, qvec, terms, opts.mode)[: opts.chunks_per_file]
-            out[fid] = [to_hit(ChunkView.of(c), s, names) for c, s in ranked]
-        return out
+        by_file: dict[str, list[FileChunk]] = {}
+        for chunk in rows:
+            by_file.setdefault(chunk.file_id, []).append(chunk)
+        top = {
+            fid: rank_within_file(items, qvec, terms, opts.mode)[: opts.chunks_per_file]
+            for fid, items in by_file.items()
+        }
+        wanted = [(c.id, c.row_id) for ranked in top.values() for c, _ in ranked]
+        views = {v.id: v for v in self.store.get_chunks_at(wanted)} if wanted else {}
+        return {
+            fid: [to_hit(views[c.id], s, names) for c, s in ranked if c.id in views]
+            for fid, ranked in top.items()
+        }
 
 
 def _aggregate(chunks: list[ChunkHit]) -> float:

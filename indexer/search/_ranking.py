@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from indexer.models import ChunkView, StoredChunk, Symbol
+from indexer.models import ChunkView, FileChunk, Symbol
 from indexer.search._fusion import Ranked, Scored, fuse, fuse_scores
 from indexer.search._lexical import is_name_query, named_identifiers
 from indexer.search._priors import ROLE_PRIOR, Folded
@@ -126,27 +126,25 @@ def query_terms(text: str) -> set[str]:
 
 
 def rank_within_file(
-    items: list[tuple[StoredChunk, np.ndarray | None]], qvec: np.ndarray | None, terms: set[str], mode: str
-) -> list[tuple[StoredChunk, float]]:
+    items: list[FileChunk], qvec: np.ndarray | None, terms: set[str], mode: str
+) -> list[tuple[FileChunk, float]]:
     """A file's own chunks ranked by vector similarity and term overlap with the query."""
     lists: dict[str, Ranked] = {}
-    by_id = {c.id: c for c, _ in items}
-    embedded = [(c, v) for c, v in items if v is not None]
+    by_id = {c.id: c for c in items}
+    embedded = [c for c in items if c.vector is not None]
     if qvec is not None and embedded:
-        sims = np.stack([v for _, v in embedded]) @ qvec
-        order = sorted(
-            range(len(embedded)), key=lambda i: (-float(sims[i]), embedded[i][0].chunk.chunk_index)
-        )
-        lists["semantic"] = Ranked([embedded[i][0].id for i in order])
+        sims = np.stack([c.vector for c in embedded]) @ qvec
+        order = sorted(range(len(embedded)), key=lambda i: (-float(sims[i]), embedded[i].chunk_index))
+        lists["semantic"] = Ranked([embedded[i].id for i in order])
     if mode != "semantic":
-        overlap = {c.id: len(terms & set(_WORD.findall(c.chunk.content.lower()))) for c, _ in items}
+        overlap = {c.id: len(terms & set(_WORD.findall(c.content.lower()))) for c in items}
         matching = sorted(
-            (c for c, _ in items if overlap[c.id] > 0), key=lambda c: (-overlap[c.id], c.chunk.chunk_index)
+            (c for c in items if overlap[c.id] > 0), key=lambda c: (-overlap[c.id], c.chunk_index)
         )
         lists["lexical"] = Ranked([c.id for c in matching])
     fused = fuse(lists)
     ranked_ids = {i for i, _ in fused}
-    rest = sorted((c for c, _ in items if c.id not in ranked_ids), key=lambda c: c.chunk.chunk_index)
+    rest = sorted((c for c in items if c.id not in ranked_ids), key=lambda c: c.chunk_index)
     return [(by_id[i], s) for i, s in fused] + [(c, 0.0) for c in rest]
 
 

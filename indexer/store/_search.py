@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from indexer.models import ChunkFilter, StoredChunk
+from indexer.models import ChunkFilter, FileChunk, StoredChunk
 from indexer.store._base import StoreBase, is_vector_index, rows
 from indexer.store._filters import chunk_where, document_where
 from indexer.store._rows import CHUNK_COLUMNS, to_stored_chunk
@@ -304,6 +304,24 @@ class SearchMixin(StoreBase):
             vec = np.asarray(row["embedding"], dtype=np.float32) if row["embedded"] else None
             out.append((to_stored_chunk(row), vec))
         return out
+
+    def chunks_for_ranking(self, flt: ChunkFilter) -> list[FileChunk]:
+        """Every chunk admitted by ``flt`` (meant for a few files) as ranking within a file
+        reads it: id, row id, position, text and vector (6 columns: whole chunks, as
+        ``chunks_with_vectors`` reads them, took 29 ms a page on 1M chunks)."""
+        where = chunk_where(flt) or "true"
+        columns = ["id", "file_id", "chunk_index", "content", "embedded", "embedding"]
+        table = self._arrow(CHUNKS, lambda t: t.query().where(where).select(columns).with_row_id().to_arrow())
+        if not table.num_rows:
+            return []
+        dimension = table.schema.field("embedding").type.list_size
+        flat = table["embedding"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
+        matrix = np.asarray(flat, dtype=np.float32).reshape(-1, dimension)
+        cols = [table[name].to_pylist() for name in (*columns[:5], "_rowid")]
+        return [
+            FileChunk(i, int(row_id), fid, index or 0, content or "", matrix[n] if done else None)
+            for n, (i, fid, index, content, done, row_id) in enumerate(zip(*cols, strict=True))
+        ]
 
     def file_ids_with_chunks(self, flt: ChunkFilter, file_ids: Sequence[str]) -> set[str]:
         """Which of ``file_ids`` have at least one chunk admitted by ``flt``."""
