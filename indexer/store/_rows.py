@@ -28,7 +28,6 @@ __all__ = [
     "chunk_columns",
     "chunk_search_text",
     "document_search_text",
-    "pack_symbol_values",
     "pack_view",
     "path_words",
     "symbol_columns",
@@ -200,7 +199,8 @@ def pack_view(view: ChunkView) -> bytes:
 
 
 def pack_view_values(values: Sequence[Any]) -> bytes:
-    """The ``view`` cell from ``PACKED_VIEW_COLUMNS`` values in order (``scope_path`` a list)."""
+    """A packed ``view`` cell (a msgpack array) from column values in order: a chunk's
+    ``PACKED_VIEW_COLUMNS``, a symbol's ``PACKED_SYMBOL_COLUMNS`` (tuples as lists)."""
     return _VIEW_ENCODER.encode([list(v) if isinstance(v, tuple) else v for v in values])
 
 
@@ -267,11 +267,6 @@ SYMBOL_COLUMNS = [
 PACKED_SYMBOL_COLUMNS = SYMBOL_COLUMNS[1:]
 
 
-def pack_symbol_values(values: Sequence[Any]) -> bytes:
-    """The ``view`` cell of a symbol row from its ``PACKED_SYMBOL_COLUMNS`` values in order."""
-    return _VIEW_ENCODER.encode([list(v) if isinstance(v, tuple) else v for v in values])
-
-
 def unpack_symbol(symbol_id: str, view: bytes) -> Symbol:
     """A symbol from its ``id`` and ``view`` cells."""
     values = dict(zip(PACKED_SYMBOL_COLUMNS, _VIEW_DECODER.decode(view), strict=True))
@@ -307,7 +302,7 @@ def symbol_columns(write: FileWrite) -> dict[str, list[Any]]:
         )  # fmt: skip
         for name, value in zip(names, values, strict=True):
             cols[name].append(value)
-        cols["view"].append(pack_symbol_values(values[1 : len(SYMBOL_COLUMNS)]))
+        cols["view"].append(pack_view_values(values[1 : len(SYMBOL_COLUMNS)]))
     return cols
 
 

@@ -31,7 +31,7 @@ __all__ = [
 #: Bumped on every incompatible change of the tables below (``_store`` migrates older ones
 #: it knows: 1 → 2 adds ``code_chunks.view``; 2 → 3 adds ``role`` to documents and chunks;
 #: 3 → 4 adds the chunks' unit lines and signature, the documents' ``chunker_version``,
-#: the ``code_symbols`` and ``write_intents`` tables).
+#: the ``code_symbols`` and ``write_intents`` tables; 4 → 5 adds ``code_symbols.view``).
 SCHEMA_VERSION = 5
 
 META = "meta"
@@ -225,7 +225,7 @@ def symbols_schema() -> pa.Schema:
             pa.field("end_line", pa.int32()),
             pa.field("chunk_id", pa.string()),
             pa.field("chunk_index", pa.int32()),
-            # every column but ``id`` packed (``_rows.pack_symbol_values``, schema 5): a
+            # every column but ``id`` packed (``_rows.pack_view_values``, schema 5): a
             # lookup reads 2 columns, not 16
             pa.field("view", pa.binary()),
         ]
