@@ -20,7 +20,7 @@ from indexer.store._reader import TableReader
 from indexer.store._schema import CHUNKS, PROJECTS
 from indexer.store._unindexed import UnindexedVectors
 
-__all__ = ["StoreBase", "TtlCache", "is_vector_index", "now", "rows", "unit_mean"]
+__all__ = ["StoreBase", "TtlCache", "is_vector_index", "now", "rows", "unit_mean", "vector_matrix"]
 
 
 def now() -> datetime:
@@ -33,6 +33,15 @@ def unit_mean(vectors: list[np.ndarray]) -> np.ndarray:
     mean: np.ndarray = np.mean(np.stack(vectors), axis=0).astype(np.float32)
     norm = float(np.linalg.norm(mean))
     return mean / norm if norm > 0 else mean
+
+
+def vector_matrix(column: Any, dimension: int) -> np.ndarray:
+    """An Arrow column of fixed-size float lists as a (rows, ``dimension``) float32 matrix."""
+    whole = column.combine_chunks() if hasattr(column, "combine_chunks") else column
+    if len(whole) == 0:
+        return np.zeros((0, dimension), dtype=np.float32)
+    values = whole.flatten().to_numpy(zero_copy_only=False)
+    return np.asarray(values, dtype=np.float32).reshape(-1, dimension)
 
 
 def rows(table: pa.Table) -> list[dict[str, Any]]:

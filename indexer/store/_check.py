@@ -26,7 +26,7 @@ import numpy as np
 from blake3 import blake3
 
 from indexer.models import StoreCheck, StoreProblem
-from indexer.store._base import StoreBase, is_vector_index
+from indexer.store._base import StoreBase, is_vector_index, vector_matrix
 from indexer.store._schema import (
     CHUNKS,
     DOCUMENTS,
@@ -172,7 +172,7 @@ class CheckMixin(StoreBase):
         seen: set[str] = set()
         for batch in self._batches(CHUNKS, [*_CHUNK_COLUMNS, "embedding"]):
             cols = {c: batch.column(c).to_pylist() for c in _CHUNK_COLUMNS}
-            vectors = _matrix(batch.column("embedding"), self.dimension)
+            vectors = vector_matrix(batch.column("embedding"), self.dimension)
             for i, chunk_id in enumerate(cols["id"]):
                 path = cols["file_path"][i]
                 if chunk_id in seen:
@@ -216,7 +216,7 @@ class CheckMixin(StoreBase):
         paths: set[tuple[str, str]] = set()
         for batch in self._batches(DOCUMENTS, [*_DOCUMENT_COLUMNS, "content_embedding"]):
             cols = {c: batch.column(c).to_pylist() for c in _DOCUMENT_COLUMNS}
-            vectors = _matrix(batch.column("content_embedding"), self.dimension)
+            vectors = vector_matrix(batch.column("content_embedding"), self.dimension)
             for i, doc_id in enumerate(cols["id"]):
                 path, project = cols["file_path"][i], cols["project_id"][i]
                 if doc_id in doc_ids or (project, path) in paths:
@@ -253,7 +253,7 @@ class CheckMixin(StoreBase):
     def _check_cache(self, found: _Found) -> None:
         try:
             for batch in self._batches(EMBEDDING_CACHE, ["chunk_hash", "vector"]):
-                vectors = _matrix(batch.column("vector"), self.dimension)
+                vectors = vector_matrix(batch.column("vector"), self.dimension)
                 hashes = batch.column("chunk_hash").to_pylist()
                 for i, vector in enumerate(vectors):
                     _check_vector(vector, found, EMBEDDING_CACHE, hashes[i])
@@ -313,12 +313,6 @@ def _check_vector(vector: np.ndarray, found: _Found, table: str, example: str) -
     norm = float(np.linalg.norm(vector))
     if not math.isclose(norm, 1.0, abs_tol=_NORM_TOLERANCE):
         found.add("vector", table, "vector not of unit length", example)
-
-
-def _matrix(column: Any, dimension: int) -> np.ndarray:
-    whole = column.combine_chunks() if hasattr(column, "combine_chunks") else column
-    values = np.asarray(whole.flatten().to_numpy(zero_copy_only=False), dtype=np.float32)
-    return values.reshape(-1, dimension) if values.size else np.zeros((0, dimension), dtype=np.float32)
 
 
 def _short(exc: BaseException) -> str:

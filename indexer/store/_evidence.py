@@ -7,13 +7,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from indexer.models import ChunkFilter, StoredChunk
-from indexer.store._base import StoreBase, rows
+from indexer.store._base import StoreBase, rows, vector_matrix
 from indexer.store._filters import chunk_where
 from indexer.store._rows import CHUNK_COLUMNS, to_stored_chunk
 from indexer.store._schema import CHUNKS
 from indexer.store._search import Candidate
 from indexer.store._sql import in_list, quote
-from indexer.store._vectors import _matrix
 
 __all__ = ["EvidenceMixin"]
 
@@ -67,7 +66,7 @@ class EvidenceMixin(StoreBase):
                 .limit(None)
                 .to_arrow()
             )
-            matrix = _matrix(table["embedding"], self.dimension)
+            matrix = vector_matrix(table["embedding"], self.dimension)
             found.update(zip(table["id"].to_pylist(), matrix, strict=True))
         return found
 

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from indexer.models import ChunkFilter, FileChunk, StoredChunk
-from indexer.store._base import StoreBase, is_vector_index, rows
+from indexer.store._base import StoreBase, is_vector_index, rows, vector_matrix
 from indexer.store._filters import chunk_where, document_where
 from indexer.store._rows import CHUNK_COLUMNS, to_stored_chunk
 from indexer.store._scan import count_admitted
@@ -314,9 +314,7 @@ class SearchMixin(StoreBase):
         table = self._arrow(CHUNKS, lambda t: t.query().where(where).select(columns).with_row_id().to_arrow())
         if not table.num_rows:
             return []
-        dimension = table.schema.field("embedding").type.list_size
-        flat = table["embedding"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
-        matrix = np.asarray(flat, dtype=np.float32).reshape(-1, dimension)
+        matrix = vector_matrix(table["embedding"], self.dimension)
         cols = [table[name].to_pylist() for name in (*columns[:5], "_rowid")]
         return [
             FileChunk(i, int(row_id), fid, index or 0, content or "", matrix[n] if done else None)

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from indexer.models import StoredChunk
-from indexer.store._base import StoreBase, rows, unit_mean
+from indexer.store._base import StoreBase, rows, unit_mean, vector_matrix
 from indexer.store._rows import CHUNK_COLUMNS, to_stored_chunk
 from indexer.store._schema import CHUNKS, DOCUMENTS, EMBEDDING_CACHE
 from indexer.store._sql import and_all, in_list, quote
@@ -45,7 +44,7 @@ class VectorsMixin(StoreBase):
                 .to_arrow()
             )
             if table.num_rows:
-                matrix = _matrix(table["vector"], self.dimension)
+                matrix = vector_matrix(table["vector"], self.dimension)
                 for i, h in enumerate(table["chunk_hash"].to_pylist()):
                     found[h] = matrix[i]
         return found
@@ -119,7 +118,7 @@ class VectorsMixin(StoreBase):
                 .limit(None)
                 .to_arrow()
             )
-            matrix = _matrix(table["embedding"], self.dimension)
+            matrix = vector_matrix(table["embedding"], self.dimension)
             for i, (fid, done) in enumerate(
                 zip(table["file_id"].to_pylist(), table["embedded"].to_pylist(), strict=True)
             ):
@@ -176,11 +175,3 @@ class VectorsMixin(StoreBase):
         coverage = done / total if total else 1.0
         self._cache.put(key, coverage)
         return coverage
-
-
-def _matrix(column: Any, dimension: int) -> np.ndarray:
-    chunks = column.combine_chunks() if hasattr(column, "combine_chunks") else column
-    if len(chunks) == 0:
-        return np.zeros((0, dimension), dtype=np.float32)
-    values = chunks.flatten().to_numpy(zero_copy_only=False)
-    return np.asarray(values, dtype=np.float32).reshape(-1, dimension)
