@@ -177,7 +177,7 @@ def run_lexical_phase(
         writer.accept(entry, states.get(entry.rel_path), prepared)
     writer.flush()
     if writer.indexed:  # the last rows too: a few hundred unfolded rows cost every search ms
-        store.fold_new_rows(force=True, everything=writer.folded)
+        store.fold_new_rows(force=True, everything=writer.folded, rewritten=False)
     stamp = datetime.now(UTC)
     store.mark_indexed(project.id, stamp)
     return report

@@ -413,9 +413,9 @@ class IndexWorker:
         if cancel.is_set():
             self._finish(live, "cancelled")
         elif not stop.is_set():
-            # every vector is in: fold in what a big run's last writes took out of the
-            # indexes (a whole fragment each) before saying done, so the searches that
-            # follow cost what later ones do (small leftovers wait for ``_maintain``)
+            # every vector is in: fold in the rows a big run's last writes left outside
+            # the indexes before saying done, so the searches that follow cost what later
+            # ones do (small leftovers wait for ``_maintain``)
             self.store.maybe_optimize(rows=OPTIMIZE_AFTER_ROWS, seconds=math.inf, settle=True)
             for other in [
                 t for t in self._live.values() if t.project_id == task.project_id and t.phase == "embed"

@@ -395,9 +395,9 @@ def _write(store: Store, batch: _Batch, fold: bool) -> None:
     for project_id, paths in by_project.items():
         store.clear_file_errors(project_id, paths, stage="embed")
     if fold:
-        # every vector write rewrites its rows outside the full-text indexes; a long pass
-        # folds them in as it goes (lexical queries asked meanwhile stay fast)
+        # every vector write rewrites its rows outside the indexes; a long pass folds
+        # them in as it goes (lexical queries asked meanwhile stay fast)
         store.maybe_optimize()
-        # each vector write rewrote the vector column of the fragments it touched: the
-        # copies it replaced go once the readers' window has passed, not at the end
+        # the rows (and fragments, once compacted) it replaced go once the readers'
+        # window has passed, not at the end
         store.prune_if_due()

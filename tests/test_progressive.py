@@ -326,8 +326,12 @@ def test_the_worker_optimizes_when_quiet_not_between_edits(
         lode.close()
 
 
-def test_an_idle_writer_folds_in_smaller_changes(lode: Lode, repo: Path) -> None:
-    """A change too small to hold up a busy writer is folded in once it is idle."""
+def test_an_idle_writer_folds_in_smaller_changes(
+    lode: Lode, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A change too small to hold up a busy writer is folded in once it is idle (here
+    smaller than what makes the end of a run fold: its 70 new rows and their rewrites)."""
+    monkeypatch.setattr(maintenance, "FORCED_FOLD_ROWS", 500)
     lode.index(repo)
     store = lode.store
     store.optimize()

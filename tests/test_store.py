@@ -125,10 +125,15 @@ def test_a_schema_1_store_is_migrated_in_place_and_searches_the_same(tmp_path: P
     api = Lode(config, embedder=FakeEmbedder())
     try:
         api.index(make_repo(tmp_path / "repo"), name="shop")
+        # compacted, as the migration leaves it: full-text scores count the rows phase 2
+        # replaced until a compaction drops them
+        api.store.optimize()
         before = api.search(SearchOptions(query="cart item total", granularity="chunk"))
         views = {c.id: ChunkView.of(c) for c in _all_chunks(api.store)}
     finally:
         api.close()
+    covered = lance.dataset(str(tmp_path / "db" / "code_chunks.lance")).stats.index_stats("search_text_idx")
+    assert covered["num_unindexed_rows"] == 0
     _downgrade(tmp_path / "db", 1)
 
     api = Lode(config, embedder=FakeEmbedder())
@@ -856,10 +861,13 @@ def test_a_run_that_folded_ends_with_every_row_folded(
         api.close()
 
 
-def test_vector_writes_never_make_a_fold(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Phase 2 changes rows in place (the full-text indexes stay valid), so its vector
-    writes never make the end of a saved file's run wait for a fold child (~0.5 s
-    before the file is reported searchable); rows added do."""
+def test_vector_writes_never_make_a_saved_files_run_wait_for_a_fold(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Phase 2 rewrites the rows it gives vectors (new rows to the indexes) and folds them
+    in itself, as it goes and when it ends; they never make the end of a saved file's
+    phase 1 wait for a fold child (~0.5 s before the file is reported searchable): only
+    the rows phase 1 added count there."""
     from indexer.store import _maintenance
 
     monkeypatch.setattr(_maintenance, "FORCED_FOLD_ROWS", 3)
@@ -868,10 +876,63 @@ def test_vector_writes_never_make_a_fold(store: Store, monkeypatch: pytest.Monke
     store.optimize()
     ids = [c.id for c in store.chunks_of_files([document_id(project.id, "a.py")])]
     store.set_chunk_vectors(ids, np.ones((len(ids), store.dimension), dtype=np.float32))
-    assert not store.fold_new_rows(force=True)
+    assert _text_index(store) == (1, 6)  # the 6 rewritten chunks
+    assert not store.fold_new_rows(force=True, rewritten=False)
     store.replace_files([_write(project.id, "b.py", ["beta one", "beta two"], "1")])  # 3 rows
-    assert store.fold_new_rows(force=True)
+    assert store.fold_new_rows(force=True, rewritten=False)
     assert _text_index(store) == (2, 0)
+
+
+def test_phase_2_folds_the_rows_it_rewrote(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rows a vector write rewrote count toward phase 2's own folds."""
+    from indexer.store import _maintenance
+
+    monkeypatch.setattr(_maintenance, "FORCED_FOLD_ROWS", 3)
+    project = store.add_project("p", "/p")
+    store.replace_files([_write(project.id, "a.py", [f"alpha {i}" for i in range(6)], "1")])
+    store.optimize()
+    ids = [c.id for c in store.chunks_of_files([document_id(project.id, "a.py")])]
+    store.set_chunk_vectors(ids[:2], np.ones((2, store.dimension), dtype=np.float32))
+    assert not store.fold_new_rows(force=True)  # 2 rows wait
+    store.set_chunk_vectors(ids[2:], np.ones((4, store.dimension), dtype=np.float32))
+    assert store.fold_new_rows(force=True)
+    segments, unindexed = _text_index(store)
+    assert (segments, unindexed) == (2, 0)
+
+
+def test_a_vector_write_changes_only_the_vector_of_the_rows_it_writes(store: Store) -> None:
+    """Whole rows are written (read by id, vectors swapped in): every other column of them
+    and every other row stays as it was; ids gone meanwhile are skipped."""
+    project = store.add_project("p", "/p")
+    store.replace_files(
+        [
+            _write(project.id, "a.py", ["alpha one", "alpha two", "alpha three"], "1"),
+            _write(project.id, "b.py", ["beta one"], "1"),
+        ]
+    )
+    import lance
+
+    def stored() -> dict[str, dict[str, Any]]:
+        table = lance.dataset(str(Path(store.path) / "code_chunks.lance")).to_table()
+        return {row["id"]: row for row in table.to_pylist()}
+
+    before = stored()
+    a = [c.id for c in store.chunks_of_files([document_id(project.id, "a.py")])]
+    vectors = np.arange(3 * store.dimension, dtype=np.float32).reshape(3, store.dimension)
+    # asked in another order than stored, with an id that no longer exists
+    asked = [a[2], "gone", a[0], a[1]]
+    given = np.stack([vectors[2], vectors[2], vectors[0], vectors[1]])
+    assert store.set_chunk_vectors(asked, given) == 3
+    after = stored()
+    assert after.keys() == before.keys()
+    for chunk_id, row in after.items():
+        if chunk_id in a:
+            assert row == before[chunk_id] | {"embedding": row["embedding"], "embedded": True}
+        else:
+            assert row == before[chunk_id]
+    got = store.chunk_vectors(a)
+    for i, chunk_id in enumerate(a):
+        np.testing.assert_array_equal(got[chunk_id], vectors[i])
 
 
 def test_an_index_run_ends_with_its_rows_in_the_text_indexes(

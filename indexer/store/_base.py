@@ -107,11 +107,14 @@ class StoreBase:
         self._cache = TtlCache(ttl=1.0)
         #: Rows changed since the last optimize (drives ``maybe_optimize``).
         self._rows_written = 0
-        #: Rows added since the last optimize (new rows the scalar and full-text indexes
-        #: miss until folded in; vector writes change rows in place and are not counted).
+        #: Rows phase 1 added since the last optimize (new rows the scalar and full-text
+        #: indexes miss until folded in)…
         self._rows_added = 0
-        #: ``_rows_added`` when rows were last folded into the indexes (``fold_new_rows``).
-        self._rows_folded = 0
+        #: …and rows phase 2 rewrote with their vectors (``set_chunk_vectors``), new rows too.
+        self._rows_rewritten = 0
+        #: (``_rows_added``, ``_rows_rewritten``) when rows were last folded into the indexes
+        #: (``fold_new_rows``).
+        self._rows_folded = (0, 0)
         self._last_optimize = time.monotonic()
         #: (chunk table version, whether every chunk of it has its vector, when counted).
         self._embedded_version: tuple[int, bool, float] | None = None

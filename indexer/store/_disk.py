@@ -1,7 +1,7 @@
 """How much room the index takes on disk, against what it holds.
 
-A Lance table keeps every version until it is pruned: a vector write rewrites the vector
-column of each fragment it touches, a compaction rewrites whole fragments, and the files
+A Lance table keeps every version until it is pruned: a vector write rewrites its rows,
+a compaction rewrites whole fragments, and the files
 they replaced stay on disk as long as some kept version refers to them. ``disk_usage``
 weighs the folder against what its newest versions hold: the live rows (text, vectors,
 metadata, as Arrow bytes) and the files of their indexes.

@@ -80,8 +80,7 @@ FOLD_ROWS = 1_000
 #: on 110k chunks: 214 rows left over by a run made it 1.4 → 7 ms, and a search has two).
 FORCED_FOLD_ROWS = 64
 #: At the end of an index run (``maybe_optimize(settle=True)``): an optimize once the
-#: indexes miss this many rows (a vector write takes its rows' whole fragment out of the
-#: vector, ``id`` and ``embedded`` indexes, however few rows it wrote).
+#: indexes miss this many rows (phase 2 rewrites every row it gives a vector).
 SETTLE_MIN_ROWS = 512
 #: When the writer is idle (``quiet=True``): this share of the table…
 OPTIMIZE_QUIET_SHARE = 0.01
@@ -241,7 +240,7 @@ class MaintenanceMixin(VersionsMixin, VocabularyMixin, StoreBase):
                 for future in futures:
                     future.result()
             if new_store:
-                self._rows_folded = self._rows_added
+                self._rows_folded = (self._rows_added, self._rows_rewritten)
 
     def _ensure_vector_index(self, name: str, column: str) -> None:
         from lancedb.index import IvfSq
@@ -343,7 +342,8 @@ class MaintenanceMixin(VersionsMixin, VocabularyMixin, StoreBase):
             if cleanup:
                 self.prune_versions(timedelta(seconds=self.access.keep_versions))
                 self._versions_pruned = None  # what this optimize replaced waits for its window
-            self._rows_written = self._rows_added = self._rows_folded = 0
+            self._rows_written = self._rows_added = self._rows_rewritten = 0
+            self._rows_folded = (0, 0)
             self._last_optimize = time.monotonic()
         # compaction and merges give the indexes new files: load them now, not piece by
         # piece in the searches that come first (seconds of stalls under load). The
@@ -427,21 +427,24 @@ class MaintenanceMixin(VersionsMixin, VocabularyMixin, StoreBase):
             if not is_vector_index(index.index_type)
         }
 
-    def fold_new_rows(self, *, force: bool = False, everything: bool = False) -> bool:
-        """Add the rows added since the last fold to the existing scalar and full-text
-        indexes as a delta segment, without compaction, once there are enough of them
-        (see ``FOLD_ROWS``); True when it folded. ``force`` (the end of an index run) folds
-        once ``FORCED_FOLD_ROWS`` wait, ``everything`` (the end of a run that folded
-        before) whatever waits. Queries read the tables meanwhile; the next optimize merges
+    def fold_new_rows(self, *, force: bool = False, everything: bool = False, rewritten: bool = True) -> bool:
+        """Add the rows added or rewritten since the last fold to the existing scalar and
+        full-text indexes as a delta segment, without compaction, once there are enough of
+        them (see ``FOLD_ROWS``); True when it folded. ``force`` (the end of an index run)
+        folds once ``FORCED_FOLD_ROWS`` wait, ``everything`` (the end of a run that folded
+        before) whatever waits. Without ``rewritten`` only the rows phase 1 added count
+        (the end of a saved file's phase 1 waits for no fold of phase 2's rows: phase 2
+        folds those itself). Queries read the tables meanwhile; the next optimize merges
         the segments."""
         with self._write_lock:
-            pending = self._rows_added - self._rows_folded
+            added = self._rows_added - self._rows_folded[0]
+            pending = added + self._rows_rewritten - self._rows_folded[1] if rewritten else added
             if everything:
                 wanted = 1
             elif force:
                 wanted = FORCED_FOLD_ROWS
             else:
-                wanted = max(FOLD_ROWS, self._rows_folded)
+                wanted = max(FOLD_ROWS, sum(self._rows_folded))
             if pending < wanted:
                 return False
             here = self._maintain_here()
@@ -459,9 +462,10 @@ class MaintenanceMixin(VersionsMixin, VocabularyMixin, StoreBase):
             except (StoreError, OSError, RuntimeError, ValueError, subprocess.SubprocessError):
                 # the rows stay found (scanned) until the optimize folds them in
                 log.warning("folding new rows into the indexes failed", exc_info=True)
-                self._rows_folded = self._rows_added  # tried again once as many rows wait
+                # tried again once as many rows wait
+                self._rows_folded = (self._rows_added, self._rows_rewritten)
                 return False
-            self._rows_folded = self._rows_added
+            self._rows_folded = (self._rows_added, self._rows_rewritten)
             return True
 
     def adopt_unindexed_rows(self) -> None:
@@ -498,10 +502,11 @@ class MaintenanceMixin(VersionsMixin, VocabularyMixin, StoreBase):
 
         ``settle`` (an index run ended) also optimizes once the indexes miss
         ``SETTLE_MIN_ROWS`` rows, ``quiet`` once they miss ``OPTIMIZE_QUIET_MIN_ROWS``,
-        however few rows were written: a vector write takes its rows' whole fragment out of
-        the vector, ``id`` and ``embedded`` indexes, so the end of a phase 2 left a 36k-row
-        fragment of a 38k-chunk store to be searched without them (~4x the CPU per hybrid
-        query until the next optimize). Not while a run writes: each write would pay for it.
+        however few rows were written: the rows a run's last writes left outside the vector
+        and scalar indexes cost every search until the next optimize (when vector writes
+        merged columns, each took its rows' whole fragment out: the end of a phase 2 left
+        36k of 38k chunks outside, ~4x the CPU per hybrid query). Fewer are folded in
+        (``fold_new_rows``). Not while a run writes: each write would pay for it.
         """
         if not self._rows_written:
             return False
@@ -516,5 +521,7 @@ class MaintenanceMixin(VersionsMixin, VocabularyMixin, StoreBase):
             return True
         if not self._indexes_complete:
             self.ensure_indexes()
-        self.fold_new_rows()
+        # the end of a run folds in its last rows (phase 2 rewrites every row it gives a
+        # vector) once ``FORCED_FOLD_ROWS`` wait
+        self.fold_new_rows(force=settle)
         return False

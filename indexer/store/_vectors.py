@@ -87,21 +87,43 @@ class VectorsMixin(StoreBase):
         return [found[i] for i in ids if i in found]
 
     def set_chunk_vectors(self, ids: Sequence[str], vectors: np.ndarray) -> int:
-        """Fill in vectors of chunks that still exist; returns how many were updated."""
+        """Fill in vectors of chunks that still exist; returns how many were updated.
+
+        Whole rows are written (read by id, their vectors swapped in). A merge of only the
+        vector columns rewrote those columns in every fragment its rows were in and took
+        each such fragment out of the vector and scalar indexes: on 115k chunks a 256-vector
+        write took 0.4-0.85 s and +260-800 MB of peak RSS (the peak of a long phase 2),
+        whole rows 0.1 s and ~20 MB. The new rows miss the indexes until the next fold
+        (``_rows_rewritten``).
+        """
         if not ids:
             return 0
-        table = pa.table(
-            {
-                "id": list(ids),
-                "embedding": self._vector_array(vectors),
-                "embedded": pa.array([True] * len(ids), pa.bool_()),
-            }
-        )
+        at = {chunk_id: i for i, chunk_id in enumerate(ids)}
         with self._write_lock:
-            result = self._t(CHUNKS).merge_insert("id").when_matched_update_all().execute(table)
+            schema = self._t(CHUNKS).schema
+            parts = [
+                self._t(CHUNKS).search().where(in_list("id", part)).limit(None).to_arrow()
+                for part in _parts(list(at))
+            ]
+            found = pa.concat_tables(parts).select(schema.names).cast(schema)
+            if not found.num_rows:
+                return 0
+            order = np.asarray([at[i] for i in found["id"].to_pylist()], dtype=np.int64)
+            column = schema.get_field_index("embedding")
+            found = found.set_column(
+                column,
+                schema.field(column),
+                self._vector_array(np.asarray(vectors)[order]).cast(schema.field(column).type),
+            )
+            column = schema.get_field_index("embedded")
+            found = found.set_column(
+                column, schema.field(column), pa.array([True] * found.num_rows, pa.bool_())
+            )
+            self._t(CHUNKS).merge_insert("id").when_matched_update_all().execute(found)
             self._cache.clear()
-            self._rows_written += len(ids)
-        return int(getattr(result, "num_updated_rows", len(ids)))
+            self._rows_written += found.num_rows
+            self._rows_rewritten += found.num_rows
+        return int(found.num_rows)
 
     def complete_documents(self, file_ids: Sequence[str]) -> int:
         """Give documents whose chunks all have vectors their mean vector; returns how many."""

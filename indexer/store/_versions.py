@@ -1,8 +1,8 @@
 """Pruning the table versions newer ones replaced, once no reader may read them.
 
 Every commit makes a new version of its table, and the files only older versions refer
-to stay on disk until those versions are pruned: a vector write of phase 2 rewrites the
-vector column of each fragment it touches, a compaction rewrites whole fragments. A
+to stay on disk until those versions are pruned: a vector write of phase 2 rewrites its
+rows (and marks the old ones deleted), a compaction rewrites whole fragments. A
 version is pruned once a newer one has existed for ``access.keep_versions`` seconds (a
 minute for a local folder, an hour on object storage: see ``keep_versions_for``). The
 writer prunes after each optimize, between the writes of a long phase 2 and when idle
