@@ -614,6 +614,42 @@ def test_new_rows_are_folded_into_the_text_indexes_and_optimize_merges_the_segme
     }
 
 
+def test_a_big_table_of_small_fragments_is_optimized_in_a_child(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LanceDB's optimize of a big table whose fragments are all small (a first index)
+    rewrites it whole: a child process does it (the writer's peak RSS), with the same
+    result as in this process: one fragment, every row in every index, the same hits."""
+    import subprocess
+
+    import lance
+
+    from indexer.store import _maintenance
+
+    jobs: list[str] = []
+    real_run = subprocess.run
+
+    def spy(args: list[str], **kwargs: Any) -> Any:
+        jobs.append(args[2])
+        return real_run(args, **kwargs)
+
+    monkeypatch.setattr(_maintenance, "CHILD_MIN_ROWS", 0)
+    monkeypatch.setattr(_maintenance.subprocess, "run", spy)
+    project = store.add_project("p", "/p")
+    for n in range(4):  # a fragment per write
+        store.replace_files([_write(project.id, f"f{n}.py", [f"zebra{n} stripe{i}" for i in range(5)], "1")])
+    uri = str(Path(store.path) / "code_chunks.lance")
+    assert len(lance.dataset(uri).get_fragments()) == 4
+    store.ensure_indexes()
+    before = {c.id for c in store.text_candidates("chunks", "stripe1", ChunkFilter(), 10)}
+    assert len(before) == 4
+    store.optimize()
+    assert "optimize_small_table" in jobs
+    assert len(lance.dataset(uri).get_fragments()) == 1
+    assert store.unindexed_rows() == 0
+    assert {c.id for c in store.text_candidates("chunks", "stripe1", ChunkFilter(), 10)} == before
+
+
 def test_a_failed_fold_or_merge_never_fails_a_write_or_an_optimize(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:

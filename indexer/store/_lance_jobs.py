@@ -23,6 +23,7 @@ __all__ = [
     "is_vector_index",
     "merge_segments",
     "optimize_indices",
+    "optimize_small_table",
     "optimize_table",
     "prune_replaced_versions",
     "prune_tables",
@@ -79,6 +80,20 @@ def optimize_table(uri: str, target_rows: int, options: dict[str, str] | None = 
         dataset.optimize.optimize_indices(index_names=vector)
 
 
+def optimize_small_table(db_uri: str, name: str, options: dict[str, str] | None = None) -> None:
+    """LanceDB's optimize of table ``name`` of the database at ``db_uri`` (a table of small
+    fragments only: see ``MaintenanceMixin._optimize_searched_table``), versions kept
+    (lode prunes them), then the split index segments merged."""
+    os.environ.setdefault("LANCEDB_LOG", "error")
+    from datetime import timedelta
+
+    import lancedb
+
+    table = lancedb.connect(db_uri, storage_options=options or None).open_table(name)
+    table.optimize(cleanup_older_than=timedelta(days=3650))
+    merge_segments(table.uri, split_only=True, options=options)
+
+
 def create_vector_index(
     uri: str, column: str, partition_rows: int, options: dict[str, str] | None = None
 ) -> None:
@@ -122,6 +137,7 @@ _JOBS: dict[str, Callable[..., None]] = {
     "create_vector_index": create_vector_index,
     "merge_segments": merge_segments,
     "optimize_indices": optimize_indices,
+    "optimize_small_table": optimize_small_table,
     "optimize_table": optimize_table,
     "prune_tables": prune_tables,
 }
