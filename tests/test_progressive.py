@@ -429,10 +429,11 @@ def _many_chunks(root: Path, files: int) -> Path:
 def test_the_end_of_a_run_leaves_no_fragment_outside_the_indexes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, through: str
 ) -> None:
-    """A vector write takes its rows' whole fragment out of the vector, id and embedded
-    indexes. Phase 2 optimizes only every few thousand rows, so its last writes used to
-    leave most of a fresh store outside them (36k of 38k chunks: ~4x the CPU of a search
-    until the next optimize). A finished run folds them in before it says it is done."""
+    """Phase 2 rewrites every row it gives a vector (when vector writes merged columns,
+    each took its rows' whole fragment out of the vector, id and embedded indexes) and
+    optimizes only every few thousand rows, so its last writes used to leave much of a
+    fresh store outside them (36k of 38k chunks: ~4x the CPU of a search until the next
+    optimize). A finished run folds them in before it says it is done."""
     monkeypatch.setattr(maintenance, "OPTIMIZE_MIN_ROWS", 100_000)  # no optimize by rows written
     monkeypatch.setattr(maintenance, "SETTLE_MIN_ROWS", 64)
     root = _many_chunks(tmp_path / "proj", 60)

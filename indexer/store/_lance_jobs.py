@@ -30,6 +30,12 @@ __all__ = [
 ]
 
 
+#: Rows a compaction reads and writes at a time: rewriting a 102k-row fragment of a
+#: phase-2 chunk table (12k rows deleted) peaked at 630-650 MB with Lance's default, 480-500
+#: MB with 1,024 (the whole optimize 14.2-15.7 s against 16.1 s).
+COMPACT_BATCH_ROWS = 1024
+
+
 def _dataset(uri: str, options: dict[str, str] | None) -> Any:
     os.environ.setdefault("LANCE_LOG", "error")
     import lance
@@ -72,7 +78,9 @@ def optimize_table(uri: str, target_rows: int, options: dict[str, str] | None = 
     index is merged into one segment covering every row (so the next compaction can merge
     what this one could not), and the vector index takes the new rows in its partitions.
     """
-    _dataset(uri, options).optimize.compact_files(target_rows_per_fragment=target_rows)
+    _dataset(uri, options).optimize.compact_files(
+        target_rows_per_fragment=target_rows, batch_size=COMPACT_BATCH_ROWS
+    )
     merge_segments(uri, split_only=False, options=options)
     dataset = _dataset(uri, options)
     vector = [index.name for index in dataset.describe_indices() if is_vector_index(index.index_type)]
