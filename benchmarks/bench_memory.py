@@ -6,8 +6,9 @@ their text with the first copy's, so phase 2 embeds each distinct text once and 
 copies' vectors from the embedding cache (it still writes a vector for every chunk).
 
 The indexing runs in a child process (``--child``) that reports its phases on stdout;
-this process samples the child's RSS every 0.2 s through ``/proc`` (and the RSS of its
-whole process tree: the store's maintenance children) and reports:
+this process samples the child's RSS every 0.2 s through ``/proc`` (and the PSS of its
+whole process tree, with the store's maintenance children: their RSS counted the pages a
+child shares with its parent between fork and exec twice) and reports:
 
 - the peak RSS of each phase: ``load`` (the model), ``phase1`` (walk, chunk, write),
   ``phase2`` (embedding), ``edits`` (100 single-file re-indexes, as a watcher sends them);
@@ -184,6 +185,20 @@ def _rss_kb(pid: int) -> int:
     return 0
 
 
+def _pss_kb(pid: int) -> int:
+    """A process's proportional set size: its pages, each shared one divided among the
+    processes sharing it (a child between fork and exec shares all of its parent's, which
+    its RSS counts a second time)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as file:
+            for line in file:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def _tree(pid: int) -> list[int]:
     found, todo = [], [pid]
     while todo:
@@ -212,7 +227,7 @@ class _Sampler:
     def _run(self) -> None:
         while not self._stop.is_set():
             own = _rss_kb(self.pid)
-            tree = sum(_rss_kb(p) for p in _tree(self.pid))
+            tree = sum(_pss_kb(p) for p in _tree(self.pid))
             if own:
                 self.samples.append((time.time(), self.phase, own, tree))
             self._stop.wait(_SAMPLE)
@@ -232,7 +247,7 @@ def _phase_figures(samples: list[tuple[float, str, int, int]]) -> dict[str, Any]
         mine = [s for s in samples if s[1] == phase]
         phases[phase] = {
             "peak_rss_mb": _mb(max(s[2] for s in mine)),
-            "peak_tree_rss_mb": _mb(max(s[3] for s in mine)),
+            "peak_tree_pss_mb": _mb(max(s[3] for s in mine)),
             "seconds": round(mine[-1][0] - mine[0][0], 1),
         }
     return phases
