@@ -131,8 +131,10 @@ def _kept_index(base: Path, corpus: Path) -> Path:
 
 def _found(base: str, marker: str) -> bool:
     body = {"query": marker, "granularity": "chunk", "limit": 5}
-    resp = httpx.post(f"{base}/api/v1/search", json=body, timeout=10).json()
-    return any(marker in h["content"] for g in resp["groups"] for h in g["chunks"])
+    answer = httpx.post(f"{base}/api/v1/search", json=body, timeout=10)
+    if answer.status_code != 200:
+        raise RuntimeError(f"search answered {answer.status_code}: {answer.text[:500]}")
+    return any(marker in h["content"] for g in answer.json()["groups"] for h in g["chunks"])
 
 
 def edit_and_wait(base: str, path: Path, marker: str, timeout: float = 10.0) -> float:

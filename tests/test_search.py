@@ -14,7 +14,7 @@ from indexer.api import Lode
 from indexer.config import load_config
 from indexer.embed import FakeEmbedder
 from indexer.errors import NotFoundError, ValidationError
-from indexer.models import ChunkView
+from indexer.models import ChunkFilter, ChunkView
 from indexer.search import ChunkHit, SearchOptions, SearchResponse
 
 
@@ -540,5 +540,56 @@ def test_searches_keep_answering_while_the_writer_folds_optimizes_and_prunes(
             for thread in threads:
                 thread.join()
         assert not errors, errors[:1]
+    finally:
+        api.close()
+
+
+def test_an_identifier_search_reads_one_version_while_files_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search for an identifier ranks candidates with ids; every read of it is pinned to
+    one version of the chunk table: read at the newest version each, a file rewritten
+    between the candidate lists and the read of their facts left row ids of deleted rows,
+    which Lance 13 refuses to read ("must not target deleted rows": a 503 while a watcher
+    re-indexed saved files)."""
+    repo = make_repo(tmp_path / "repo")
+    api = Lode(load_config(env={}, overrides={"db": tmp_path / "db"}), embedder=FakeEmbedder())
+    try:
+        api.index(repo, name="shop")
+        store = api.store
+        real = store.chunk_facts
+        pricing = repo / "src" / "shop" / "pricing.py"
+
+        def rewrite_first(candidates, version=None):  # type: ignore[no-untyped-def]
+            # the file changes after the candidates were found, before their facts are read
+            pricing.write_text(pricing.read_text() + "\n\ndef added_later(x):\n    return x\n")
+            api.index(repo, name="shop", paths=["src/shop/pricing.py"], embed=False)
+            return real(candidates, version)
+
+        monkeypatch.setattr(store, "chunk_facts", rewrite_first)
+        resp = _search(api, "apply_discount", granularity="chunk", mode="lexical")
+        names = [h.node_name for h in _chunks(resp)]
+        assert "apply_discount" in names
+    finally:
+        api.close()
+
+
+def test_chunk_facts_of_rows_deleted_since_are_read_by_id(tmp_path: Path) -> None:
+    """Candidates found in an older version whose rows were deleted since: their facts come
+    by id (never an error), at the newest version."""
+    repo = make_repo(tmp_path / "repo")
+    api = Lode(load_config(env={}, overrides={"db": tmp_path / "db"}), embedder=FakeEmbedder())
+    try:
+        api.index(repo, name="shop")
+        store = api.store
+        found = store.text_candidates("chunks", "discount", ChunkFilter(), 20)
+        assert found
+        pricing = repo / "src" / "shop" / "pricing.py"
+        pricing.write_text(pricing.read_text() + "\n\ndef added_later(x):\n    return x\n")
+        api.index(repo, name="shop", paths=["src/shop/pricing.py"], embed=False)
+        facts = store.chunk_facts(found)
+        alive = {c.id for c in store.get_chunks([c.id for c in found])}
+        assert alive
+        assert set(facts) == {c.key for c in found if c.id in alive}
     finally:
         api.close()

@@ -290,8 +290,10 @@ class Searcher:
 
     def _chunk_search(self, opts: SearchOptions, flt: ChunkFilter, names: dict[str, str]) -> SearchResponse:
         k = min(1000, max(CANDIDATES, (opts.offset + opts.limit) * 3))
+        # an identifier's (or a name filter's) candidates carry ids and names, the rest row
+        # ids only; both are ranked in one version of the chunk table
         by_id = exact_identifiers(opts.query) or not opts.query.strip()
-        pinned = None if by_id else self._rank_page_by_rows(opts, flt, k, names)
+        pinned = self._rank_page_by_rows(opts, flt, k, names, detail=None if by_id else "row")
         if pinned is not None:
             total, hits = pinned
         else:
@@ -326,18 +328,25 @@ class Searcher:
         )
 
     def _rank_page_by_rows(
-        self, opts: SearchOptions, flt: ChunkFilter, k: int, names: dict[str, str], attempts: int = 2
+        self,
+        opts: SearchOptions,
+        flt: ChunkFilter,
+        k: int,
+        names: dict[str, str],
+        attempts: int = 2,
+        detail: Detail | None = "row",
     ) -> tuple[int, list[ChunkHit]] | None:
-        """Rank by row id and read only the page's rows, every query pinned to one version of
-        the chunk table (a commit can move rows, so row ids from two versions cannot be
-        fused or read): (pool size, hits), or None when every attempt failed to read its
-        version (its files removed meanwhile, which a cleanup does an hour after at most)."""
+        """Rank by row id (candidates of ``detail``, as ``rank_chunks`` takes it) and read
+        only the page's rows, every query pinned to one version of the chunk table (a commit
+        can move or delete rows, so row ids from two versions cannot be fused or read):
+        (pool size, hits), or None when every attempt failed to read its version (its files
+        removed meanwhile, which a cleanup does an hour after at most)."""
         for _ in range(attempts):
             version = self.store.chunk_table_version()
             embedded_only = self._needs_embedded_filter(opts, version)
             try:
                 ranking = self.rank_chunks(
-                    opts, flt, k, detail="row", embedded_only=embedded_only, version=version
+                    opts, flt, k, detail=detail, embedded_only=embedded_only, version=version
                 )
                 page = ranking.ranked[opts.offset : opts.offset + opts.limit]
                 hits = self.fetch_hits(page, names, version, folded=ranking.folded)
@@ -361,14 +370,14 @@ class Searcher:
         """Hits for ranked candidates, in rank order (chunks gone meanwhile are left out),
         each with its unit's whole range when other pieces of it were ``folded`` into it.
 
-        Candidates without an id are read by row id in ``version`` of the chunk table, the
-        version they were found in.
+        Candidates are read by row id in ``version`` of the chunk table, the version they
+        were found in (those with an id by id where their row no longer holds them).
         """
         folded = folded or {}
         by_row = [c.row_id for c, _ in ranked if not c.id]
         at_rows = self.store.chunks_at_rows(by_row, version) if by_row else {}
         with_ids = [(c.id, c.row_id) for c, _ in ranked if c.id]
-        by_id = {v.id: v for v in self.store.get_chunks_at(with_ids)} if with_ids else {}
+        by_id = {v.id: v for v in self.store.get_chunks_at(with_ids, version)} if with_ids else {}
         hits: list[ChunkHit] = []
         for c, score in ranked:
             view = by_id.get(c.id) if c.id else at_rows.get(c.row_id)

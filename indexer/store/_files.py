@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import suppress
 from typing import Any
 
 import numpy as np
@@ -290,15 +291,19 @@ class FilesMixin(SymbolsMixin, VocabularyMixin, StoreBase):
             found.update((r["id"], to_stored_chunk(r)) for r in rows(table))
         return [found[i] for i in ids if i in found]
 
-    def get_chunks_at(self, refs: Sequence[tuple[str, int]]) -> list[ChunkView]:
-        """Views of chunks by (id, row id) as search candidates carry them, in the order asked.
+    def get_chunks_at(self, refs: Sequence[tuple[str, int]], version: int | None = None) -> list[ChunkView]:
+        """Views of chunks by (id, row id) as search candidates carry them, in the order asked;
+        read in ``version`` of the chunk table when given (the version they were found in).
 
         Reading by row id skips the id lookup; a row id that no longer holds its chunk
         (the table was compacted or rewritten since) falls back to the lookup by id.
         """
         found: dict[str, ChunkView] = {}
         known = [row_id for _, row_id in refs if row_id >= 0]
-        if known:
+        if known and version is not None:
+            with suppress(OSError, RuntimeError, ValueError):  # that version's files pruned since
+                found.update((v.id, v) for v in self.chunks_at_rows(known, version).values())
+        elif known:
             try:
                 table = self._arrow(CHUNKS, lambda t: t.take_row_ids(known).select(VIEW_COLUMNS).to_arrow())
                 found.update((r["id"], to_chunk_view(r)) for r in rows(table))

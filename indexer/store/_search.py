@@ -456,8 +456,13 @@ class FactsMixin(StoreBase):
         row_ids = sorted({c.row_id for c in candidates if c.row_id >= 0})
         present = set(dataset.schema.names)
         columns = [*_FACT_COLUMNS, *(c for c in _UNIT_COLUMNS if c in present)]
-        taken = dataset._take_rows(row_ids, columns=[*columns, "_rowid"])
-        at_rows = {row: (cid, f) for row, cid, f in _facts_of(taken)}
+        try:
+            taken = dataset._take_rows(row_ids, columns=[*columns, "_rowid"])
+            at_rows = {row: (cid, f) for row, cid, f in _facts_of(taken)}
+        except (OSError, RuntimeError, ValueError):
+            # a row id of another version (Lance 13 refuses deleted rows and fragments
+            # gone): every candidate by its id
+            at_rows = {}
         found: dict[str, ChunkFacts] = {}
         lost: list[Candidate] = []
         for c in candidates:
