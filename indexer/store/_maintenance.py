@@ -305,8 +305,8 @@ class MaintenanceMixin(VersionsMixin, VocabularyMixin, StoreBase):
         8k rows to it (6.2 s of CPU, against 2.6). A table of small fragments only (a first
         index) is optimized by LanceDB, whose compaction rewrites it faster than Lance's
         own with its index remapping (Django, 59k chunks in 21 fragments: 8.4 s against
-        20 s), and its delta segments are merged after; in a child process too when the
-        table has ``CHILD_MIN_ROWS`` rows (unless ``here``)."""
+        20 s), and its delta segments are merged after; in a child process too unless
+        ``here``."""
         dataset = self._own_dataset(name)
         fragments = [f.metadata.physical_rows for f in dataset.get_fragments()]
         log.debug(
@@ -324,9 +324,10 @@ class MaintenanceMixin(VersionsMixin, VocabularyMixin, StoreBase):
                 return
             except (StoreError, OSError, RuntimeError, ValueError, subprocess.SubprocessError):
                 log.warning("optimizing %s in a child failed; optimizing here", name, exc_info=True)
-        if not here and sum(fragments) >= CHILD_MIN_ROWS:
-            # a big table of small fragments (a first index of 50k+ chunks): rewriting it
-            # whole took this process +280 MB for 1 s (the peak of a 107k-chunk first index)
+        if not here:
+            # a big store's table of small fragments (a first index of 50k+ chunks, the
+            # documents): rewriting the chunks whole took this process +280 MB for 1 s (the
+            # peak of a 107k-chunk first index), the documents' +220 MB it kept
             try:
                 _run_job(
                     "optimize_small_table",
