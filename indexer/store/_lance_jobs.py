@@ -1,9 +1,10 @@
 """Index and table maintenance through pylance, run in this process or as a child process.
 
 A child runs this file as a script (``python _lance_jobs.py JOB JSON-ARGS``), so it
-imports Lance only, not lode: a big store's maintenance would otherwise run on the Lance
-runtime the searches use and fill its CPU pool for seconds, where a child is scheduled by
-the OS at the niceness of the thread that starts it (the server's writer). The storage
+imports Lance (and LanceDB for ``optimize_small_table``), not lode: a big store's
+maintenance would otherwise run on the Lance runtime the searches use and fill its CPU
+pool for seconds (and leave the writer the memory it took), where a child is scheduled
+by the OS at the niceness of the thread that starts it (the server's writer). The storage
 options of an index on object storage come on its stdin (a JSON object), never on its
 command line, where every user of the machine could read the keys.
 """
