@@ -174,29 +174,27 @@ def run_child(corpus: Path, db: Path, phase2_seconds: float | None, edits: int) 
 # --------------------------------------------------------------------------- the parent
 
 
-def _rss_kb(pid: int) -> int:
+def _proc_kb(pid: int, file_name: str, field: str) -> int:
+    """The kB figure of ``field`` in ``/proc/PID/FILE_NAME`` (0 when the process is gone)."""
     try:
-        with open(f"/proc/{pid}/status", encoding="ascii") as file:
+        with open(f"/proc/{pid}/{file_name}", encoding="ascii") as file:
             for line in file:
-                if line.startswith("VmRSS:"):
+                if line.startswith(field):
                     return int(line.split()[1])
     except OSError:
         pass
     return 0
+
+
+def _rss_kb(pid: int) -> int:
+    return _proc_kb(pid, "status", "VmRSS:")
 
 
 def _pss_kb(pid: int) -> int:
     """A process's proportional set size: its pages, each shared one divided among the
     processes sharing it (a child between fork and exec shares all of its parent's, which
     its RSS counts a second time)."""
-    try:
-        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as file:
-            for line in file:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
+    return _proc_kb(pid, "smaps_rollup", "Pss:")
 
 
 def _tree(pid: int) -> list[int]:

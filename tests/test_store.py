@@ -343,6 +343,25 @@ def _vector_index(db: Path) -> dict[str, object]:
     return {**dict(index.index_details), "type": str(index.index_type)}
 
 
+def _maintenance_in_children(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every fold and optimize in a child process (as on a big store); the names of the
+    jobs started, as they start."""
+    import subprocess
+
+    from indexer.store import _maintenance
+
+    jobs: list[str] = []
+    real_run = subprocess.run
+
+    def spy(args: list[str], **kwargs: Any) -> Any:
+        jobs.append(args[2])
+        return real_run(args, **kwargs)
+
+    monkeypatch.setattr(_maintenance, "CHILD_MIN_ROWS", 0)
+    monkeypatch.setattr(_maintenance.subprocess, "run", spy)
+    return jobs
+
+
 @pytest.mark.parametrize("in_child", [False, True])
 def test_vector_index_keeps_small_partitions_as_the_table_grows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_child: bool
@@ -352,23 +371,13 @@ def test_vector_index_keeps_small_partitions_as_the_table_grows(
     keeps 8-bit vectors in it (IVF_SQ), and rebuilds an index created an older way. A big
     table's index is built in a child process (its memory never the writer's), the same
     index as one built here."""
-    import subprocess
 
     import lancedb
     from lancedb.index import IvfFlat
 
     from indexer.store import _maintenance
 
-    jobs: list[str] = []
-    if in_child:
-        real_run = subprocess.run
-
-        def spy(args: list[str], **kwargs: Any) -> Any:
-            jobs.append(args[2])
-            return real_run(args, **kwargs)
-
-        monkeypatch.setattr(_maintenance, "CHILD_MIN_ROWS", 0)
-        monkeypatch.setattr(_maintenance.subprocess, "run", spy)
+    jobs = _maintenance_in_children(monkeypatch) if in_child else []
     monkeypatch.setattr(_maintenance, "VECTOR_INDEX_MIN_ROWS", 600)
     monkeypatch.setattr(_maintenance, "VECTOR_PARTITION_ROWS", 64)
     rng = np.random.default_rng(1)
@@ -620,21 +629,10 @@ def test_a_big_table_of_small_fragments_is_optimized_in_a_child(
     """LanceDB's optimize of a big table whose fragments are all small (a first index)
     rewrites it whole: a child process does it (the writer's peak RSS), with the same
     result as in this process: one fragment, every row in every index, the same hits."""
-    import subprocess
 
     import lance
 
-    from indexer.store import _maintenance
-
-    jobs: list[str] = []
-    real_run = subprocess.run
-
-    def spy(args: list[str], **kwargs: Any) -> Any:
-        jobs.append(args[2])
-        return real_run(args, **kwargs)
-
-    monkeypatch.setattr(_maintenance, "CHILD_MIN_ROWS", 0)
-    monkeypatch.setattr(_maintenance.subprocess, "run", spy)
+    jobs = _maintenance_in_children(monkeypatch)
     project = store.add_project("p", "/p")
     for n in range(4):  # a fragment per write
         store.replace_files([_write(project.id, f"f{n}.py", [f"zebra{n} stripe{i}" for i in range(5)], "1")])
