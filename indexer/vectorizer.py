@@ -43,6 +43,9 @@ _WINDOW = 2048
 #: Vectors written together: a write costs about the same for 64 rows as for 256 (~0.4–0.8 s
 #: of CPU on a 60k–110k-row table), CPU the model would otherwise have.
 _WRITE_ROWS = 256
+#: How often a model batch waiting for a big store's optimize (``maintenance_settled``)
+#: checks whether the pass was cancelled.
+_MAINTENANCE_POLL_SECONDS = 0.2
 #: Texts per model call while searches run (``SearchActivity``): ~0.5–1 s of the model on
 #: 2 cores, so phase 2 gives the cores back to searches that often.
 _YIELD_BATCH = 16
@@ -197,6 +200,9 @@ class _Run:
                 todo.setdefault(c.chunk.chunk_hash, []).append(c)
         groups = sorted(todo.values(), key=lambda g: len(g[0].chunk.content))
         for part in model_batches(groups, self.batch_size):
+            while not self.store.maintenance_settled(_MAINTENANCE_POLL_SECONDS):
+                if self.stopped():
+                    return
             if self.stopped():
                 return
             new = _embed(

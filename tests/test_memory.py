@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from indexer.memory import limit_heap_growth
+from indexer.memory import MMAP_THRESHOLD, TRIM_THRESHOLD, child_env, limit_heap_growth
 
 glibc_only = pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt settings are glibc's")
 
@@ -20,7 +20,7 @@ _PATTERN = textwrap.dedent(
     """
     import ctypes, sys
     if sys.argv[1] == "limit":
-        from indexer.memory import limit_heap_growth
+        from indexer.memory import MMAP_THRESHOLD, TRIM_THRESHOLD, child_env, limit_heap_growth
         assert limit_heap_growth()
     libc = ctypes.CDLL(None)
     libc.malloc.restype = ctypes.c_void_p
@@ -49,9 +49,14 @@ _PATTERN = textwrap.dedent(
 )
 
 
-def _rss_before_and_after_free(mode: str) -> tuple[int, int]:
+def _rss_before_and_after_free(mode: str, env: dict[str, str] | None = None) -> tuple[int, int]:
     done = subprocess.run(
-        [sys.executable, "-c", _PATTERN, mode], capture_output=True, text=True, check=True, timeout=60
+        [sys.executable, "-c", _PATTERN, mode],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        env=env,
     )
     before, after = done.stdout.split()
     return int(before), int(after)
@@ -71,3 +76,24 @@ def test_limit_heap_growth_gives_freed_blocks_back_to_the_system() -> None:
 def test_limit_heap_growth_is_applied_once_per_process() -> None:
     assert limit_heap_growth() is True
     assert limit_heap_growth() is True
+
+
+@glibc_only
+def test_a_child_started_with_child_env_gives_freed_blocks_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store's maintenance children take the writer's settings through glibc's variables."""
+    for name in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_ARENA_MAX"):
+        monkeypatch.delenv(name, raising=False)
+    before, after = _rss_before_and_after_free("default", env=child_env())
+    assert before >= 300
+    assert after <= 100
+
+
+def test_child_env_keeps_what_the_user_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    monkeypatch.setenv("LODE_SOMETHING", "kept")
+    env = child_env()
+    assert env["MALLOC_ARENA_MAX"] == "4"
+    assert env["MALLOC_MMAP_THRESHOLD_"] == str(MMAP_THRESHOLD)
+    assert env["MALLOC_TRIM_THRESHOLD_"] == str(TRIM_THRESHOLD)
+    assert env["LODE_SOMETHING"] == "kept"

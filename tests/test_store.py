@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 import threading
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -343,23 +343,32 @@ def _vector_index(db: Path) -> dict[str, object]:
     return {**dict(index.index_details), "type": str(index.index_type)}
 
 
-def _maintenance_in_children(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every fold and optimize in a child process (as on a big store); the names of the
-    jobs started, as they start."""
+@dataclass
+class _Children:
+    """The maintenance jobs started in child processes, and each one's environment."""
+
+    jobs: list[str] = field(default_factory=list)
+    envs: list[dict[str, str]] = field(default_factory=list)
+
+
+def _maintenance_in_children(monkeypatch: pytest.MonkeyPatch) -> _Children:
+    """Every fold and optimize in a child process (as on a big store); the jobs started,
+    as they start."""
     import subprocess
 
     from indexer.store import _maintenance
 
-    jobs: list[str] = []
+    children = _Children()
     real_run = subprocess.run
 
     def spy(args: list[str], **kwargs: Any) -> Any:
-        jobs.append(args[2])
+        children.jobs.append(args[2])
+        children.envs.append(kwargs.get("env") or {})
         return real_run(args, **kwargs)
 
     monkeypatch.setattr(_maintenance, "CHILD_MIN_ROWS", 0)
     monkeypatch.setattr(_maintenance.subprocess, "run", spy)
-    return jobs
+    return children
 
 
 @pytest.mark.parametrize("in_child", [False, True])
@@ -377,7 +386,7 @@ def test_vector_index_keeps_small_partitions_as_the_table_grows(
 
     from indexer.store import _maintenance
 
-    jobs = _maintenance_in_children(monkeypatch) if in_child else []
+    jobs = _maintenance_in_children(monkeypatch).jobs if in_child else []
     monkeypatch.setattr(_maintenance, "VECTOR_INDEX_MIN_ROWS", 600)
     monkeypatch.setattr(_maintenance, "VECTOR_PARTITION_ROWS", 64)
     rng = np.random.default_rng(1)
@@ -632,7 +641,7 @@ def test_a_big_table_of_small_fragments_is_optimized_in_a_child(
 
     import lance
 
-    jobs = _maintenance_in_children(monkeypatch)
+    children = _maintenance_in_children(monkeypatch)
     project = store.add_project("p", "/p")
     for n in range(4):  # a fragment per write
         store.replace_files([_write(project.id, f"f{n}.py", [f"zebra{n} stripe{i}" for i in range(5)], "1")])
@@ -642,7 +651,9 @@ def test_a_big_table_of_small_fragments_is_optimized_in_a_child(
     before = {c.id for c in store.text_candidates("chunks", "stripe1", ChunkFilter(), 10)}
     assert len(before) == 4
     store.optimize()
-    assert "optimize_small_table" in jobs
+    assert "optimize_small_table" in children.jobs
+    # with the writer's allocator settings (``indexer.memory.child_env``)
+    assert all(env.get("MALLOC_ARENA_MAX") == "2" for env in children.envs)
     assert len(lance.dataset(uri).get_fragments()) == 1
     assert store.unindexed_rows() == 0
     assert {c.id for c in store.text_candidates("chunks", "stripe1", ChunkFilter(), 10)} == before

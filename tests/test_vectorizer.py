@@ -76,3 +76,88 @@ def test_phase_two_embeds_each_text_once_in_budgeted_calls(tmp_path: Path) -> No
     assert report.chunks_embedded == 80
     assert embedder.texts_embedded == sum(calls) == 80  # each text once
     assert 16 <= max(calls) <= 16_384 // 550  # ~600 characters each: ~27 a call, not 64
+
+
+def test_phase_two_waits_while_a_big_optimize_runs_in_children(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model's working memory beside a big optimize's child took the writer and its
+    children past 1.5 GB: phase 2 makes no model call while one runs, and goes on after."""
+    import threading
+    import time
+
+    from indexer.store import _maintenance
+    from indexer.vectorizer import embed_backlog
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for n in range(20):
+        (repo / f"m{n}.py").write_text(f"def f_{n}(value):\n    return value + {n}\n")
+    embedder = FakeEmbedder()
+    calls: list[float] = []
+    embed = embedder.embed
+
+    def timed(texts: list[str]) -> object:
+        calls.append(time.monotonic())
+        return embed(texts)
+
+    embedder.embed = timed  # type: ignore[method-assign]
+    lode = Lode(load_config(env={}, overrides={"db": tmp_path / "db"}), embedder=embedder)
+    try:
+        lode.index(repo, name="repo", embed=False)
+        store = lode.store
+        entered, release = threading.Event(), threading.Event()
+        real = _maintenance.MaintenanceMixin._optimize_searched_table
+
+        def held(self: object, name: str, here: bool) -> None:
+            entered.set()
+            assert release.wait(30)
+            real(self, name, here)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(_maintenance, "CHILD_MIN_ROWS", 0)  # a big store: children
+        monkeypatch.setattr(_maintenance.MaintenanceMixin, "_optimize_searched_table", held)
+        optimizing = threading.Thread(target=store.optimize)
+        optimizing.start()
+        assert entered.wait(30)
+        done: list[object] = []
+        phase2 = threading.Thread(target=lambda: done.append(embed_backlog(store, embedder)))
+        phase2.start()
+        time.sleep(1.0)
+        assert calls == []  # waiting for the optimize, not beside it
+        released = time.monotonic()
+        release.set()
+        optimizing.join(60)
+        phase2.join(60)
+        assert done
+        assert calls
+        assert min(calls) >= released
+        assert store.count_chunks(embedded=True) == store.count_chunks() == 20
+    finally:
+        release.set()
+        lode.close()
+
+
+def test_a_cancelled_phase_two_stops_waiting_for_an_optimize(tmp_path: Path) -> None:
+    import threading
+
+    from indexer.vectorizer import embed_backlog
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a.py").write_text("def f(value):\n    return value\n")
+    embedder = FakeEmbedder()
+    lode = Lode(load_config(env={}, overrides={"db": tmp_path / "db"}), embedder=embedder)
+    try:
+        lode.index(repo, name="repo", embed=False)
+        store = lode.store
+        store._maintenance_idle.clear()  # an optimize running in children, as above
+        cancel = threading.Event()
+        threading.Timer(0.5, cancel.set).start()
+        stats = embed_backlog(store, embedder, cancel=cancel)
+        assert embedder.texts_embedded == 0
+        assert stats.embedded == 0
+        store._maintenance_idle.set()
+        embed_backlog(store, embedder)
+        assert store.count_chunks(embedded=True) == 1
+    finally:
+        lode.close()

@@ -116,6 +116,10 @@ class StoreBase:
         #: (``fold_new_rows``).
         self._rows_folded = (0, 0)
         self._last_optimize = time.monotonic()
+        #: Clear while ``optimize`` runs a big store's maintenance in child processes
+        #: (``maintenance_settled``).
+        self._maintenance_idle = threading.Event()
+        self._maintenance_idle.set()
         #: (chunk table version, whether every chunk of it has its vector, when counted).
         self._embedded_version: tuple[int, bool, float] | None = None
         #: True once every scalar and full-text index exists (the vector index comes later).

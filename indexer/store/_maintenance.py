@@ -13,6 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 from indexer.errors import StoreError
+from indexer.memory import child_env
 from indexer.priority import lower_thread_priority, threads_named
 from indexer.store import _lance_jobs
 from indexer.store._access import store_uri
@@ -170,6 +171,7 @@ def _run_job(
     done = subprocess.run(
         [sys.executable, _lance_jobs.__file__, job, json.dumps(args)],
         input=json.dumps(options or {}),
+        env=child_env(),
         capture_output=True,
         text=True,
         check=False,
@@ -346,6 +348,14 @@ class MaintenanceMixin(VersionsMixin, VocabularyMixin, StoreBase):
             # more segments to search until the next optimize merges them
             log.warning("merging the index segments of %s failed", name, exc_info=True)
 
+    def maintenance_settled(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds while ``optimize`` runs a big store's maintenance
+        in child processes; True once none runs. Phase 2 waits here before each model
+        batch: the model's working memory beside such a child (the first optimize of a
+        107k-chunk index rewrites every chunk) took the writer and its children past 1.5
+        GB, and both compete for the same cores anyway."""
+        return self._maintenance_idle.wait(timeout)
+
     def _maintain_here(self) -> bool:
         """Whether index and table maintenance runs in this process: for a chunk table under
         ``CHILD_MIN_ROWS`` rows it takes a fraction of the ~0.5–0.8 s a child process
@@ -357,15 +367,20 @@ class MaintenanceMixin(VersionsMixin, VocabularyMixin, StoreBase):
         and (``cleanup``) prune the versions replaced more than ``access.keep_versions``
         seconds ago (see ``_optimize_searched_table`` and ``prune_versions``)."""
         with self._write_lock:
-            self.ensure_indexes()
             here = self._maintain_here()
-            for name in (CHUNKS, DOCUMENTS, SYMBOLS):
-                self._optimize_searched_table(name, here)
-            for name in (EMBEDDING_CACHE, PROJECTS, TASKS, VOCABULARY, INTENTS):
-                self._t(name).optimize(cleanup_older_than=_NO_CLEANUP)
-            if cleanup:
-                self.prune_versions(timedelta(seconds=self.access.keep_versions))
-                self._versions_pruned = None  # what this optimize replaced waits for its window
+            if not here:
+                self._maintenance_idle.clear()
+            try:
+                self.ensure_indexes()
+                for name in (CHUNKS, DOCUMENTS, SYMBOLS):
+                    self._optimize_searched_table(name, here)
+                for name in (EMBEDDING_CACHE, PROJECTS, TASKS, VOCABULARY, INTENTS):
+                    self._t(name).optimize(cleanup_older_than=_NO_CLEANUP)
+                if cleanup:
+                    self.prune_versions(timedelta(seconds=self.access.keep_versions))
+                    self._versions_pruned = None  # what this optimize replaced waits for its window
+            finally:
+                self._maintenance_idle.set()
             self._rows_written = self._rows_added = self._rows_rewritten = 0
             self._rows_folded = (0, 0)
             self._last_optimize = time.monotonic()

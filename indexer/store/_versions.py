@@ -20,6 +20,7 @@ import time
 from datetime import timedelta
 
 from indexer.config import is_object_store
+from indexer.memory import child_env
 from indexer.store import _lance_jobs
 from indexer.store._base import StoreBase
 from indexer.store._schema import (
@@ -113,6 +114,7 @@ class VersionsMixin(StoreBase):
             args = json.dumps([uris, self.access.keep_versions])
             subprocess.run(
                 [sys.executable, _lance_jobs.__file__, "prune_tables", args],
+                env=child_env(),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
