@@ -136,6 +136,7 @@ def run_child(corpus: Path, db: Path, phase2_seconds: float | None, edits: int) 
             filename=trace, level=logging.INFO, format="%(created).3f %(threadName)s %(name)s %(message)s"
         )
         logging.getLogger("indexer.store").setLevel(logging.DEBUG)  # what each optimize does
+        logging.getLogger("indexer.vectorizer").setLevel(logging.DEBUG)  # heap pages given back
         _watch_peaks(Path(trace).with_name("stacks.log"))
     _emit(out, "load")
     lode = Lode(load_config(overrides={"db": db}))
