@@ -13,34 +13,46 @@ from indexer.memory import MMAP_THRESHOLD, TRIM_THRESHOLD, child_env, limit_heap
 
 glibc_only = pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt settings are glibc's")
 
-# 300 blocks of 1 MiB (as the model's activations or an Arrow batch), each followed by a
-# small block that stays (as a cache entry made meanwhile), then the big ones freed: the
-# MB of RSS before and after the free.
-_PATTERN = textwrap.dedent(
+# What both patterns below share: glibc's malloc, this process's RSS in MB, and ``count``
+# blocks of ``size`` bytes touched, each followed by a 64-byte block that stays (as a cache
+# entry made meanwhile) and so pins the heap between them.
+_HEAP = textwrap.dedent(
     """
-    import ctypes, sys
-    if sys.argv[1] == "limit":
-        from indexer.memory import MMAP_THRESHOLD, TRIM_THRESHOLD, child_env, limit_heap_growth
-        assert limit_heap_growth()
+    import ctypes
     libc = ctypes.CDLL(None)
     libc.malloc.restype = ctypes.c_void_p
     libc.malloc.argtypes = [ctypes.c_size_t]
     libc.free.argtypes = [ctypes.c_void_p]
     libc.memset.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
+    kept = []
 
     def rss():
         with open("/proc/self/status") as status:
             return next(int(l.split()[1]) // 1024 for l in status if l.startswith("VmRSS:"))
 
+    def between_kept(count, size):
+        blocks = []
+        for _ in range(count):
+            block = libc.malloc(size)
+            libc.memset(block, 1, size)
+            blocks.append(block)
+            kept.append(libc.malloc(64))
+        return blocks
+    """
+)
+
+# 300 blocks of 1 MiB (as the model's activations or an Arrow batch) between kept blocks,
+# then the big ones freed: the MB of RSS before and after the free.
+_PATTERN = _HEAP + textwrap.dedent(
+    """
+    import sys
+    if sys.argv[1] == "limit":
+        from indexer.memory import limit_heap_growth
+        assert limit_heap_growth()
     first = libc.malloc(4 << 20)  # a big block freed: glibc's dynamic threshold rises to it
     libc.memset(first, 1, 4 << 20)
     libc.free(first)
-    blocks, kept = [], []
-    for _ in range(300):
-        block = libc.malloc(1 << 20)
-        libc.memset(block, 1, 1 << 20)
-        blocks.append(block)
-        kept.append(libc.malloc(64))
+    blocks = between_kept(300, 1 << 20)
     before = rss()
     for block in blocks:
         libc.free(block)
@@ -99,30 +111,14 @@ def test_child_env_keeps_what_the_user_set(monkeypatch: pytest.MonkeyPatch) -> N
     assert env["LODE_SOMETHING"] == "kept"
 
 
-# 3,000 blocks of 64 KiB (under the mmap threshold: inside the heap), each followed by a
-# small block that stays, then the big ones freed: RSS before the free, after it, and
+# 3,000 blocks of 64 KiB (under the mmap threshold: inside the heap) between kept blocks,
+# then the big ones freed: RSS before the free, after it, and
 # after ``release_free_memory`` (with what it says it released).
-_FRAGMENTS = textwrap.dedent(
+_FRAGMENTS = _HEAP + textwrap.dedent(
     """
-    import ctypes
     from indexer.memory import limit_heap_growth, release_free_memory
     assert limit_heap_growth()
-    libc = ctypes.CDLL(None)
-    libc.malloc.restype = ctypes.c_void_p
-    libc.malloc.argtypes = [ctypes.c_size_t]
-    libc.free.argtypes = [ctypes.c_void_p]
-    libc.memset.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
-
-    def rss():
-        with open("/proc/self/status") as status:
-            return next(int(l.split()[1]) // 1024 for l in status if l.startswith("VmRSS:"))
-
-    blocks, kept = [], []
-    for _ in range(3000):
-        block = libc.malloc(64 << 10)
-        libc.memset(block, 1, 64 << 10)
-        blocks.append(block)
-        kept.append(libc.malloc(64))
+    blocks = between_kept(3000, 64 << 10)
     before = rss()
     for block in blocks:
         libc.free(block)
