@@ -32,6 +32,7 @@ import ctypes
 import functools
 import os
 import sys
+from typing import Any
 
 __all__ = [
     "ARENA_MAX",
@@ -57,18 +58,28 @@ _M_ARENA_MAX = -8
 
 
 @functools.cache
+def _glibc(name: str, *argtypes: Any) -> Any | None:
+    """Function ``name`` of the C library the interpreter runs on, returning an int, or
+    None where it has none (only glibc has ``mallopt`` and ``malloc_trim``)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        function = getattr(ctypes.CDLL(None), name)
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = list(argtypes)
+    function.restype = ctypes.c_int
+    return function
+
+
+@functools.cache
 def limit_heap_growth() -> bool:
     """Set glibc's allocator so freed memory goes back to the system (once per process,
     before the model and the store allocate much: the writer calls it when it takes the
     index); True when glibc took the settings."""
-    if not sys.platform.startswith("linux"):
+    mallopt = _glibc("mallopt", ctypes.c_int, ctypes.c_int)
+    if mallopt is None:
         return False
-    try:
-        mallopt = ctypes.CDLL(None).mallopt  # the C library the interpreter runs on
-    except (OSError, AttributeError):
-        return False
-    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
-    mallopt.restype = ctypes.c_int
     settings = (
         (_M_MMAP_THRESHOLD, MMAP_THRESHOLD),
         (_M_TRIM_THRESHOLD, TRIM_THRESHOLD),
@@ -100,14 +111,9 @@ def release_free_memory() -> int:
     """Give the system back the free pages inside glibc's heaps (``malloc_trim``), which
     the trim threshold cannot reach (it trims only a heap's top); bytes of RSS released
     (0 elsewhere than on glibc)."""
-    if not sys.platform.startswith("linux"):
+    trim = _glibc("malloc_trim", ctypes.c_size_t)
+    if trim is None:
         return 0
-    try:
-        trim = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):
-        return 0
-    trim.argtypes = [ctypes.c_size_t]
-    trim.restype = ctypes.c_int
     before = _rss_bytes()
     trim(0)
     return max(0, before - _rss_bytes())
