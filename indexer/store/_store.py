@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 
 from indexer.errors import ModelMismatchError, StoreError, StoreVersionError
-from indexer.store._access import StoreAccess, open_dataset, store_uri
+from indexer.store._access import StoreAccess, connection_session, open_dataset, store_uri
 from indexer.store._check import CheckMixin
 from indexer.store._content import ContentMixin
 from indexer.store._disk import DiskMixin
@@ -84,8 +84,9 @@ class Store(
         model_id: str,
         dimension: int,
         access: StoreAccess | None = None,
+        session: Any = None,
     ) -> None:
-        super().__init__(path, conn, tables, model_id, dimension, access)
+        super().__init__(path, conn, tables, model_id, dimension, access, session)
         self._init_vocabulary()
 
     def close(self) -> None:
@@ -105,7 +106,7 @@ class Store(
         }
 
 
-def _connect(path: Path | str, access: StoreAccess) -> Any:
+def _connect(path: Path | str, access: StoreAccess, session: Any = None) -> Any:
     os.environ.setdefault("LANCEDB_LOG", "error")
     defer_rest_client()
     import lancedb
@@ -114,6 +115,7 @@ def _connect(path: Path | str, access: StoreAccess) -> Any:
         store_uri(path),
         read_consistency_interval=timedelta(seconds=access.read_consistency),
         storage_options=access.lance_options(),
+        session=session,
     )
 
 
@@ -335,12 +337,13 @@ def open_store(path: Path | str, model_id: str, dimension: int, access: StoreAcc
     try:
         if isinstance(path, Path) and not access.read_only:
             path.mkdir(parents=True, exist_ok=True)
-        conn = _connect(path, access)
+        session = connection_session()
+        conn = _connect(path, access, session)
         meta = _read_meta(conn)
         if access.read_only:
             tables = _open_tables(conn, path, meta, dimension)
             _check_meta(meta, path, model_id, dimension)
-            return Store(path, conn, tables, model_id, dimension, access)
+            return Store(path, conn, tables, model_id, dimension, access, session)
         if meta:
             meta = _migrate(conn, path, meta, access)
             _check_meta(meta, path, model_id, dimension)
@@ -362,4 +365,4 @@ def open_store(path: Path | str, model_id: str, dimension: int, access: StoreAcc
         raise
     except (OSError, RuntimeError, ValueError) as exc:
         raise StoreError(f"cannot open the index at {path}: {exc}") from exc
-    return Store(path, conn, tables, model_id, dimension, access)
+    return Store(path, conn, tables, model_id, dimension, access, session)
