@@ -168,7 +168,7 @@ def run_child(corpus: Path, db: Path, phase2_seconds: float | None, edits: int) 
         "phase2_end",
         embedded=second.chunks_embedded,
         cache_hits=second.embedding_cache_hits,
-        lancedb_cache_mb={k: round(v / 2**20, 1) for k, v in lode.store.cache_bytes().items()},
+        connection_cache_mb=round(lode.store.connection_cache_bytes() / 2**20, 1),
     )
     _emit(out, "disk", label="after_phase2", **_disk(lode))
     _emit(out, "edits")

@@ -848,45 +848,40 @@ def test_only_a_process_that_searches_loads_the_indexes_after_an_optimize(
     assert len(calls) == 2
 
 
-def _cache_after_cycles(tmp_path: Path, cycles: int) -> dict[str, int]:
-    """The store's cache bytes after ``cycles`` of write, optimize and search (a watched,
-    searched project: each cycle makes new table versions and new index files)."""
+def _cache_after_cycles(tmp_path: Path, cycles: int) -> int:
+    """The bytes the store's LanceDB connection caches after ``cycles`` of write, optimize
+    and search (a watched, searched project: each cycle makes new table versions and new
+    index files)."""
     embedder = FakeEmbedder()
     store = open_store(tmp_path / "db", embedder.model_id, embedder.dimension)
     try:
         project = store.add_project("p", "/p")
-        store.prewarm()  # a server: each optimize loads the new indexes into the readers
+        store.prewarm()  # a server
         for n in range(cycles):
             texts = [f"zebra{n} stripe{i} alpha beta" for i in range(30)]
             store.replace_files([_write(project.id, f"f{n}.py", texts, "1")])
             store.optimize()
             assert store.text_candidates("chunks", f"zebra{n}", ChunkFilter(), 10)
-        return store.cache_bytes()
+        return store.connection_cache_bytes()
     finally:
         store.close()
 
 
-def test_the_stores_caches_stay_within_their_bounds_as_versions_accumulate(
+def test_the_connections_caches_stay_within_their_bounds_as_versions_accumulate(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """LanceDB's caches keep every table version's metadata and every index they opened:
-    with its default bounds (GiBs) a store written, optimized and searched in cycles holds
-    more after each; the store's connection and its readers cap theirs."""
+    """LanceDB's connection caches every table version's metadata and every index it
+    opened for as long as the store is open: with its default bounds (GiBs) a store
+    written, optimized and searched in cycles holds more after each; the store caps it."""
     from indexer.store import _access
 
-    def bounds(size: int) -> None:
-        for name in ("CONNECTION_CACHE_BYTES", "READER_INDEX_CACHE_BYTES", "READER_METADATA_CACHE_BYTES"):
-            monkeypatch.setattr(_access, name, size)
-
-    bounds(1 << 30)  # LanceDB's defaults are larger still
+    monkeypatch.setattr(_access, "CONNECTION_CACHE_BYTES", 1 << 30)  # LanceDB's are larger still
     unbounded = _cache_after_cycles(tmp_path / "unbounded", 12)
-    bounds(256 << 10)
+    monkeypatch.setattr(_access, "CONNECTION_CACHE_BYTES", 256 << 10)
     bounded = _cache_after_cycles(tmp_path / "bounded", 12)
-    assert unbounded["connection"] > 4 << 20
-    assert unbounded["readers"] > 1 << 20
-    # two caches each (index data, metadata), which evict a little after passing a bound
-    assert 0 < bounded["connection"] <= 3 * (256 << 10)
-    assert 0 < bounded["readers"] <= 3 * (256 << 10)
+    assert unbounded > 4 << 20
+    # two caches (index data, metadata), which evict a little after passing their bound
+    assert 0 < bounded <= 3 * (256 << 10)
 
 
 def test_a_row_without_a_view_cell_is_read_from_its_columns(tmp_path: Path) -> None:

@@ -7,11 +7,12 @@ same storage options by every path that reads or writes it: LanceDB's connection
 pylance readers of the searches, the maintenance children (``_lance_jobs``, which get
 them on stdin, never on their command line) and the migrations.
 
-Both ways in keep caches (a LanceDB ``Session``: opened index data and table metadata),
-bounded here: with LanceDB's defaults (6 GiB of index data, 1 GiB of metadata) they kept
-every version's entries, and each write and optimize makes new ones, so a writer's
-connection grew ~4 MB a minute through phase 2 (its working set: ~10 MB; see
-docs/performance.md, "Memory and disk").
+LanceDB's connection keeps caches (a ``Session``: opened index data, table metadata) for
+as long as the store is open, bounded here: with LanceDB's defaults (6 GiB of index data,
+1 GiB of metadata) it kept every version's entries, and each write and optimize makes new
+ones, so a writer's connection grew ~4 MB a minute through phase 2 (its working set:
+~10 MB; see docs/performance.md, "Memory and disk"). The search readers start afresh
+after each optimize (``Store.optimize``), their caches with them.
 """
 
 from __future__ import annotations
@@ -26,14 +27,10 @@ from indexer.errors import ReadOnlyError
 
 __all__ = [
     "CONNECTION_CACHE_BYTES",
-    "READER_INDEX_CACHE_BYTES",
-    "READER_METADATA_CACHE_BYTES",
     "StoreAccess",
     "connection_session",
     "open_dataset",
-    "reader_session",
     "refuse_writes",
-    "session_bytes",
     "store_uri",
 ]
 
@@ -41,11 +38,6 @@ __all__ = [
 #: writes, and the reads made through LanceDB (content search, file and evidence reads)
 #: hold ~50 MB together on a 115k-chunk store, at no measured cost when capped here.
 CONNECTION_CACHE_BYTES = 32 << 20
-#: Index data the search readers (pylance) of one store share: ~66 MB after 200 searches
-#: of every kind on a 115k-chunk store.
-READER_INDEX_CACHE_BYTES = 256 << 20
-#: Table metadata (manifests, fragment and file metadata) the search readers share.
-READER_METADATA_CACHE_BYTES = 64 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,31 +73,12 @@ def connection_session() -> Any:
     )
 
 
-def reader_session() -> Any:
-    """Bounded caches the pylance readers of one store share."""
+def open_dataset(uri: str, access: StoreAccess, version: int | None = None) -> Any:
+    """A table opened by pylance (as of ``version``, or its newest)."""
     os.environ.setdefault("LANCE_LOG", "error")
     import lance
 
-    return lance.Session(  # type: ignore[attr-defined]  # re-exported from its compiled module
-        index_cache_size_bytes=READER_INDEX_CACHE_BYTES,
-        metadata_cache_size_bytes=READER_METADATA_CACHE_BYTES,
-    )
-
-
-def session_bytes(session: Any) -> int:
-    """Bytes a LanceDB or pylance session's caches hold (LanceDB's gives a property,
-    pylance's a method)."""
-    size = session.size_bytes
-    return int(size() if callable(size) else size)
-
-
-def open_dataset(uri: str, access: StoreAccess, version: int | None = None, session: Any = None) -> Any:
-    """A table opened by pylance (as of ``version``, or its newest), keeping its caches in
-    ``session`` (one of its own when None)."""
-    os.environ.setdefault("LANCE_LOG", "error")
-    import lance
-
-    return lance.dataset(uri, version=version, storage_options=access.lance_options(), session=session)
+    return lance.dataset(uri, version=version, storage_options=access.lance_options())
 
 
 class _RefusingLock:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from indexer.store._access import StoreAccess, open_dataset, reader_session, refuse_writes, session_bytes
+from indexer.store._access import StoreAccess, open_dataset, refuse_writes
 from indexer.store._lance_jobs import is_vector_index
 from indexer.store._reader import TableReader
 from indexer.store._schema import CHUNKS, PROJECTS
@@ -138,8 +138,6 @@ class StoreBase:
         #: pylance readers of the tables searches read (opened on first use).
         self._readers: dict[str, TableReader] = {}
         self._readers_lock = threading.Lock()
-        #: The bounded caches the readers share (``reader_session``; made with the first).
-        self._reader_session: Any = None
         #: Set by the first ``prewarm``: this process answers searches, so each optimize
         #: loads the new indexes again (a process that only indexes, ``lode index`` or
         #: ``lode watch``, never searches: ~160 MB for 115k chunks it would hold for nothing).
@@ -193,17 +191,13 @@ class StoreBase:
         with self._readers_lock:
             reader = self._readers.get(name)
             if reader is None:
-                if self._reader_session is None:
-                    self._reader_session = reader_session()
-                reader = TableReader(self._t(name).uri, self.access, self._reader_session)
-                self._readers[name] = reader
+                reader = self._readers[name] = TableReader(self._t(name).uri, self.access)
             return reader
 
-    def cache_bytes(self) -> dict[str, int]:
-        """Bytes LanceDB's caches of this process hold for the store: its connection's
-        (``connection``) and its search readers' (``readers``)."""
-        sessions = {"connection": self._session, "readers": self._reader_session}
-        return {name: 0 if s is None else session_bytes(s) for name, s in sessions.items()}
+    def connection_cache_bytes(self) -> int:
+        """Bytes the caches of the store's LanceDB connection hold (its index data and
+        table metadata; 0 when it has LanceDB's own session)."""
+        return 0 if self._session is None else int(self._session.size_bytes)
 
     def _dataset(self, name: str, version: int | None = None) -> Any:
         """Table ``name`` as of ``version`` (its newest when None), for one read."""

@@ -28,14 +28,12 @@ class TableReader:
 
     ``at(version)`` is the table as of that version (queries on it see exactly the rows
     that version has, so row ids found in one query can be read by the next); checkouts
-    share one session (``session``, or one of the table's own), so index pages cached by
-    one version serve the next.
+    share one session, so index pages cached by one version serve the next.
     """
 
-    def __init__(self, uri: str, access: StoreAccess | None = None, session: Any = None) -> None:
+    def __init__(self, uri: str, access: StoreAccess | None = None) -> None:
         self.uri = uri
         self.access = access or StoreAccess()
-        self.session = session
         self._lock = threading.Lock()
         self._newest: Any = None
         #: (newest version seen, when it was asked: ``time.monotonic()``).
@@ -44,7 +42,7 @@ class TableReader:
     def _open(self) -> Any:
         with self._lock:
             if self._newest is None:
-                self._newest = open_dataset(self.uri, self.access, session=self.session)
+                self._newest = open_dataset(self.uri, self.access)
             return self._newest
 
     def latest_version(self) -> int:
