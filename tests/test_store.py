@@ -873,11 +873,11 @@ def test_the_connections_caches_stay_within_their_bounds_as_versions_accumulate(
     """LanceDB's connection caches every table version's metadata and every index it
     opened for as long as the store is open: with its default bounds (GiBs) a store
     written, optimized and searched in cycles holds more after each; the store caps it."""
-    from indexer.store import _access
+    from indexer.store import _store
 
-    monkeypatch.setattr(_access, "CONNECTION_CACHE_BYTES", 1 << 30)  # LanceDB's are larger still
+    monkeypatch.setattr(_store, "CONNECTION_CACHE_BYTES", 1 << 30)  # LanceDB's are larger still
     unbounded = _cache_after_cycles(tmp_path / "unbounded", 12)
-    monkeypatch.setattr(_access, "CONNECTION_CACHE_BYTES", 256 << 10)
+    monkeypatch.setattr(_store, "CONNECTION_CACHE_BYTES", 256 << 10)
     bounded = _cache_after_cycles(tmp_path / "bounded", 12)
     assert unbounded > 4 << 20
     # two caches (index data, metadata), which evict a little after passing their bound

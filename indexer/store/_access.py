@@ -6,13 +6,6 @@ newest commit). An index on object storage (``s3://bucket/prefix``) is opened wi
 same storage options by every path that reads or writes it: LanceDB's connection, the
 pylance readers of the searches, the maintenance children (``_lance_jobs``, which get
 them on stdin, never on their command line) and the migrations.
-
-LanceDB's connection keeps caches (a ``Session``: opened index data, table metadata) for
-as long as the store is open, bounded here: with LanceDB's defaults (6 GiB of index data,
-1 GiB of metadata) it kept every version's entries, and each write and optimize makes new
-ones, so a writer's connection grew ~4 MB a minute through phase 2 (its working set:
-~10 MB; see docs/performance.md, "Memory and disk"). The search readers start afresh
-after each optimize (``Store.optimize``), their caches with them.
 """
 
 from __future__ import annotations
@@ -25,19 +18,7 @@ from typing import Any
 
 from indexer.errors import ReadOnlyError
 
-__all__ = [
-    "CONNECTION_CACHE_BYTES",
-    "StoreAccess",
-    "connection_session",
-    "open_dataset",
-    "refuse_writes",
-    "store_uri",
-]
-
-#: Each of the two caches (index data, metadata) of the store's LanceDB connection: its
-#: writes, and the reads made through LanceDB (content search, file and evidence reads)
-#: hold ~50 MB together on a 115k-chunk store, at no measured cost when capped here.
-CONNECTION_CACHE_BYTES = 32 << 20
+__all__ = ["StoreAccess", "open_dataset", "refuse_writes", "store_uri"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,15 +43,6 @@ class StoreAccess:
 def store_uri(path: Path | str) -> str:
     """The location LanceDB and Lance open: a folder's path, or the object-storage URI."""
     return str(path)
-
-
-def connection_session() -> Any:
-    """Bounded caches for one LanceDB connection (``CONNECTION_CACHE_BYTES`` each)."""
-    import lancedb
-
-    return lancedb.Session(
-        index_cache_size_bytes=CONNECTION_CACHE_BYTES, metadata_cache_size_bytes=CONNECTION_CACHE_BYTES
-    )
 
 
 def open_dataset(uri: str, access: StoreAccess, version: int | None = None) -> Any:

@@ -1,4 +1,12 @@
-"""Opening the store: the connection, its tables, and the model/schema check."""
+"""Opening the store: the connection, its tables, and the model/schema check.
+
+LanceDB's connection keeps caches (a ``Session``: opened index data, table metadata) for
+as long as the store is open, bounded here: with LanceDB's defaults (6 GiB of index data,
+1 GiB of metadata) it kept every version's entries, and each write and optimize makes new
+ones, so a writer's connection grew ~4 MB a minute through phase 2 (its working set:
+~10 MB; see docs/performance.md, "Memory and disk"). The search readers (pylance) start
+afresh after each optimize (``Store.optimize``), their caches with them.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +19,7 @@ from typing import Any
 import pyarrow as pa
 
 from indexer.errors import ModelMismatchError, StoreError, StoreVersionError
-from indexer.store._access import StoreAccess, connection_session, open_dataset, store_uri
+from indexer.store._access import StoreAccess, open_dataset, store_uri
 from indexer.store._check import CheckMixin
 from indexer.store._content import ContentMixin
 from indexer.store._disk import DiskMixin
@@ -53,6 +61,11 @@ from indexer.store._vocabulary import VocabularyMixin
 __all__ = ["Store", "open_store", "read_store_info"]
 
 log = logging.getLogger(__name__)
+
+#: Each of the two caches (index data, metadata) of the store's LanceDB connection: its
+#: writes and the reads made through LanceDB (content search, file and evidence reads)
+#: hold ~50 MB together on a 115k-chunk store unbounded, at no measured cost bounded here.
+CONNECTION_CACHE_BYTES = 32 << 20
 
 #: Columns schema 3 added to ``code_chunks`` (name → SQL type).
 _UNIT_COLUMNS = {"unit_start_line": "INT", "unit_end_line": "INT", "signature": "STRING"}
@@ -106,12 +119,24 @@ class Store(
         }
 
 
-def _connect(path: Path | str, access: StoreAccess, session: Any = None) -> Any:
+def _lancedb() -> Any:
+    """The lancedb module, imported without its REST client's modules, its log quiet."""
     os.environ.setdefault("LANCEDB_LOG", "error")
     defer_rest_client()
     import lancedb
 
-    return lancedb.connect(
+    return lancedb
+
+
+def _connection_session() -> Any:
+    """Bounded caches for the store's LanceDB connection (``CONNECTION_CACHE_BYTES`` each)."""
+    return _lancedb().Session(
+        index_cache_size_bytes=CONNECTION_CACHE_BYTES, metadata_cache_size_bytes=CONNECTION_CACHE_BYTES
+    )
+
+
+def _connect(path: Path | str, access: StoreAccess, session: Any = None) -> Any:
+    return _lancedb().connect(
         store_uri(path),
         read_consistency_interval=timedelta(seconds=access.read_consistency),
         storage_options=access.lance_options(),
@@ -337,7 +362,7 @@ def open_store(path: Path | str, model_id: str, dimension: int, access: StoreAcc
     try:
         if isinstance(path, Path) and not access.read_only:
             path.mkdir(parents=True, exist_ok=True)
-        session = connection_session()
+        session = _connection_session()
         conn = _connect(path, access, session)
         meta = _read_meta(conn)
         if access.read_only:
