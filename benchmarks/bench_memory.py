@@ -127,6 +127,62 @@ def _watch_peaks(path: Path, poll: float = 0.02) -> None:
     threading.Thread(target=run, name="peak-watch", daemon=True).start()
 
 
+def _watch_heap(path: Path, every: float = 0.5) -> None:
+    """Write this process's resident memory by kind (``/proc/self/status``: anonymous,
+    file-backed) and glibc's heap figures (``mallinfo2``: bytes in use, free but kept,
+    mapped on their own) to ``path`` as JSON lines: whether a step in RSS is memory
+    allocated, memory glibc keeps, or memory outside ``malloc``."""
+    import ctypes
+
+    class _MallInfo2(ctypes.Structure):
+        _fields_ = [
+            (name, ctypes.c_size_t)
+            for name in (
+                "arena",
+                "ordblks",
+                "smblks",
+                "hblks",
+                "hblkhd",
+                "usmblks",
+                "fsmblks",
+                "uordblks",
+                "fordblks",
+                "keepcost",
+            )
+        ]
+
+    try:
+        mallinfo2 = ctypes.CDLL(None).mallinfo2
+    except (OSError, AttributeError):
+        return
+    mallinfo2.restype = _MallInfo2
+
+    def status() -> dict[str, int]:
+        with open("/proc/self/status", encoding="ascii") as lines:
+            fields = (line.split() for line in lines)
+            return {
+                f[0].rstrip(":"): int(f[1]) // 1024
+                for f in fields
+                if f[0] in ("VmRSS:", "RssAnon:", "RssFile:")
+            }
+
+    def run() -> None:
+        while True:
+            info = mallinfo2()
+            row = {
+                "t": round(time.time(), 2),
+                **status(),
+                "heap_in_use": info.uordblks >> 20,
+                "heap_free": info.fordblks >> 20,
+                "mapped": info.hblkhd >> 20,
+            }
+            with path.open("a", encoding="utf-8") as out:
+                out.write(json.dumps(row) + "\n")
+            time.sleep(every)
+
+    threading.Thread(target=run, name="heap-watch", daemon=True).start()
+
+
 def run_child(corpus: Path, db: Path, phase2_seconds: float | None, edits: int) -> None:
     """Index ``corpus`` into ``db`` as the benchmark measures it, reporting on stdout."""
     from indexer.api import Lode
@@ -144,6 +200,7 @@ def run_child(corpus: Path, db: Path, phase2_seconds: float | None, edits: int) 
         logging.getLogger("indexer.store").setLevel(logging.DEBUG)  # what each optimize does
         logging.getLogger("indexer.vectorizer").setLevel(logging.DEBUG)  # heap pages given back
         _watch_peaks(Path(trace).with_name("stacks.log"))
+        _watch_heap(Path(trace).with_name("heap.jsonl"))
     _emit(out, "load")
     lode = Lode(load_config(overrides={"db": db}))
     lode.hold_writer()  # as `lode index` does before it loads the model
@@ -401,7 +458,10 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the work folder (printed)")
     parser.add_argument("--phase2-seconds", type=float, help="stop phase 2 after this long (quick: 150)")
     parser.add_argument(
-        "--trace", type=Path, help="write every RSS sample and lode's log (timestamped) to this folder"
+        "--trace",
+        type=Path,
+        help="write every RSS sample, lode's log (timestamped), the stacks at each new peak and "
+        "the heap's figures every 0.5 s to this folder",
     )
     args = parser.parse_args()
     profile = "full" if args.full else "quick"
