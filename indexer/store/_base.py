@@ -91,7 +91,7 @@ class StoreBase:
     ) -> None:
         self.path = path
         self._conn = conn
-        #: The bounded caches of ``conn`` (``connection_session``; None: LanceDB's own).
+        #: The bounded caches of ``conn`` (``open_store`` gives them; None: LanceDB's own).
         self._session = session
         self._tables = tables
         self.model_id = model_id
