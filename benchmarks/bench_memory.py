@@ -157,21 +157,15 @@ def _watch_heap(path: Path, every: float = 0.5) -> None:
         return
     mallinfo2.restype = _MallInfo2
 
-    def status() -> dict[str, int]:
-        with open("/proc/self/status", encoding="ascii") as lines:
-            fields = (line.split() for line in lines)
-            return {
-                f[0].rstrip(":"): int(f[1]) // 1024
-                for f in fields
-                if f[0] in ("VmRSS:", "RssAnon:", "RssFile:")
-            }
-
     def run() -> None:
         while True:
             info = mallinfo2()
             row = {
                 "t": round(time.time(), 2),
-                **status(),
+                **{
+                    k: _proc_kb(os.getpid(), "status", f"{k}:") // 1024
+                    for k in ("VmRSS", "RssAnon", "RssFile")
+                },
                 "heap_in_use": info.uordblks >> 20,
                 "heap_free": info.fordblks >> 20,
                 "mapped": info.hblkhd >> 20,
