@@ -28,6 +28,7 @@ from indexer.embed import (
     model_dir,
 )
 from indexer.errors import (
+    ConflictError,
     LodeError,
     ModelMismatchError,
     NotFoundError,
@@ -35,8 +36,9 @@ from indexer.errors import (
     ReadOnlyError,
     StoreError,
 )
+from indexer.index_users import index_users
 from indexer.memory import limit_heap_growth
-from indexer.models import LIVE_STATUSES, IndexReport, Project, StoreCheck, Task
+from indexer.models import LIVE_STATUSES, IndexReport, Project, StoreCheck, Task, UpgradeReport
 from indexer.outline import Outline, OutlineCache
 from indexer.pipeline import ProgressCallback, index_project
 from indexer.search import Searcher, SearchOptions, SearchResponse
@@ -51,7 +53,15 @@ from indexer.search.content import (
     document_data,
     document_text,
 )
-from indexer.store import Store, StoreAccess, open_store, read_store_info
+from indexer.store import (
+    SCHEMA_VERSION,
+    Store,
+    StoreAccess,
+    needs_upgrade,
+    open_store,
+    read_store_info,
+    upgrade_due,
+)
 from indexer.symbols import (
     ReferenceQuery,
     References,
@@ -113,6 +123,19 @@ def relative_paths(paths: Sequence[str], field: str = "paths") -> tuple[str, ...
     return tuple(out)
 
 
+def refuse_index_users(db: Path | str) -> None:
+    """A ``ConflictError`` naming the other lode processes that use the index ``db``, if
+    any: a migration under them would let an older lode write rows without the new columns."""
+    users = index_users(db)
+    if users:
+        named = "; ".join(u.describe() for u in users[:3])
+        more = f" and {len(users) - 3} more" if len(users) > 3 else ""
+        raise ConflictError(
+            f"the index at {db} needs an upgrade, and other lode processes use it ({named}{more}): "
+            "stop them first (an older lode would go on writing rows without the new columns)"
+        )
+
+
 def store_access(config: LodeConfig, writer: bool = False) -> StoreAccess:
     """How a process opens the index of ``config``: a reader (``read_only``) never writes
     and sees commits within ``read_consistency_seconds``; on object storage, a process
@@ -158,6 +181,8 @@ class Lode:
         self._searcher: Searcher | None = None
         #: Searches in flight: an index writer given this yields the cores to them.
         self.activity = SearchActivity()
+        #: The schema version this process upgraded the index from (None: it did not).
+        self.upgraded_from: int | None = None
 
     # ---- lifecycle ------------------------------------------------------------------
     @property
@@ -174,23 +199,43 @@ class Lode:
         """The index, opened on first use (from its own model record when it exists, so
         opening it does not load the model)."""
         if self._store is None:
-            access = self.access
-            info = read_store_info(self.config.db, access)
+            info = read_store_info(self.config.db, self.access)
             if info:
                 expected = self._embedder.model_id if self._embedder is not None else self.config.embed.model
                 if info.get("model_id") != expected:
                     self._check_model_before_loading()
-                store = open_store(self.config.db, info["model_id"], int(info["dimension"]), access)
+                store = self._open_store(info["model_id"], int(info["dimension"]), info)
             elif self._embedder is None and (dimension := model_dimension(self.config.embed)) is not None:
                 # a new index of the configured model: its files say its dimension (a
                 # server starts in a moment, and stops as fast, instead of loading torch)
-                store = open_store(self.config.db, self.config.embed.model, dimension, access)
+                store = self._open_store(self.config.embed.model, dimension, info)
             else:
-                store = open_store(self.config.db, self.embedder.model_id, self.embedder.dimension, access)
+                store = self._open_store(self.embedder.model_id, self.embedder.dimension, info)
             with self._lock:
                 if self._store is None:
                     self._store = store
         return self._store
+
+    def _open_store(self, model_id: str, dimension: int, info: dict[str, str]) -> Store:
+        """The index as this process may use it: its writer (holding the claim) upgrades an
+        older schema first, unless another lode process uses the index (an older lode
+        keeps no claim: ``indexer.index_users``); any other process gets the one line
+        saying how to upgrade, and writes nothing."""
+        access = self.access
+        upgrade = self.writer.held and not access.read_only
+        migrating = upgrade and needs_upgrade(info)
+        if migrating:
+            refuse_index_users(self.config.db)
+            log.warning(
+                "upgrading the index at %s from schema %s to %s",
+                self.config.db,
+                info.get("schema_version"),
+                SCHEMA_VERSION,
+            )
+        store = open_store(self.config.db, model_id, dimension, access, upgrade=upgrade)
+        if migrating:
+            self.upgraded_from = int(info["schema_version"])
+        return store
 
     @property
     def access(self) -> StoreAccess:
@@ -219,12 +264,11 @@ class Lode:
         """The store without loading the model (None when no index exists yet)."""
         if self._store is not None:
             return self._store
-        access = self.access
-        info = read_store_info(self.config.db, access)
+        info = read_store_info(self.config.db, self.access)
         if not info:
             return None
         try:
-            store = open_store(self.config.db, info["model_id"], int(info["dimension"]), access)
+            store = self._open_store(info["model_id"], int(info["dimension"]), info)
         except KeyError as exc:
             raise StoreError(f"the index at {self.config.db} has no model record") from exc
         with self._lock:
@@ -251,9 +295,11 @@ class Lode:
         # the writer indexes: freed memory goes back to the system, so a long phase 2
         # stays flat (``indexer.memory``)
         limit_heap_growth()
-        if self._store is not None and self._store.access.read_only:
-            # opened read-only before the claim (an index on object storage): open it again
-            # as its writer
+        if self._store is not None and (
+            self._store.access.read_only or upgrade_due(read_store_info(self.config.db, self.access))
+        ):
+            # opened before the claim read-only (an index on object storage), or without the
+            # upgrade only its writer makes: open it again as its writer
             self._close_store()
 
     def _close_store(self) -> None:
@@ -325,9 +371,11 @@ class Lode:
         progress: ProgressCallback | None = None,
         cancel: threading.Event | None = None,
     ) -> IndexReport:
-        """Register ``path`` if needed and bring its index (or only ``paths`` in it) up to date."""
+        """Register ``path`` if needed and bring its index (or only ``paths`` in it) up to
+        date; when this call upgraded the index, the other projects' files an older lode
+        chunked are chunked again too (their symbols and roles), not at their next run."""
         project = self.register(path, name, force=force)
-        return index_project(
+        report = index_project(
             self.store,
             self.lazy_embedder,
             project,
@@ -338,6 +386,55 @@ class Lode:
             progress=progress,
             cancel=cancel,
         )
+        if self.upgraded_from is not None:
+            self.rechunk_outdated(progress=progress, cancel=cancel)
+        return report
+
+    def upgrade(
+        self, *, progress: ProgressCallback | None = None, cancel: threading.Event | None = None
+    ) -> UpgradeReport:
+        """Bring the index to this lode's schema (``lode upgrade``): take the writer's claim,
+        refuse while another lode process uses the index, migrate, and chunk again every
+        file an older lode chunked (symbols and roles), so nothing waits for a later run.
+        Vectors made for texts no longer known are embedded again by the next phase 2
+        (``lode serve``, ``lode index``); they answer searches until then."""
+        info = read_store_info(self.config.db, self.access)
+        if not info:
+            raise NotFoundError(f"no index at {self.config.db}")
+        self.hold_writer("lode upgrade")
+        store = self.store
+        rechunked = self.rechunk_outdated(progress=progress, cancel=cancel)
+        return UpgradeReport(
+            db=str(self.config.db),
+            from_version=self.upgraded_from or int(info.get("schema_version", "0")),
+            to_version=SCHEMA_VERSION,
+            files_rechunked=rechunked,
+            files_awaiting_rechunk=store.count_outdated_files(),
+            vectors_outdated=store.stats()["vectors_outdated"],
+        )
+
+    def rechunk_outdated(
+        self, *, progress: ProgressCallback | None = None, cancel: threading.Event | None = None
+    ) -> int:
+        """Chunk again, in every project, the files an older lode chunked (phase 1 only);
+        how many were. A project whose folder cannot be read keeps them (logged)."""
+        self.hold_writer()
+        store = self.store
+        done = 0
+        for project in store.list_projects():
+            paths = store.outdated_files(project.id)
+            if not paths:
+                continue
+            try:
+                report = index_project(
+                    store, self.lazy_embedder, project, self.config, paths=paths, embed=False,
+                    progress=progress, cancel=cancel,
+                )  # fmt: skip
+            except LodeError as exc:
+                log.warning("%s: its files are chunked again at its next index (%s)", project.name, exc)
+                continue
+            done += report.files_indexed
+        return done
 
     def check(self) -> StoreCheck:
         """Verify the index on disk (``lode check``); never loads the model."""
@@ -361,6 +458,7 @@ class Lode:
                 "files": store.count_documents(p.id),
                 "chunks": store.count_chunks(p.id),
                 "semantic_coverage": round(store.semantic_coverage(p.id), 4),
+                "files_awaiting_rechunk": store.count_outdated_files(p.id),
                 "failed_files": sum(1 for e in errors if e["project_id"] == p.id),
                 "last_indexed_at": p.last_indexed_at.isoformat() if p.last_indexed_at else None,
             }

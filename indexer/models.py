@@ -374,7 +374,8 @@ class StoreProblem:
 
     kind: str
     """What is wrong: ``unreadable``, ``index``, ``duplicate``, ``orphan``, ``missing``,
-    ``stale``, ``unembedded``, ``hash``, ``vector``."""
+    ``stale``, ``unembedded``, ``hash``, ``vector``, ``columns``; or, for work still to do,
+    ``rechunk``, ``reembed``."""
     table: str
     """The table it is in."""
     detail: str
@@ -395,8 +396,29 @@ class StoreCheck:
     """Each index and whether it answered (``ok`` or the error)."""
     seconds: float
     """How long the check took."""
+    pending: tuple[StoreProblem, ...] = ()
+    """Work the index's writer still has to do, not damage: files to chunk again and
+    vectors to make again after an upgrade."""
 
     @property
     def ok(self) -> bool:
         """True when nothing is wrong."""
         return not self.problems
+
+
+@dataclass(frozen=True, slots=True)
+class UpgradeReport:
+    """What ``lode upgrade`` did to an index."""
+
+    db: str
+    """The index."""
+    from_version: int
+    """Its schema version before."""
+    to_version: int
+    """Its schema version now (this lode's)."""
+    files_rechunked: int
+    """Files an older lode chunked, chunked again (their symbols and roles)."""
+    files_awaiting_rechunk: int
+    """Files still to chunk again (a project folder that could not be read)."""
+    vectors_outdated: int
+    """Vectors made for a text no longer known: the next phase 2 makes them again."""

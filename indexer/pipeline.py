@@ -262,7 +262,7 @@ class _FileWriter:
         elif prepared.write is not None:
             write = prepared.write
             self.all_new = self.all_new and old is None
-            self.pending.append((write, [c.chunk.chunk_hash for c in write.chunks]))
+            self.pending.append((write, [c.text_hash for c in write.chunks]))
             self.pending_chunks += len(write.chunks)
             self.failed_ok.append(entry.rel_path)
         if len(self.pending) >= _BATCH_FILES or self.pending_chunks >= _BATCH_CHUNKS:
@@ -332,7 +332,8 @@ def _job(
 
 
 def _with_vectors(write: FileWrite, cached: dict[str, np.ndarray]) -> FileWrite:
+    """``write`` with the cached vectors of its chunks' embedding texts."""
     if not cached:
         return write
-    chunks = [replace(c, vector=cached.get(c.chunk.chunk_hash)) for c in write.chunks]
+    chunks = [replace(c, vector=cached.get(c.text_hash)) for c in write.chunks]
     return replace(write, chunks=chunks)

@@ -21,7 +21,7 @@ from typing import Literal
 
 import blake3
 
-from indexer.chunker import CHUNKER_VERSION, chunk_file, estimate_tokens
+from indexer.chunker import CHUNKER_VERSION, chunk_file, embedding_input, estimate_tokens
 from indexer.config import ChunkerConfig
 from indexer.containment import ContainedRead, read_contained
 from indexer.ids import document_id, uuid7
@@ -133,6 +133,7 @@ def _file_write(job: FileJob, data: bytes, digest: str, chunked: ChunkedFile) ->
                 chunk=c,
                 search_text=chunk_search_text(job.rel_path, c),
                 role=chunk_role(role, c.language, c.node_type, c.content, c.scope_path, test_modules),
+                text_hash=embedding_input(job.rel_path, c)[1],
             )
             for c in chunked.chunks
         ],

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from indexer.activity import SearchActivity
-from indexer.chunker import embedding_text
+from indexer.chunker import embedding_input
 from indexer.embed import Embedder, embed_on_one_thread
 from indexer.memory import release_free_memory
 from indexer.models import SkippedFile, StoredChunk
@@ -90,6 +90,8 @@ class EmbedStats:
 class _Batch:
     ids: list[str]
     vectors: np.ndarray
+    text_hashes: list[str]
+    """The hash of the embedding text each vector was made from."""
     new: dict[str, np.ndarray]
     file_ids: list[str]
     done_files: list[tuple[str, str]]
@@ -194,14 +196,15 @@ class _Run:
         chunks = self.store.chunks_for_embedding(ids)
         if not chunks:
             return
-        cached = self.store.cache_get([c.chunk.chunk_hash for c in chunks])
-        hits = [c for c in chunks if c.chunk.chunk_hash in cached]
+        texts = {c.id: embedding_input(c.file_path, c.chunk) for c in chunks}
+        cached = self.store.cache_get([key for _, key in texts.values()])
+        hits = [c for c in chunks if texts[c.id][1] in cached]
         self.stats.cache_hits += len(hits)
-        self._write(_batch_of(hits, cached, {}, self._failed_paths()))
+        self._write(_batch_of(hits, texts, cached, {}, self._failed_paths()))
         todo: dict[str, list[StoredChunk]] = {}
         for c in chunks:
-            if c.chunk.chunk_hash not in cached:
-                todo.setdefault(c.chunk.chunk_hash, []).append(c)
+            if texts[c.id][1] not in cached:
+                todo.setdefault(texts[c.id][1], []).append(c)
         groups = sorted(todo.values(), key=lambda g: len(g[0].chunk.content))
         for part in model_batches(groups, self.batch_size):
             while not self.store.maintenance_settled(_MAINTENANCE_POLL_SECONDS):
@@ -212,16 +215,16 @@ class _Run:
             new = _embed(
                 self.store,
                 self.embedder,
-                [g[0] for g in part],
+                [(g[0], *texts[g[0].id]) for g in part],
                 self.stats,
                 self.failed,
                 self.activity,
                 self.stopped,
             )
             members = [c for g in part for c in g]
-            self.failed.update(c.id for c in members if c.chunk.chunk_hash not in new)
-            self.stats.embedded_rows += sum(1 for c in members if c.chunk.chunk_hash in new)
-            self._write(_batch_of(members, new, new, self._failed_paths()))
+            self.failed.update(c.id for c in members if texts[c.id][1] not in new)
+            self.stats.embedded_rows += sum(1 for c in members if texts[c.id][1] in new)
+            self._write(_batch_of(members, texts, new, new, self._failed_paths()))
 
     def _failed_paths(self) -> set[str]:
         return {f.path for f in self.stats.failed}
@@ -291,6 +294,7 @@ def _merge(batches: list[_Batch]) -> _Batch | None:
     return _Batch(
         [i for b in batches for i in b.ids],
         np.concatenate([b.vectors for b in batches]),
+        [h for b in batches for h in b.text_hashes],
         {k: v for b in batches for k, v in b.new.items()},
         sorted({f for b in batches for f in b.file_ids}),
         sorted({d for b in batches for d in b.done_files}),
@@ -298,15 +302,21 @@ def _merge(batches: list[_Batch]) -> _Batch | None:
 
 
 def _batch_of(
-    chunks: list[StoredChunk], vectors: dict[str, np.ndarray], new: dict[str, np.ndarray], bad_paths: set[str]
+    chunks: list[StoredChunk],
+    texts: dict[str, tuple[str, str]],
+    vectors: dict[str, np.ndarray],
+    new: dict[str, np.ndarray],
+    bad_paths: set[str],
 ) -> _Batch | None:
-    """A write for the chunks that got a vector; files with a failed chunk keep their error."""
-    ok = [c for c in chunks if c.chunk.chunk_hash in vectors]
+    """A write for the chunks that got a vector (``vectors`` by text hash; ``texts``: chunk
+    id → its embedding text and hash); files with a failed chunk keep their error."""
+    ok = [c for c in chunks if texts[c.id][1] in vectors]
     if not ok:
         return None
-    matrix = np.stack([vectors[c.chunk.chunk_hash] for c in ok])
+    hashes = [texts[c.id][1] for c in ok]
+    matrix = np.stack([vectors[h] for h in hashes])
     done = sorted({(c.project_id, c.file_path) for c in ok if c.file_path not in bad_paths})
-    return _Batch([c.id for c in ok], matrix, new, sorted({c.file_id for c in ok}), done)
+    return _Batch([c.id for c in ok], matrix, hashes, new, sorted({c.file_id for c in ok}), done)
 
 
 def _advance(
@@ -327,24 +337,25 @@ def _advance(
 def _embed(
     store: Store,
     embedder: Embedder,
-    chunks: list[StoredChunk],
+    chunks: list[tuple[StoredChunk, str, str]],
     stats: EmbedStats,
     failed: set[str],
     activity: SearchActivity | None = None,
     stopped: Callable[[], bool] | None = None,
 ) -> dict[str, np.ndarray]:
+    """The model's vectors of these (chunk, embedding text, its hash), by text hash."""
     if not chunks:
         return {}
-    texts = [embedding_text(c.file_path, c.chunk) for c in chunks]
+    texts = [text for _, text, _ in chunks]
     began, yielded = time.perf_counter(), stats.yielded_seconds
     try:
         matrix = _encode(embedder, texts, activity, stats, stopped)
         good = list(zip(chunks, matrix, strict=True))
     except Exception:
-        good = _embed_one_by_one(store, embedder, chunks, texts, stats, failed)
+        good = _embed_one_by_one(store, embedder, chunks, stats, failed)
     stats.model_seconds += time.perf_counter() - began - (stats.yielded_seconds - yielded)
     stats.embedded += len(good)
-    return {c.chunk.chunk_hash: v for c, v in good}
+    return {key: v for (_, _, key), v in good}
 
 
 def _encode(
@@ -377,15 +388,15 @@ def _encode(
 def _embed_one_by_one(
     store: Store,
     embedder: Embedder,
-    chunks: list[StoredChunk],
-    texts: list[str],
+    chunks: list[tuple[StoredChunk, str, str]],
     stats: EmbedStats,
     failed: set[str],
-) -> list[tuple[StoredChunk, np.ndarray]]:
-    good: list[tuple[StoredChunk, np.ndarray]] = []
-    for chunk, text in zip(chunks, texts, strict=True):
+) -> list[tuple[tuple[StoredChunk, str, str], np.ndarray]]:
+    good: list[tuple[tuple[StoredChunk, str, str], np.ndarray]] = []
+    for item in chunks:
+        chunk, text, _ = item
         try:
-            good.append((chunk, embedder.embed([text])[0]))
+            good.append((item, embedder.embed([text])[0]))
         except Exception as exc:
             failed.add(chunk.id)
             reason = f"embedding failed: {exc}"
@@ -397,7 +408,7 @@ def _embed_one_by_one(
 def _write(store: Store, batch: _Batch, fold: bool) -> None:
     with store.write_unit():  # a stop never leaves chunks embedded and their document not
         store.cache_put(batch.new)
-        store.set_chunk_vectors(batch.ids, batch.vectors)
+        store.set_chunk_vectors(batch.ids, batch.vectors, batch.text_hashes)
         store.complete_documents(batch.file_ids)
     by_project: dict[str, list[str]] = {}
     for project_id, path in batch.done_files:

@@ -200,6 +200,11 @@ def open_context(
     worker = IndexWorker(store, lode.lazy_embedder, config, activity=lode.activity)
     ctx = ServerContext(config=config, lode=lode, worker=worker)
     worker.start()
+    for project in store.list_projects():
+        if store.count_outdated_files(project.id):
+            # files an older lode chunked (an upgrade): their symbols and roles come now,
+            # not at their next edit (vectors made before it are made again when idle)
+            worker.submit(project.id)
     if config.watch.enabled:
         from indexer.watch import WatchService
 

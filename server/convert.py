@@ -59,6 +59,7 @@ def to_project(ctx: ServerContext, project: Project) -> s.ProjectOut:
         chunks=store.count_chunks(project.id),
         semantic_coverage=round(store.semantic_coverage(project.id), 4),
         created_at=project.created_at,
+        files_awaiting_rechunk=store.count_outdated_files(project.id),
         last_indexed_at=project.last_indexed_at,
         current_task=current,
         watch=watch,

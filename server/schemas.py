@@ -145,8 +145,11 @@ class ProjectOut(msgspec.Struct):
     exclude: Annotated[list[str], _d("Exclude globs")]
     files: Annotated[int, _d("Indexed files")]
     chunks: Annotated[int, _d("Indexed chunks")]
-    semantic_coverage: Annotated[float, _d("Share of chunks with a vector, 0-1")]
+    semantic_coverage: Annotated[float, _d("Share of chunks with a vector of their current text, 0-1")]
     created_at: Annotated[datetime | None, _d("When the project was registered (UTC)")] = None
+    files_awaiting_rechunk: Annotated[
+        int, _d("Files an older lode chunked: their symbols and roles come once they are chunked again")
+    ] = 0
     last_indexed_at: Annotated[
         datetime | None, _d("When an index run last finished writing chunks (UTC); null if never")
     ] = None
@@ -430,7 +433,10 @@ class StoreProblemOut(msgspec.Struct):
 
     kind: Annotated[
         str,
-        _d("unreadable, index, duplicate, orphan, missing, stale, unembedded, hash or vector"),
+        _d(
+            "unreadable, index, duplicate, orphan, missing, stale, unembedded, hash, vector or "
+            "columns; for work left to do, rechunk or reembed"
+        ),
     ]
     table: Annotated[str, _d("The table it is in, e.g. code_chunks")]
     detail: Annotated[str, _d("What was seen, with an example row")]
@@ -445,6 +451,10 @@ class StoreCheckOut(msgspec.Struct):
     rows: Annotated[dict[str, int], _d("Rows read per table (-1: the table could not be read)")]
     indexes: Annotated[dict[str, str], _d("Each index and its answer to one query: ok, or the error")]
     seconds: Annotated[float, _d("How long the check took")]
+    pending: Annotated[
+        list[StoreProblemOut],
+        _d("Work left for the index's writer, not damage: files and vectors to make again after an upgrade"),
+    ] = msgspec.field(default_factory=list)
 
 
 class StatusOut(msgspec.Struct):
@@ -456,8 +466,8 @@ class StatusOut(msgspec.Struct):
     dimension: Annotated[int, _d("Length of the embedding vectors")]
     documents: Annotated[int, _d("Indexed files of every project")]
     chunks: Annotated[int, _d("Chunks of every project")]
-    chunks_embedded: Annotated[int, _d("Chunks with a vector")]
-    embedding_cache: Annotated[int, _d("Cached vectors, keyed by model and chunk text hash")]
+    chunks_embedded: Annotated[int, _d("Chunks with a vector of their current text")]
+    embedding_cache: Annotated[int, _d("Cached vectors, keyed by model and embedding-text hash")]
     file_errors: Annotated[int, _d("Files that failed to chunk or embed (retried on the next run)")]
     queue: Annotated[dict[str, int], _d("Tasks by status")]
     projects: Annotated[list[ProjectOut], _d("Every project with its index size")]

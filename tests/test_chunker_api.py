@@ -21,9 +21,12 @@ def test_public_api_is_pinned() -> None:
         "SEMANTIC_LANGUAGES",
         "chunk_file",
         "detect_language",
+        "embedding_input",
         "embedding_text",
+        "embedding_text_version",
         "estimate_tokens",
         "supported_languages",
+        "text_hash",
     ]
     assert chunker.__all__ == sorted(chunker.__all__)
 

@@ -104,18 +104,34 @@ def test_delete_file_removes_rows(lode: Lode, repo: Path) -> None:
     )
 
 
-def test_rename_reuses_every_vector(lode: Lode, repo: Path, fake_embedder: FakeEmbedder) -> None:
+def test_a_renamed_file_is_embedded_as_its_new_path_and_renamed_back_from_the_cache(
+    lode: Lode, repo: Path, fake_embedder: FakeEmbedder
+) -> None:
+    """A chunk is embedded with its path's words: a rename makes new texts (the vectors of
+    the old path's would describe another file), and renaming it back finds the first
+    ones in the cache."""
     lode.index(repo)
+    chunks = len(lode.store.chunks_of_files([_doc_id(lode, "src/web/request.py")]))
     (repo / "src/web/request.py").rename(repo / "src/web/http_request.py")
     before = fake_embedder.texts_embedded
     report = lode.index(repo)
     assert report.files_deleted == 1
     assert report.files_indexed == 1
-    assert report.chunks_embedded == 0
-    assert fake_embedder.texts_embedded == before
+    assert report.chunks_embedded == chunks
+    assert fake_embedder.texts_embedded == before + chunks
     project = lode.store.get_project("repo")
     assert "src/web/http_request.py" in _docs(lode.store, project.id)
     assert lode.store.semantic_coverage(project.id) == 1.0
+    (repo / "src/web/http_request.py").rename(repo / "src/web/request.py")
+    report = lode.index(repo)
+    assert report.chunks_embedded == 0
+    assert report.embedding_cache_hits == chunks
+    assert fake_embedder.texts_embedded == before + chunks
+
+
+def _doc_id(lode: Lode, path: str) -> str:
+    project = lode.store.get_project("repo")
+    return lode.store.document_states(project.id)[path].id
 
 
 def test_gitignore_change_drops_newly_ignored_files(lode: Lode, repo: Path) -> None:

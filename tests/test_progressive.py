@@ -226,9 +226,9 @@ def test_vectors_are_written_in_groups_after_the_backlog_front(
     writes: list[int] = []
     real = store.set_chunk_vectors
 
-    def counting(ids, vectors):  # type: ignore[no-untyped-def]
+    def counting(ids, vectors, text_hashes):  # type: ignore[no-untyped-def]
         writes.append(len(ids))
-        return real(ids, vectors)
+        return real(ids, vectors, text_hashes)
 
     monkeypatch.setattr(store, "set_chunk_vectors", counting)
     total = store.count_chunks(project.id)

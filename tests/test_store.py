@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -11,12 +10,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from indexer.chunker import embedding_text_version
 from indexer.embed import FakeEmbedder
 from indexer.errors import ConflictError, ModelMismatchError, NotFoundError, StoreError, StoreVersionError
 from indexer.ids import document_id, uuid7
-from indexer.models import Chunk, ChunkFilter, ChunkView, Document, StoredChunk, Task
+from indexer.models import Chunk, ChunkFilter, Document, Task
 from indexer.store import SCHEMA_VERSION, ChunkWrite, FileWrite, Store, TermRun, open_store, read_store_info
-from indexer.store._rows import unpack_view
 from indexer.store._search import Detail
 
 
@@ -52,7 +51,12 @@ def test_store_records_model_and_refuses_another(tmp_path: Path) -> None:
     s = open_store(tmp_path / "db", "model-a", 8)
     s.close()
     info = read_store_info(tmp_path / "db")
-    assert info == {"schema_version": str(SCHEMA_VERSION), "model_id": "model-a", "dimension": "8"}
+    assert info == {
+        "schema_version": str(SCHEMA_VERSION),
+        "model_id": "model-a",
+        "dimension": "8",
+        "embedding_text_version": str(embedding_text_version()),
+    }
     with pytest.raises(ModelMismatchError, match="model-a"):
         open_store(tmp_path / "db", "model-b", 8)
     with pytest.raises(ModelMismatchError, match="dimension 8"):
@@ -74,163 +78,6 @@ def test_unknown_schema_version_is_refused(tmp_path: Path) -> None:
     conn.create_table("meta", pa.table({"key": ["schema_version"], "value": ["999"]}))
     with pytest.raises(StoreVersionError, match="999"):
         open_store(tmp_path / "db", "m", 8)
-
-
-def _all_chunks(store: Store) -> list[StoredChunk]:
-    ids = [d.id for p in store.list_projects() for d in store.document_states(p.id).values()]
-    return store.chunks_of_files(ids)
-
-
-def _without_units(groups: Any) -> list[Any]:
-    return [
-        [replace(h, unit_start_line=0, unit_end_line=0, folded_pieces=0) for h in g.chunks] for g in groups
-    ]
-
-
-def _downgrade(db: Path, version: int) -> None:
-    """Make the store at ``db`` look as schema ``version`` (1, 2, 3 or 4) wrote it."""
-    import lance
-    import lancedb
-    import pyarrow as pa
-
-    conn = lancedb.connect(str(db))
-    facts = {**read_store_info(db), "schema_version": str(version)}
-    conn.create_table("meta", pa.table({"key": list(facts), "value": list(facts.values())}), mode="overwrite")
-    if version == 4:
-        lance.dataset(str(db / "code_symbols.lance")).drop_columns(["view"])
-        return
-    for table in ("code_symbols", "write_intents"):
-        shutil.rmtree(db / f"{table}.lance")
-
-    chunks = lance.dataset(str(db / "code_chunks.lance"))
-    roles = ["role"] if version <= 2 else []
-    chunks.drop_columns(
-        ["unit_start_line", "unit_end_line", "signature", *roles, *(["view"] if version == 1 else [])]
-    )
-    lance.dataset(str(db / "code_documents.lance")).drop_columns(["chunker_version", *roles])
-
-
-def test_a_schema_1_store_is_migrated_in_place_and_searches_the_same(tmp_path: Path) -> None:
-    """Schema 1 had no packed ``view`` column: opening such a store adds it (from the chunks'
-    own columns, keeping rows and indexes), then schema 3's roles and schema 4's columns, and
-    records schema 4; searches answer as before."""
-    import lance
-    from conftest import make_repo
-
-    from indexer.api import Lode
-    from indexer.config import load_config
-    from indexer.search import SearchOptions
-
-    config = load_config(env={}, overrides={"db": tmp_path / "db"})
-    api = Lode(config, embedder=FakeEmbedder())
-    try:
-        api.index(make_repo(tmp_path / "repo"), name="shop")
-        # compacted, as the migration leaves it: full-text scores count the rows phase 2
-        # replaced until a compaction drops them
-        api.store.optimize()
-        before = api.search(SearchOptions(query="cart item total", granularity="chunk"))
-        views = {c.id: ChunkView.of(c) for c in _all_chunks(api.store)}
-    finally:
-        api.close()
-    covered = lance.dataset(str(tmp_path / "db" / "code_chunks.lance")).stats.index_stats("search_text_idx")
-    assert covered["num_unindexed_rows"] == 0
-    _downgrade(tmp_path / "db", 1)
-
-    api = Lode(config, embedder=FakeEmbedder())
-    try:
-        assert api.store.count_chunks() == len(views)  # opens (and migrates) the store
-        assert read_store_info(tmp_path / "db")["schema_version"] == str(SCHEMA_VERSION)
-        migrated = lance.dataset(str(tmp_path / "db" / "code_chunks.lance"))
-        cells = migrated.to_table(columns=["id", "view", "content", "role"]).to_pylist()
-        # a migrated view reads as the chunk itself being its unit (no signature) until
-        # re-chunked; its role is computed again from its file and fields, as the index had it
-        own = {i: replace(v, unit_start_line=v.start_line, unit_end_line=v.end_line, signature="")
-               for i, v in views.items()}  # fmt: skip
-        assert {c["id"]: unpack_view(c["view"], c["content"], c["role"]) for c in cells} == own
-        assert migrated.stats.index_stats("search_text_idx")["num_unindexed_rows"] == 0
-        after = api.search(SearchOptions(query="cart item total", granularity="chunk"))
-        # the same hits; a hit's unit lines come back with the next run's re-chunk
-        assert _without_units(after.groups) == _without_units(before.groups)
-    finally:
-        api.close()
-
-
-@pytest.mark.parametrize("version", [2, 3])
-def test_an_older_store_is_migrated_and_its_files_chunked_again(tmp_path: Path, version: int) -> None:
-    """Schema 2 lacked the roles, schema 3 the unit lines, signatures and chunker versions:
-    opening adds the columns (roles computed, the others null), reads go on, and the next run
-    chunks every file again (its chunker version is unknown), after which every chunk knows
-    its unit."""
-    from conftest import make_repo
-
-    from indexer.api import Lode
-    from indexer.config import load_config
-
-    config = load_config(env={}, overrides={"db": tmp_path / "db"})
-    repo = make_repo(tmp_path / "repo")
-    api = Lode(config, embedder=FakeEmbedder())
-    try:
-        (repo / "tests").mkdir()
-        (repo / "tests" / "test_cart.py").write_text("def test_total():\n    assert True\n")
-        files = api.index(repo, name="shop").files_indexed
-        roles = {c.id: c.role for c in _all_chunks(api.store)}
-    finally:
-        api.close()
-    assert {"test", "docs", "implementation"} <= set(roles.values())
-    _downgrade(tmp_path / "db", version)
-    api = Lode(config, embedder=FakeEmbedder())
-    try:
-        old = _all_chunks(api.store)
-        assert read_store_info(tmp_path / "db")["schema_version"] == str(SCHEMA_VERSION)
-        assert {c.id: c.role for c in old} == roles
-        assert all(c.chunk.unit_start_line == c.chunk.start_line and not c.chunk.signature for c in old)
-        assert api.store.count_symbols() == 0  # the symbol index exists, empty until the next run
-        report = api.index(repo, name="shop")
-        assert api.store.count_symbols(role="definition") > 0
-        assert report.files_indexed == files
-        assert report.files_unchanged == 0
-        new = _all_chunks(api.store)
-        assert any(c.chunk.signature for c in new)
-        assert api.index(repo, name="shop").files_indexed == 0  # once
-        assert api.store.check().ok
-    finally:
-        api.close()
-
-
-def test_a_schema_4_store_gets_packed_symbol_rows_and_answers_the_same(tmp_path: Path) -> None:
-    """Schema 4 had no packed ``view`` cell on symbol rows: opening adds it from the rows'
-    own columns (no re-chunk), and every lookup answers as before."""
-    from conftest import make_repo
-
-    from indexer.api import Lode
-    from indexer.config import load_config
-
-    config = load_config(env={}, overrides={"db": tmp_path / "db"})
-    repo = make_repo(tmp_path / "repo")
-    api = Lode(config, embedder=FakeEmbedder())
-    try:
-        api.index(repo, name="shop")
-        project = api.store.get_project("shop")
-        files = list(api.store.document_states(project.id).values())
-        before = {f.id: api.store.symbols_of_file(f.id) for f in files}
-        names = sorted({s.name for rows in before.values() for s in rows})
-        definitions = sorted(api.store.find_definitions(names), key=lambda s: s.id)
-        references = sorted(api.store.find_references(names), key=lambda s: s.id)
-    finally:
-        api.close()
-    assert definitions
-    assert references
-    _downgrade(tmp_path / "db", 4)
-    api = Lode(config, embedder=FakeEmbedder())
-    try:
-        assert {f.id: api.store.symbols_of_file(f.id) for f in files} == before  # (opens it)
-        assert read_store_info(tmp_path / "db")["schema_version"] == str(SCHEMA_VERSION)
-        assert sorted(api.store.find_definitions(names), key=lambda s: s.id) == definitions
-        assert sorted(api.store.find_references(names), key=lambda s: s.id) == references
-        assert api.index(repo, name="shop").files_indexed == 0  # nothing chunked again
-        assert api.store.check().ok
-    finally:
-        api.close()
 
 
 def test_symbol_rows_without_a_packed_cell_are_read_from_their_columns(tmp_path: Path) -> None:
@@ -316,7 +163,6 @@ def test_tasks_round_trip(store: Store) -> None:
     task = Task(id=uuid7(), project_id="p", paths=("a",), errors=("x",))
     store.save_task(task)
     assert store.get_task(task.id) == task
-    from dataclasses import replace
 
     store.save_task(replace(task, status="done", files_done=3))
     assert store.get_task(task.id).status == "done"

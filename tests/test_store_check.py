@@ -62,7 +62,42 @@ def test_content_that_does_not_match_its_hash_is_named(indexed: Lode) -> None:
     table = indexed.store._t(CHUNKS)
     chunk_id = table.search().select(["id"]).limit(1).to_arrow()["id"][0].as_py()
     table.update(where=f"id = '{chunk_id}'", values={"content": "tampered"})
-    assert _kinds(indexed.store.check()) == {("hash", CHUNKS)}
+    # its vector was made for the text before the change, too
+    assert _kinds(indexed.store.check()) == {("hash", CHUNKS), ("vector", CHUNKS)}
+
+
+def test_a_vector_made_for_another_text_is_named(indexed: Lode) -> None:
+    """A chunk whose vector records another text than its own (the content is sound)."""
+    table = indexed.store._t(CHUNKS)
+    chunk_id = table.search().select(["id"]).limit(1).to_arrow()["id"][0].as_py()
+    table.update(where=f"id = '{chunk_id}'", values={"vector_text_hash": "0" * 64})
+    check = indexed.store.check()
+    assert _kinds(check) == {("vector", CHUNKS)}
+    assert "made for another text" in check.problems[0].detail
+
+
+def test_vectors_of_texts_no_longer_known_are_pending_work_not_damage(indexed: Lode) -> None:
+    """After an upgrade, vectors whose text is unknown answer until phase 2 makes them
+    again: ``check`` lists them as work left for the writer, and the store is ok."""
+    table = indexed.store._t(CHUNKS)
+    table.update(where="true", values_sql={"vector_text_hash": "NULL"})
+    check = indexed.store.check()
+    assert check.ok
+    assert [(p.kind, p.table, p.count) for p in check.pending] == [
+        ("reembed", CHUNKS, indexed.store.count_chunks())
+    ]
+
+
+def test_rows_an_older_lode_wrote_are_named(indexed: Lode) -> None:
+    """Rows written without the columns of this schema (an older lode writing beside an
+    upgraded index) are damage; files an older lode chunked are work left to do."""
+    store = indexed.store
+    doc = store._t(DOCUMENTS).search().select(["id"]).limit(1).to_arrow()["id"][0].as_py()
+    store._t(CHUNKS).update(where=f"file_id = '{doc}'", values_sql={"role": "NULL"})
+    store._t(DOCUMENTS).update(where=f"id = '{doc}'", values_sql={"chunker_version": "NULL"})
+    check = store.check()
+    assert _kinds(check) == {("columns", CHUNKS)}
+    assert [(p.kind, p.table, p.count) for p in check.pending] == [("rechunk", DOCUMENTS, 1)]
 
 
 def test_rows_out_of_step_are_named(indexed: Lode) -> None:

@@ -9,10 +9,23 @@ semantic MRR@10 of the default model from 0.48 to 0.54 over a ``key: value`` hea
 
 from __future__ import annotations
 
+from blake3 import blake3
+
 from indexer.lexicon import identifier_words
 from indexer.models import Chunk
 
-__all__ = ["embedding_text"]
+__all__ = [
+    "EMBEDDING_TEXT_VERSION",
+    "embedding_input",
+    "embedding_text",
+    "embedding_text_version",
+    "text_hash",
+]
+
+#: Bumped with every change of what ``embedding_text`` makes of a chunk: a writer that opens
+#: an index embedded under another version compares every vector's text hash with its
+#: chunk's text now and embeds again those that differ (``Store.refresh_vector_keys``).
+EMBEDDING_TEXT_VERSION = 1
 
 _MAX_SCOPE = 4
 _MAX_HEADER = 300
@@ -37,3 +50,19 @@ def embedding_text(path: str, chunk: Chunk) -> str:
     if chunk.signature and chunk.unit_start_line and chunk.start_line > chunk.unit_start_line:
         header = f"{header}\n{chunk.signature}"
     return f"{header}\n{chunk.content}"
+
+
+def text_hash(text: str) -> str:
+    """The hash a vector of ``text`` is known by (blake3 of the exact text, hex)."""
+    return blake3(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+def embedding_input(path: str, chunk: Chunk) -> tuple[str, str]:
+    """What the model reads for a chunk of the file at ``path``, and that text's hash."""
+    text = embedding_text(path, chunk)
+    return text, text_hash(text)
+
+
+def embedding_text_version() -> int:
+    """The ``EMBEDDING_TEXT_VERSION`` of this lode (read when called)."""
+    return EMBEDDING_TEXT_VERSION

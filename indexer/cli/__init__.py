@@ -17,6 +17,7 @@ from indexer.cli._index import index_command, projects_group, status_command
 from indexer.cli._outline import outline_group
 from indexer.cli._search import search_command
 from indexer.cli._symbols import refs_command, symbols_command
+from indexer.cli._upgrade import upgrade_command
 from indexer.cli._watch import watch_command
 
 __all__ = ["cli", "main"]
@@ -38,6 +39,7 @@ for _command in (
     projects_group,
     status_command,
     check_command,
+    upgrade_command,
     watch_command,
     outline_group,
     search_content_command,

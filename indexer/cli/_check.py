@@ -64,4 +64,9 @@ def _print(result: dict[str, Any]) -> None:
     click.echo(f"read {rows}; {answered}/{len(result['indexes'])} indexes answered; {result['seconds']:.1f}s")
     for problem in result["problems"]:
         click.echo(f"  {problem['kind']} in {problem['table']}: {problem['detail']} ×{problem['count']}")
+    pending = result.get("pending") or []
+    if pending:
+        click.echo("work left for the index's writer (not damage):")
+    for item in pending:
+        click.echo(f"  {item['kind']} in {item['table']}: {item['detail']} ×{item['count']}")
     click.echo("ok" if result["ok"] else f"{len(result['problems'])} problem(s)")

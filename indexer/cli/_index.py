@@ -246,6 +246,8 @@ def _print_status(status: dict[str, Any]) -> None:
     )
     for p in status["projects"]:
         failed = "" if p.get("failed_files") is None else f", {p['failed_files']} failed"
+        if p.get("files_awaiting_rechunk"):
+            failed += f", {p['files_awaiting_rechunk']} awaiting re-chunking (lode upgrade)"
         click.echo(
             f"  {p['name']}: {p['files']} files, {p['chunks']} chunks, "
             f"semantic {p['semantic_coverage']:.0%}{failed}; {_watch_text(p, via)} — {p['root']}"

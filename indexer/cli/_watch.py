@@ -71,6 +71,8 @@ def run_watch(
 
     lode.hold_writer("lode watch")
     project = lode.register(path)
+    if lode.upgraded_from is not None:  # the other projects' symbols and roles too, now
+        lode.rechunk_outdated()
     worker = IndexWorker(lode.store, lode.lazy_embedder, lode.config, activity=lode.activity)
     reporter = _Reporter(worker, Path(project.root), echo)
     service = WatchService(worker, lode.config.watch, on_batch=reporter.on_batch)

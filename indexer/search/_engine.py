@@ -215,6 +215,13 @@ class Searcher:
             warnings.append(f"scope_depth {list(opts.scope_depth)} is an empty range: no chunk matches it")
         if opts.mode != "lexical" and any(v < 1.0 for v in coverage.values()):
             warnings.append("semantic index incomplete: vector results cover only the embedded chunks")
+        waiting = sum(self.store.count_outdated_files(pid) for pid in names)
+        if waiting:
+            warnings.append(
+                f"{waiting} files await re-chunking after an upgrade: their symbols and roles are "
+                "incomplete until `lode upgrade` or the next `lode index` (a running `lode serve` "
+                "does it)"
+            )
         took = round((time.perf_counter() - started) * 1000, 2)
         return replace(response, semantic_coverage=coverage, warnings=tuple(warnings), took_ms=took)
 

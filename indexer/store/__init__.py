@@ -2,7 +2,7 @@
 
 Tables: ``projects``, ``code_documents``, ``code_chunks``, ``code_symbols``,
 ``embedding_cache``, ``tasks``, ``file_errors``, ``write_intents``, ``chunk_vocabulary``
-and ``meta`` (schema version, model id, dimension).
+and ``meta`` (schema version, model id, dimension, embedding-text version).
 """
 
 from indexer.store._access import StoreAccess
@@ -13,7 +13,14 @@ from indexer.store._rows import ChunkWrite, DocState, FileWrite, chunk_search_te
 from indexer.store._schema import SCHEMA_VERSION
 from indexer.store._search import Candidate, ChunkFacts, Detail
 from indexer.store._sql import glob_to_regex
-from indexer.store._store import Store, open_store, read_store_info
+from indexer.store._store import (
+    Store,
+    needs_upgrade,
+    open_store,
+    read_store_info,
+    upgrade_due,
+    upgrade_error,
+)
 from indexer.store._symbols import NameMatch
 from indexer.store._vocabulary import WORD, TermRun, words_of
 
@@ -35,8 +42,11 @@ __all__ = [
     "TermRun",
     "chunk_search_text",
     "glob_to_regex",
+    "needs_upgrade",
     "open_store",
     "path_words",
     "read_store_info",
+    "upgrade_due",
+    "upgrade_error",
     "words_of",
 ]

@@ -5,11 +5,16 @@ Row agreement, per project: no duplicate chunk or document, no chunk without its
 (orphan) or document without its project, each document's ``chunk_count`` equals its
 chunks (missing) and their ``file_hash`` equals its ``content_hash`` (stale), every chunk's
 ``chunk_hash`` is the blake3 of its content, every vector marked embedded is finite and
-unit-length, and a document is marked embedded exactly when all its chunks are. Symbol
+unit-length and made for the chunk's embedding text as it is now (its
+``vector_text_hash``), every row has the columns this schema added (a row an older lode
+wrote after an upgrade lacks them), and a document is marked embedded exactly when all
+its chunks are. Symbol
 rows are held to the same rules as chunks (no duplicate id, none without its document,
 none of another version of its file) and each names a chunk that exists; a write intent
-left behind means a write was interrupted (the next index run repairs it). A check reads
-every row of every table: seconds per 100k chunks.
+left behind means a write was interrupted (the next index run repairs it). What an
+upgrade left for the writer to do (files to chunk again, vectors to make again) is
+reported apart as pending work, not damage. A check reads every row of every table:
+seconds per 100k chunks.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from blake3 import blake3
 
 from indexer.models import StoreCheck, StoreProblem
 from indexer.store._base import StoreBase, is_vector_index, vector_matrix
+from indexer.store._rows import CHUNK_COLUMNS, to_chunk
 from indexer.store._schema import (
     CHUNKS,
     DOCUMENTS,
@@ -46,18 +52,13 @@ _TABLES = (PROJECTS, DOCUMENTS, CHUNKS, SYMBOLS, EMBEDDING_CACHE, TASKS, FILE_ER
 #: A stored unit vector's norm may differ from 1 by float32 rounding, not more.
 _NORM_TOLERANCE = 1e-3
 _BATCH_ROWS = 8192
-_CHUNK_COLUMNS = [
-    "id",
-    "file_id",
-    "project_id",
-    "file_path",
-    "file_hash",
-    "content",
-    "chunk_hash",
-    "embedded",
-]
-_DOCUMENT_COLUMNS = ["id", "project_id", "file_path", "content_hash", "chunk_count", "embedded"]
+_CHUNK_COLUMNS = sorted({*CHUNK_COLUMNS, "file_hash", "vector_text_hash"})
+_DOCUMENT_COLUMNS = [
+    "id", "project_id", "file_path", "content_hash", "chunk_count", "embedded", "chunker_version", "role",
+]  # fmt: skip
 _SYMBOL_COLUMNS = ["id", "file_id", "file_path", "file_hash", "chunk_id"]
+#: Kinds of finding that are work left for the writer, not damage.
+_PENDING = frozenset({"rechunk", "reembed"})
 #: Storage-library panics (pyo3's PanicException) derive from BaseException, not Exception.
 _NOT_FAILURES = (KeyboardInterrupt, SystemExit, GeneratorExit)
 
@@ -74,10 +75,12 @@ class _Found:
         self.counts[key] += count
         self.examples.setdefault(key, example)
 
-    def problems(self) -> tuple[StoreProblem, ...]:
+    def problems(self, pending: bool = False) -> tuple[StoreProblem, ...]:
+        """What was found: the damage, or (``pending``) the work left for the writer."""
         return tuple(
             StoreProblem(kind, table, f"{what} (e.g. {self.examples[(kind, table, what)]})", count)
             for (kind, table, what), count in sorted(self.counts.items())
+            if (kind in _PENDING) == pending
         )
 
 
@@ -129,6 +132,7 @@ class CheckMixin(StoreBase):
             rows=counts,
             indexes=indexes,
             seconds=round(time.perf_counter() - started, 3),
+            pending=found.problems(pending=True),
         )
 
     # ---- reading ------------------------------------------------------------------
@@ -185,9 +189,12 @@ class CheckMixin(StoreBase):
                 content = cols["content"][i] or ""
                 if blake3(content.encode("utf-8")).hexdigest() != cols["chunk_hash"][i]:
                     found.add("hash", CHUNKS, "content does not match chunk_hash", path)
+                if cols["role"][i] is None:
+                    found.add("columns", CHUNKS, "chunk without a role (an older lode wrote it)", path)
                 if cols["embedded"][i]:
                     facts.embedded += 1
                     _check_vector(vectors[i], found, CHUNKS, path)
+                    _check_vector_text(cols, i, found)
         return seen
 
     def _check_symbols(self, hashes: dict[str, str], chunk_ids: set[str], found: _Found) -> None:
@@ -236,7 +243,19 @@ class CheckMixin(StoreBase):
 
     @staticmethod
     def _check_agreement(facts: _FileFacts, cols: dict[str, list[Any]], i: int, found: _Found) -> None:
+        from indexer.chunker import CHUNKER_VERSION  # (the chunker's grammars: not on a store's start)
+
         path, expected = cols["file_path"][i], cols["chunk_count"][i] or 0
+        if cols["role"][i] is None:
+            found.add("columns", DOCUMENTS, "document without a role (an older lode wrote it)", path)
+        if cols["chunker_version"][i] != CHUNKER_VERSION:
+            found.add(
+                "rechunk",
+                DOCUMENTS,
+                "file chunked by an older lode: its symbols and roles come with the next "
+                "`lode index` or `lode upgrade`",
+                path,
+            )
         if facts.chunks != expected:
             found.add("missing", DOCUMENTS, "chunk_count differs from the chunks stored", path)
         if facts.hashes - {cols["content_hash"][i]}:
@@ -252,9 +271,9 @@ class CheckMixin(StoreBase):
 
     def _check_cache(self, found: _Found) -> None:
         try:
-            for batch in self._batches(EMBEDDING_CACHE, ["chunk_hash", "vector"]):
+            for batch in self._batches(EMBEDDING_CACHE, ["text_hash", "vector"]):
                 vectors = vector_matrix(batch.column("vector"), self.dimension)
-                hashes = batch.column("chunk_hash").to_pylist()
+                hashes = batch.column("text_hash").to_pylist()
                 for i, vector in enumerate(vectors):
                     _check_vector(vector, found, EMBEDDING_CACHE, hashes[i])
         except BaseException as exc:
@@ -304,6 +323,21 @@ def _answer(query: Callable[[], Any], found: _Found, table: str, index: str) -> 
         found.add("index", table, f"index {index} does not answer", _short(exc))
         return _short(exc)
     return "ok"
+
+
+def _check_vector_text(cols: dict[str, list[Any]], i: int, found: _Found) -> None:
+    """A chunk's vector against the text it is now embedded as."""
+    from indexer.chunker import embedding_input
+
+    path, made_for = cols["file_path"][i], cols["vector_text_hash"][i]
+    if made_for is None:
+        what = "vector made before an upgrade: phase 2 embeds it again (it answers until then)"
+        found.add("reembed", CHUNKS, what, path)
+        return
+    row = {name: cols[name][i] for name in CHUNK_COLUMNS}
+    if embedding_input(path, to_chunk(row))[1] != made_for:
+        what = "vector made for another text than the chunk's (the next writer embeds it again)"
+        found.add("vector", CHUNKS, what, path)
 
 
 def _check_vector(vector: np.ndarray, found: _Found, table: str, example: str) -> None:

@@ -37,6 +37,7 @@ from indexer.store._schema import (
 )
 from indexer.store._sql import and_all, in_list, quote
 from indexer.store._symbols import SymbolsMixin
+from indexer.store._vectors import BACKLOG, CURRENT
 from indexer.store._vocabulary import VocabularyMixin, words_of
 
 __all__ = ["FilesMixin"]
@@ -55,6 +56,13 @@ def _select_where(where: str, columns: list[str]) -> Callable[[Any], Any]:
 def _chunked(items: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
+
+
+def _outdated() -> str:
+    """Documents another chunker than this lode's cut (null: before versions were kept)."""
+    from indexer.chunker import CHUNKER_VERSION  # (the chunker's grammars: not on a store's start)
+
+    return f"(chunker_version IS NULL OR chunker_version != {int(CHUNKER_VERSION)})"
 
 
 def _words(writes: Sequence[FileWrite]) -> set[str]:
@@ -350,14 +358,32 @@ class FilesMixin(SymbolsMixin, VocabularyMixin, StoreBase):
         return out
 
     def count_chunks(self, project_id: str | None = None, embedded: bool | None = None) -> int:
-        """Number of chunks, optionally of one project and/or by embedded state."""
+        """Number of chunks, optionally of one project and/or by embedded state (True: with a
+        vector of their current text; False: phase 2's backlog)."""
         where = and_all(
             [
                 f"project_id = {quote(project_id)}" if project_id else None,
-                None if embedded is None else f"embedded = {'true' if embedded else 'false'}",
+                None if embedded is None else (CURRENT if embedded else BACKLOG),
             ]
         )
         return int(self._t(CHUNKS).count_rows(where))
+
+    def outdated_files(self, project_id: str) -> list[str]:
+        """Paths of a project's files an older lode chunked (another chunker version):
+        their symbols and roles come once they are chunked again."""
+        where = and_all([f"project_id = {quote(project_id)}", _outdated()])
+        table = self._t(DOCUMENTS).search().where(where).select(["file_path"]).limit(None).to_arrow()
+        return sorted(table["file_path"].to_pylist())
+
+    def count_outdated_files(self, project_id: str | None = None) -> int:
+        """Number of files an older lode chunked (``outdated_files``); at most a second old."""
+        key = f"outdated:{project_id}"
+        cached = self._cache.get(key)
+        if cached is None:
+            where = and_all([f"project_id = {quote(project_id)}" if project_id else None, _outdated()])
+            cached = int(self._t(DOCUMENTS).count_rows(where))
+            self._cache.put(key, cached)
+        return int(cached)
 
     def count_documents(self, project_id: str | None = None) -> int:
         """Number of documents, optionally of one project."""

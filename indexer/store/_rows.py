@@ -60,6 +60,9 @@ class ChunkWrite:
     """The chunk's full-text column when computed ahead (by a preparing worker); '' → at write."""
     role: str = "implementation"
     """The chunk's role (``indexer.roles.chunk_role``)."""
+    text_hash: str = ""
+    """The hash of its embedding text (``indexer.chunker.embedding_input``) when computed
+    ahead; '' → at write. ``vector`` is the vector of that text."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,12 +123,15 @@ def document_search_text(file_path: str, content: str) -> str:
 _CHUNK_FIELDS = (
     "id file_id project_id file_path file_hash chunk_index content search_text name_text chunk_hash embedded "
     "priority start_byte end_byte start_line end_line node_type node_name language parent_context scope_path "
-    "scope_depth definitions references indexed_at view role unit_start_line unit_end_line signature vectors"
+    "scope_depth definitions references indexed_at view role unit_start_line unit_end_line signature "
+    "vector_text_hash vectors"
 ).split()
 
 
 def chunk_columns(write: FileWrite, stamp: datetime, placeholder: np.ndarray) -> dict[str, list[Any]]:
     """Column lists (without ``embedding``) for every chunk of one file, plus their vectors."""
+    from indexer.chunker import embedding_input  # the chunker's grammars only when writing
+
     cols: dict[str, list[Any]] = {name: [] for name in _CHUNK_FIELDS}
     doc = write.document
     for item in write.chunks:
@@ -140,6 +146,7 @@ def chunk_columns(write: FileWrite, stamp: datetime, placeholder: np.ndarray) ->
             c.parent_context, list(c.scope_path), len(c.scope_path), list(c.definitions),
             list(c.references), stamp, pack_view(view), item.role, c.unit_start_line, c.unit_end_line,
             c.signature,
+            (item.text_hash or embedding_input(doc.file_path, c)[1]) if item.vector is not None else None,
             item.vector if item.vector is not None else placeholder,
         )  # fmt: skip
         for name, value in zip(cols, values, strict=True):

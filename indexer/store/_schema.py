@@ -31,8 +31,9 @@ __all__ = [
 #: Bumped on every incompatible change of the tables below (``_store`` migrates older ones
 #: it knows: 1 → 2 adds ``code_chunks.view``; 2 → 3 adds ``role`` to documents and chunks;
 #: 3 → 4 adds the chunks' unit lines and signature, the documents' ``chunker_version``,
-#: the ``code_symbols`` and ``write_intents`` tables; 4 → 5 adds ``code_symbols.view``).
-SCHEMA_VERSION = 5
+#: the ``code_symbols`` and ``write_intents`` tables; 4 → 5 adds ``code_symbols.view``;
+#: 5 → 6 adds ``code_chunks.vector_text_hash`` and keys the embedding cache by text hash).
+SCHEMA_VERSION = 6
 
 META = "meta"
 PROJECTS = "projects"
@@ -141,17 +142,21 @@ def chunks_schema(dimension: int) -> pa.Schema:
             pa.field("unit_start_line", pa.int32()),
             pa.field("unit_end_line", pa.int32()),
             pa.field("signature", pa.string()),
+            # the hash of the embedding text its vector was made from
+            # (``indexer.chunker.text_hash``); null: no vector yet, or one made for a text
+            # no longer known (an older lode's), which phase 2 makes again
+            pa.field("vector_text_hash", pa.string()),
         ]
     )
 
 
 def embedding_cache_schema(dimension: int) -> pa.Schema:
-    """(model id, chunk hash) → vector, so no text is embedded twice."""
+    """(model id, embedding-text version, text hash) → vector, so no text is embedded twice."""
     return pa.schema(
         [
             pa.field("key", pa.string(), False),
             pa.field("model_id", pa.string()),
-            pa.field("chunk_hash", pa.string()),
+            pa.field("text_hash", pa.string()),
             pa.field("vector", _vector(dimension)),
         ]
     )

@@ -55,10 +55,10 @@ from indexer.store._schema import (
 )
 from indexer.store._search import FactsMixin, FilteredMixin, SearchMixin
 from indexer.store._tasks import TasksMixin
-from indexer.store._vectors import VectorsMixin
+from indexer.store._vectors import CURRENT, OUTDATED, VectorsMixin
 from indexer.store._vocabulary import VocabularyMixin
 
-__all__ = ["Store", "open_store", "read_store_info"]
+__all__ = ["Store", "needs_upgrade", "open_store", "read_store_info", "upgrade_due", "upgrade_error"]
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +112,9 @@ class Store(
             "projects": int(self._t(PROJECTS).count_rows()),
             "documents": int(self._t(DOCUMENTS).count_rows()),
             "chunks": int(self._t(CHUNKS).count_rows()),
-            "chunks_embedded": int(self._t(CHUNKS).count_rows("embedded = true")),
+            "chunks_embedded": int(self._t(CHUNKS).count_rows(CURRENT)),
+            # vectors made for a text no longer known (before an upgrade), being made again
+            "vectors_outdated": int(self._t(CHUNKS).count_rows(OUTDATED)),
             "symbols": int(self._t(SYMBOLS).count_rows()),
             "embedding_cache": int(self._t(EMBEDDING_CACHE).count_rows()),
             "file_errors": int(self._t(FILE_ERRORS).count_rows()),
@@ -304,7 +306,58 @@ def _migrate(conn: Any, path: Path | str, meta: dict[str, str], access: StoreAcc
             _add_packed_view(conn.open_table(SYMBOLS).uri, PACKED_SYMBOL_COLUMNS, access)
         meta = {**meta, "schema_version": "5"}
         _write_meta(conn, meta)
+        version = 5
+    if version == 5:
+        log.info("migrating the index at %s from schema 5 to 6 (vectors keyed by their text)", path)
+        _key_vectors_by_text(conn, meta, access)
+        meta = {**meta, "schema_version": "6", "embedding_text_version": str(embedding_text_version())}
+        _write_meta(conn, meta)
     return meta
+
+
+def embedding_text_version() -> int:
+    """This lode's embedding-text version (``indexer.chunker``, imported when needed: the
+    chunker's grammars cost a reader's start ~70 ms)."""
+    from indexer.chunker import embedding_text_version as version
+
+    return version()
+
+
+def _key_vectors_by_text(conn: Any, meta: dict[str, str], access: StoreAccess) -> None:
+    """Schema 5 → 6: the chunks' ``vector_text_hash`` (null: their vectors were made for a
+    text no longer known, so phase 2 embeds every chunk again, the old vectors answering
+    searches meanwhile), and an embedding cache keyed by text hash (the old one, keyed by
+    content hash, handed a chunk the vector of another file's text: it is emptied)."""
+    names = _table_names(conn)
+    if CHUNKS in names:
+        _add_null_columns(conn.open_table(CHUNKS).uri, {"vector_text_hash": "STRING"}, access)
+    cache = conn.open_table(EMBEDDING_CACHE) if EMBEDDING_CACHE in names else None
+    if cache is None or "text_hash" not in cache.schema.names:
+        schema = embedding_cache_schema(int(meta.get("dimension", "0")))
+        conn.create_table(EMBEDDING_CACHE, schema=schema, mode="overwrite")
+
+
+def needs_upgrade(meta: dict[str, str]) -> bool:
+    """True when a store with these facts has an older schema than this lode's (its writer
+    migrates it: ``lode upgrade``, or the next ``lode index`` / ``lode serve``)."""
+    return 0 < int(meta.get("schema_version", "0")) < SCHEMA_VERSION
+
+
+def upgrade_due(meta: dict[str, str]) -> bool:
+    """True when the writer of a store with these facts has to upgrade it before it writes:
+    an older schema to migrate, or vectors of another embedding-text version to find."""
+    if not meta:
+        return False
+    return needs_upgrade(meta) or meta.get("embedding_text_version") != str(embedding_text_version())
+
+
+def upgrade_error(path: Path | str, meta: dict[str, str]) -> StoreVersionError:
+    """The one line a process that may not migrate the index answers with."""
+    return StoreVersionError(
+        f"the index at {path} has schema version {meta.get('schema_version')}; this lode reads "
+        f"version {SCHEMA_VERSION}: it needs `lode upgrade` (or the next `lode index` / "
+        "`lode serve`, which upgrade it)"
+    )
 
 
 def _check_meta(meta: dict[str, str], path: Path | str, model_id: str, dimension: int) -> None:
@@ -343,11 +396,8 @@ def _open_tables(conn: Any, path: Path | str, meta: dict[str, str], dimension: i
             f"no index at {path} yet: a read-only process never creates one (start its writer: "
             "`lode serve`, `lode index` or `lode watch` with the same --db)"
         )
-    if int(meta.get("schema_version", "0")) < SCHEMA_VERSION:
-        raise StoreVersionError(
-            f"the index at {path} has schema version {meta.get('schema_version')}; its writer "
-            f"migrates it to version {SCHEMA_VERSION} when it opens it (start the writer first)"
-        )
+    if needs_upgrade(meta):
+        raise upgrade_error(path, meta)
     existing = _table_names(conn)
     missing = sorted(set(_schemas(dimension)) - existing)
     if missing:
@@ -355,9 +405,21 @@ def _open_tables(conn: Any, path: Path | str, meta: dict[str, str], dimension: i
     return {name: conn.open_table(name) for name in existing & {*_schemas(dimension), VOCABULARY}}
 
 
-def open_store(path: Path | str, model_id: str, dimension: int, access: StoreAccess | None = None) -> Store:
+def open_store(
+    path: Path | str,
+    model_id: str,
+    dimension: int,
+    access: StoreAccess | None = None,
+    *,
+    upgrade: bool = False,
+) -> Store:
     """Open (creating if needed) the index at ``path`` (a folder, or an object-storage URI)
-    for a model of ``dimension``; with ``access.read_only``, only open what exists."""
+    for a model of ``dimension``; with ``access.read_only``, only open what exists.
+
+    An index of an older schema is migrated only with ``upgrade`` (by its writer, holding
+    the writer's claim; ``indexer.api.Lode`` decides): otherwise the ``StoreVersionError``
+    says how to upgrade it, and nothing is written. With ``upgrade``, vectors made for
+    another embedding text than this lode's are found too (``refresh_vector_keys``)."""
     access = access or StoreAccess()
     try:
         if isinstance(path, Path) and not access.read_only:
@@ -370,7 +432,10 @@ def open_store(path: Path | str, model_id: str, dimension: int, access: StoreAcc
             _check_meta(meta, path, model_id, dimension)
             return Store(path, conn, tables, model_id, dimension, access, session)
         if meta:
-            meta = _migrate(conn, path, meta, access)
+            if needs_upgrade(meta):
+                if not upgrade:
+                    raise upgrade_error(path, meta)
+                meta = _migrate(conn, path, meta, access)
             _check_meta(meta, path, model_id, dimension)
         existing = _table_names(conn)
         tables = {
@@ -382,12 +447,20 @@ def open_store(path: Path | str, model_id: str, dimension: int, access: StoreAcc
         elif CHUNKS not in existing:  # a new store; an older one gets it from its chunks later
             tables[VOCABULARY] = conn.create_table(VOCABULARY, schema=vocabulary_schema())
         if not meta:
-            _write_meta(
-                conn,
-                {"schema_version": str(SCHEMA_VERSION), "model_id": model_id, "dimension": str(dimension)},
-            )
+            meta = {
+                "schema_version": str(SCHEMA_VERSION),
+                "model_id": model_id,
+                "dimension": str(dimension),
+                "embedding_text_version": str(embedding_text_version()),
+            }
+            _write_meta(conn, meta)
+        store = Store(path, conn, tables, model_id, dimension, access, session)
+        if upgrade and meta.get("embedding_text_version") != str(embedding_text_version()):
+            stale = store.refresh_vector_keys()
+            log.info("the embedding text changed: %d vectors are embedded again", stale)
+            _write_meta(conn, {**meta, "embedding_text_version": str(embedding_text_version())})
     except StoreError:
         raise
     except (OSError, RuntimeError, ValueError) as exc:
         raise StoreError(f"cannot open the index at {path}: {exc}") from exc
-    return Store(path, conn, tables, model_id, dimension, access, session)
+    return store

@@ -10,47 +10,69 @@ import pyarrow as pa
 
 from indexer.models import StoredChunk
 from indexer.store._base import StoreBase, rows, unit_mean, vector_matrix
-from indexer.store._rows import CHUNK_COLUMNS, to_stored_chunk
+from indexer.store._rows import CHUNK_COLUMNS, to_chunk, to_stored_chunk
 from indexer.store._schema import CHUNKS, DOCUMENTS, EMBEDDING_CACHE
 from indexer.store._sql import and_all, in_list, quote
 
-__all__ = ["VectorsMixin"]
+__all__ = ["BACKLOG", "CURRENT", "OUTDATED", "VectorsMixin"]
 
 
 def _parts(items: Sequence[str], size: int = 500) -> list[Sequence[str]]:
     return [items[i : i + size] for i in range(0, len(items), size)]
 
 
-class VectorsMixin(StoreBase):
-    """Embedding cache and phase-2 (embedding) bookkeeping."""
+#: The chunks phase 2 has to (re-)embed: no vector yet, or one made for a text no longer known.
+BACKLOG = "(embedded = false OR vector_text_hash IS NULL)"
+#: The chunks whose vector was made for their current embedding text.
+CURRENT = "(embedded = true AND vector_text_hash IS NOT NULL)"
+#: The chunks whose vector was made for a text no longer known (before an upgrade): it
+#: answers searches until phase 2 makes it again.
+OUTDATED = "(embedded = true AND vector_text_hash IS NULL)"
 
-    def _cache_key(self, chunk_hash: str) -> str:
-        return f"{self.model_id}:{chunk_hash}"
+
+class VectorsMixin(StoreBase):
+    """Embedding cache and phase-2 (embedding) bookkeeping.
+
+    A vector is known by the hash of the exact text it was made from
+    (``indexer.chunker.embedding_input``: a caption with the chunk's name, kind, scope and
+    path words, then its content): the cache is keyed by it (with the model id and the
+    embedding-text version), and each chunk row records it (``vector_text_hash``), so
+    duplicate contents in two files, a renamed file and a changed caption never share a
+    vector made for another text."""
+
+    def _cache_key(self, text_hash: str) -> str:
+        from indexer.chunker import embedding_text_version
+
+        return f"{self.model_id}:{embedding_text_version()}:{text_hash}"
 
     def cache_get(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-        """Cached vectors for these chunk hashes (of this store's model)."""
+        """Cached vectors for these embedding-text hashes (of this store's model)."""
         found: dict[str, np.ndarray] = {}
         if not hashes or not self._t(EMBEDDING_CACHE).count_rows():  # a first index: nothing to find
             return found
-        unique = sorted(set(hashes))
+        unique = sorted(set(hashes) - {""})
         for part in _parts(unique):
             keys = [self._cache_key(h) for h in part]
             table = (
                 self._t(EMBEDDING_CACHE)
                 .search()
                 .where(in_list("key", keys))
-                .select(["chunk_hash", "vector"])
+                .select(["key", "text_hash", "vector"])
                 .limit(None)
                 .to_arrow()
             )
             if table.num_rows:
                 matrix = vector_matrix(table["vector"], self.dimension)
-                for i, h in enumerate(table["chunk_hash"].to_pylist()):
-                    found[h] = matrix[i]
+                wanted = set(keys)
+                for i, (key, h) in enumerate(
+                    zip(table["key"].to_pylist(), table["text_hash"].to_pylist(), strict=True)
+                ):
+                    if key in wanted:
+                        found[h] = matrix[i]
         return found
 
     def cache_put(self, vectors: Mapping[str, np.ndarray]) -> None:
-        """Remember vectors by chunk hash (existing entries are kept)."""
+        """Remember vectors by embedding-text hash (existing entries are kept)."""
         if not vectors:
             return
         hashes = sorted(vectors)
@@ -58,7 +80,7 @@ class VectorsMixin(StoreBase):
             {
                 "key": [self._cache_key(h) for h in hashes],
                 "model_id": [self.model_id] * len(hashes),
-                "chunk_hash": hashes,
+                "text_hash": hashes,
                 "vector": self._vector_array(np.stack([vectors[h] for h in hashes])),
             }
         )
@@ -70,24 +92,47 @@ class VectorsMixin(StoreBase):
         return int(self._t(EMBEDDING_CACHE).count_rows())
 
     def embedding_backlog(self, project_id: str | None = None) -> list[tuple[str, int]]:
-        """(chunk id, priority) of every chunk still without a vector, highest priority first."""
-        where = and_all(["embedded = false", f"project_id = {quote(project_id)}" if project_id else None])
+        """(chunk id, priority) of every chunk without a vector of its current text (none
+        yet, or one made for another text), highest priority first."""
+        where = and_all([BACKLOG, f"project_id = {quote(project_id)}" if project_id else None])
         table = self._t(CHUNKS).search().where(where).select(["id", "priority"]).limit(None).to_arrow()
         pairs = list(zip(table["id"].to_pylist(), table["priority"].to_pylist(), strict=True))
         pairs.sort(key=lambda p: (-(p[1] or 0), p[0]))
         return pairs
 
     def chunks_for_embedding(self, ids: Sequence[str]) -> list[StoredChunk]:
-        """These chunks if they still exist without a vector, in the order asked."""
+        """These chunks if they still exist without a vector of their text, in the order asked."""
         found: dict[str, StoredChunk] = {}
         for part in _parts(list(ids)):
-            where = f"{in_list('id', part)} AND embedded = false"
+            where = f"{in_list('id', part)} AND {BACKLOG}"
             table = self._t(CHUNKS).search().where(where).select(CHUNK_COLUMNS).limit(None).to_arrow()
             found.update((r["id"], to_stored_chunk(r)) for r in rows(table))
         return [found[i] for i in ids if i in found]
 
-    def set_chunk_vectors(self, ids: Sequence[str], vectors: np.ndarray) -> int:
-        """Fill in vectors of chunks that still exist; returns how many were updated.
+    def refresh_vector_keys(self) -> int:
+        """Forget the text hash of every vector made for another text than its chunk's
+        embedding text now (after an upgrade that changed ``embedding_text``): phase 2 embeds
+        those chunks again, and their old vectors answer searches until then; how many."""
+        from indexer.chunker import embedding_input
+
+        batches = self._own_dataset(CHUNKS).to_batches(
+            columns=[*CHUNK_COLUMNS, "vector_text_hash"], filter="vector_text_hash IS NOT NULL"
+        )
+        stale = [
+            row["id"]
+            for batch in batches
+            for row in batch.to_pylist()
+            if embedding_input(row["file_path"], to_chunk(row))[1] != row["vector_text_hash"]
+        ]
+        with self._write_lock:
+            for part in _parts(stale):
+                self._t(CHUNKS).update(where=in_list("id", part), values_sql={"vector_text_hash": "NULL"})
+            self._cache.clear()
+        return len(stale)
+
+    def set_chunk_vectors(self, ids: Sequence[str], vectors: np.ndarray, text_hashes: Sequence[str]) -> int:
+        """Fill in vectors of chunks that still exist, each made from the embedding text of
+        that hash; returns how many were updated.
 
         Whole rows are written (read by id, their vectors swapped in). A merge of only the
         vector columns rewrote those columns in every fragment its rows were in and took
@@ -118,6 +163,10 @@ class VectorsMixin(StoreBase):
             column = schema.get_field_index("embedded")
             found = found.set_column(
                 column, schema.field(column), pa.array([True] * found.num_rows, pa.bool_())
+            )
+            column = schema.get_field_index("vector_text_hash")
+            found = found.set_column(
+                column, schema.field(column), pa.array([text_hashes[i] for i in order], pa.string())
             )
             self._t(CHUNKS).merge_insert("id").when_matched_update_all().execute(found)
             self._cache.clear()
@@ -182,18 +231,19 @@ class VectorsMixin(StoreBase):
             return
         with self._write_lock:
             for part in _parts(list(file_ids)):
-                where = f"{in_list('file_id', part)} AND embedded = false"
+                where = f"{in_list('file_id', part)} AND {BACKLOG}"
                 self._t(CHUNKS).update(where=where, values={"priority": priority})
 
     def semantic_coverage(self, project_id: str | None = None) -> float:
-        """Share of chunks with a vector, in [0, 1] (1 for an empty index); at most a second old."""
+        """Share of chunks with a vector of their current text, in [0, 1] (1 for an empty
+        index); at most a second old."""
         key = f"coverage:{project_id}"
         cached = self._cache.get(key)
         if cached is not None:
             return float(cached)
         where = f"project_id = {quote(project_id)}" if project_id else None
         total = int(self._t(CHUNKS).count_rows(where))
-        done = int(self._t(CHUNKS).count_rows(and_all([where, "embedded = true"]))) if total else 0
+        done = int(self._t(CHUNKS).count_rows(and_all([where, CURRENT]))) if total else 0
         coverage = done / total if total else 1.0
         self._cache.put(key, coverage)
         return coverage
