@@ -118,6 +118,7 @@ def refresh_store(db: Path, embedder: Embedder | None) -> bool:
     lode = Lode(load_config(overrides={"db": db}), embedder=embedder)
     try:
         try:
+            lode.hold_writer("bench refresh")  # its writer upgrades an older schema
             lode.store.ensure_indexes()
         except StoreVersionError:
             return False

@@ -81,15 +81,14 @@ def _copy_package(package: str, target: Path) -> Path:
 
 
 def raw_encode_seconds(embedder: Embedder, corpus: Path, sample: int | None = None) -> tuple[float, int]:
-    """Seconds the model alone needs for the corpus's distinct chunk texts (batches of 64,
-    shortest first), or for a seeded random ``sample`` of them."""
-    texts: dict[str, str] = {}
+    """Seconds the model alone needs for the corpus's distinct embedding texts (batches of
+    64, shortest first), or for a seeded random ``sample`` of them."""
+    texts: set[str] = set()
     for path in sorted(corpus.rglob("*")):
         if path.is_file():
             rel = path.relative_to(corpus).as_posix()
-            for chunk in chunk_file(rel, path.read_bytes()).chunks:
-                texts.setdefault(chunk.chunk_hash, embedding_text(rel, chunk))
-    chosen = list(texts.values())
+            texts.update(embedding_text(rel, chunk) for chunk in chunk_file(rel, path.read_bytes()).chunks)
+    chosen = sorted(texts)
     if sample is not None and sample < len(chosen):
         chosen = random.Random(0).sample(chosen, sample)
     ordered = sorted(chosen, key=len)

@@ -67,9 +67,10 @@ from benchmarks._bigstore import refresh_store
 from benchmarks._local_s3 import count_requests, moto_server, new_bucket, s3_env
 from benchmarks.quality.corpora import cache_dir
 from indexer.api import Lode
-from indexer.chunker import CHUNKER_VERSION
+from indexer.chunker import CHUNKER_VERSION, embedding_input
 from indexer.config import LodeConfig, load_config
 from indexer.embed import Embedder, load_embedder
+from indexer.models import StoredChunk
 from indexer.search import SearchOptions
 
 RESULTS = Path(__file__).parent / "results"
@@ -339,6 +340,11 @@ def perturb(vectors: np.ndarray, seed: int) -> np.ndarray:
     return (moved / np.linalg.norm(moved, axis=1, keepdims=True)).astype(np.float32)
 
 
+def _first_copy_text_hash(chunk: StoredChunk) -> str:
+    """The text hash of the same chunk in ``copy_000`` (paths differ only in the copy)."""
+    return embedding_input("copy_000/" + chunk.file_path.split("/", 1)[1], chunk.chunk)[1]
+
+
 def _spread_vectors(lode: Lode) -> None:
     """Give every chunk outside the first copy a perturbed vector, and its document the mean."""
     store = lode.store
@@ -355,12 +361,16 @@ def _spread_vectors(lode: Lode) -> None:
         for start in range(0, len(file_ids), 500):
             part = file_ids[start : start + 500]
             chunks = store.chunks_of_files(part)
-            cached = store.cache_get([c.chunk.chunk_hash for c in chunks])
-            kept = [c for c in chunks if c.chunk.chunk_hash in cached]
+            # the vector the model made for the same chunk in the first copy
+            origin = {c.id: _first_copy_text_hash(c) for c in chunks}
+            cached = store.cache_get(list(origin.values()))
+            kept = [c for c in chunks if origin[c.id] in cached]
             if kept:
-                base = np.stack([cached[c.chunk.chunk_hash] for c in kept])
+                base = np.stack([cached[origin[c.id]] for c in kept])
                 seed = int(copy.removeprefix("copy_")) * 100_003 + start
-                store.set_chunk_vectors([c.id for c in kept], perturb(base, seed))
+                # a synthetic vector, recorded as its chunk's own (the store is a benchmark's)
+                own = [embedding_input(c.file_path, c.chunk)[1] for c in kept]
+                store.set_chunk_vectors([c.id for c in kept], perturb(base, seed), own)
             store.complete_documents(part)
 
 

@@ -142,6 +142,11 @@ def test_replace_is_atomic_for_concurrent_readers(store: Store) -> None:
     assert all(s in ({"old"}, {"new"}) for s in seen), {frozenset(s) for s in seen}
 
 
+def _hashes(ids: list[str]) -> list[str]:
+    """Text hashes for vectors written by hand (one per chunk)."""
+    return [f"text of {i}" for i in ids]
+
+
 def test_cache_round_trip_and_backlog(store: Store, fake_embedder: FakeEmbedder) -> None:
     project = store.add_project("p", "/p")
     store.replace_files([_write(project.id, "a.py", ["alpha", "beta"], "v1")])
@@ -149,7 +154,7 @@ def test_cache_round_trip_and_backlog(store: Store, fake_embedder: FakeEmbedder)
     assert len(backlog) == 2
     ids = [cid for cid, _ in backlog]
     vectors = fake_embedder.embed(["alpha", "beta"])
-    assert store.set_chunk_vectors(ids, vectors) == 2
+    assert store.set_chunk_vectors(ids, vectors, ["t-alpha", "t-beta"]) == 2
     store.cache_put({"h-alpha": vectors[0]})
     got = store.cache_get(["h-alpha", "h-missing"])
     assert list(got) == ["h-alpha"]
@@ -334,7 +339,7 @@ def test_vector_search_covers_rows_written_after_the_index_and_never_placeholder
         assert not set(nearest(s.placeholder, 10)) & set(new_ids)
         # their vectors arrive (rows the index does not cover): each is found first
         fresh = unit(40)
-        s.set_chunk_vectors(new_ids, fresh)
+        s.set_chunk_vectors(new_ids, fresh, _hashes(new_ids))
         assert nearest(fresh[3])[0] == new_ids[3]
         # a deleted file and the old version of a replaced one are gone from the index part
         s.delete_files([document_id(project.id, "f0.py")])
@@ -408,7 +413,7 @@ def test_rows_outside_the_vector_index_are_searched_in_memory_as_lance_would(
         )
         new_ids = [c.id for n in range(3) for c in s.chunks_of_files([document_id(project.id, f"new{n}.py")])]
         first = unit(60)
-        s.set_chunk_vectors(new_ids[:60], first)  # half of them get their vector
+        s.set_chunk_vectors(new_ids[:60], first, _hashes(new_ids[:60]))  # half of them get their vector
         assert s._vector_layout("chunks", s._dataset("code_chunks")).unindexed_embedded
         filters = [
             ChunkFilter(),
@@ -424,8 +429,8 @@ def test_rows_outside_the_vector_index_are_searched_in_memory_as_lance_would(
         assert candidates(first[5], ChunkFilter(), "id")[0][1] == new_ids[5]
         # the other half arrives, and the first half is written again: the next search sees both
         second, again = unit(60), unit(60)
-        s.set_chunk_vectors(new_ids[60:], second)
-        s.set_chunk_vectors(new_ids[:60], again)
+        s.set_chunk_vectors(new_ids[60:], second, _hashes(new_ids[60:]))
+        s.set_chunk_vectors(new_ids[:60], again, _hashes(new_ids[:60]))
         assert candidates(second[7], ChunkFilter(), "id")[0][1] == new_ids[67]
         assert candidates(again[5], ChunkFilter(), "id")[0][1] == new_ids[5]
         assert new_ids[5] not in [c[1] for c in candidates(first[5], ChunkFilter(), "id")[:1]]
@@ -802,7 +807,7 @@ def test_vector_writes_never_make_a_saved_files_run_wait_for_a_fold(
     store.replace_files([_write(project.id, "a.py", [f"alpha {i}" for i in range(6)], "1")])
     store.optimize()
     ids = [c.id for c in store.chunks_of_files([document_id(project.id, "a.py")])]
-    store.set_chunk_vectors(ids, np.ones((len(ids), store.dimension), dtype=np.float32))
+    store.set_chunk_vectors(ids, np.ones((len(ids), store.dimension), dtype=np.float32), _hashes(ids))
     assert _text_index(store) == (1, 6)  # the 6 rewritten chunks
     assert not store.fold_new_rows(force=True, rewritten=False)
     store.replace_files([_write(project.id, "b.py", ["beta one", "beta two"], "1")])  # 3 rows
@@ -819,9 +824,9 @@ def test_phase_2_folds_the_rows_it_rewrote(store: Store, monkeypatch: pytest.Mon
     store.replace_files([_write(project.id, "a.py", [f"alpha {i}" for i in range(6)], "1")])
     store.optimize()
     ids = [c.id for c in store.chunks_of_files([document_id(project.id, "a.py")])]
-    store.set_chunk_vectors(ids[:2], np.ones((2, store.dimension), dtype=np.float32))
+    store.set_chunk_vectors(ids[:2], np.ones((2, store.dimension), dtype=np.float32), _hashes(ids[:2]))
     assert not store.fold_new_rows(force=True)  # 2 rows wait
-    store.set_chunk_vectors(ids[2:], np.ones((4, store.dimension), dtype=np.float32))
+    store.set_chunk_vectors(ids[2:], np.ones((4, store.dimension), dtype=np.float32), _hashes(ids[2:]))
     assert store.fold_new_rows(force=True)
     segments, unindexed = _text_index(store)
     assert (segments, unindexed) == (2, 0)
@@ -849,12 +854,17 @@ def test_a_vector_write_changes_only_the_vector_of_the_rows_it_writes(store: Sto
     # asked in another order than stored, with an id that no longer exists
     asked = [a[2], "gone", a[0], a[1]]
     given = np.stack([vectors[2], vectors[2], vectors[0], vectors[1]])
-    assert store.set_chunk_vectors(asked, given) == 3
+    assert store.set_chunk_vectors(asked, given, [f"text of {i}" for i in asked]) == 3
     after = stored()
     assert after.keys() == before.keys()
     for chunk_id, row in after.items():
         if chunk_id in a:
-            assert row == before[chunk_id] | {"embedding": row["embedding"], "embedded": True}
+            changed = {
+                "embedding": row["embedding"],
+                "embedded": True,
+                "vector_text_hash": f"text of {chunk_id}",
+            }
+            assert row == before[chunk_id] | changed
         else:
             assert row == before[chunk_id]
     got = store.chunk_vectors(a)

@@ -84,13 +84,17 @@ def test_saved_function_becomes_searchable(watched: tuple[str, Path, FakeEmbedde
     assert _project(base)["watch"]["last_update_at"] is not None
 
 
-def test_rename_moves_the_file_without_new_embeddings(watched: tuple[str, Path, FakeEmbedder]) -> None:
+def test_a_renamed_file_is_embedded_once_as_its_new_path(watched: tuple[str, Path, FakeEmbedder]) -> None:
+    """The file moves, and its chunks get the vectors of their new texts (their captions
+    carry the path's words), each made once."""
     base, repo, embedder = watched
     before = embedder.texts_embedded
     (repo / "src/web/router.go").rename(repo / "src/web/routes.go")
     _eventually(lambda: "src/web/routes.go" in _paths(base) and "src/web/router.go" not in _paths(base))
     _idle(base)
-    assert embedder.texts_embedded == before
+    files = httpx.get(f"{base}{API}/projects/shop/files", params={"limit": 1000}).json()["files"]
+    moved = next(f["chunk_count"] for f in files if f["path"] == "src/web/routes.go")
+    assert embedder.texts_embedded == before + moved
 
 
 def test_deleted_folder_leaves_the_index(watched: tuple[str, Path, FakeEmbedder]) -> None:

@@ -162,13 +162,14 @@ def test_an_atomic_save_indexes_the_new_content(live: Live) -> None:
     assert not any("tmp" in p for p in live.paths())
 
 
-def test_a_renamed_file_moves_without_new_embeddings(live: Live) -> None:
+def test_a_renamed_file_is_embedded_once_as_its_new_path(live: Live) -> None:
     before = live.embedder.texts_embedded
     assert before > 0
     (live.root / "src/shop/pricing.py").rename(live.root / "src/shop/prices.py")
     live.wait_for_paths(present={"src/shop/prices.py"}, absent={"src/shop/pricing.py"})
     live.settle()
-    assert live.embedder.texts_embedded == before
+    moved = live.lode.store.document_states(live.project.id)["src/shop/prices.py"].chunk_count
+    assert live.embedder.texts_embedded == before + moved
     assert live.lode.store.count_chunks(live.project.id, embedded=False) == 0
 
 
