@@ -5,8 +5,7 @@ Seven tools, each for one job an agent has: ``search``, ``find_symbol``,
 plain text (``path:start-end  kind name  (score)`` and numbered lines; JSON with
 ``format: "json"``), cut at whole results to an exact ``max_tokens`` counted with the
 embedding model's word-piece tokenizer, and say what was left out and how to get it. A
-bad argument is a tool error naming it; the session goes on. The old 26 tool names stay
-callable for one release but are not listed.
+bad argument is a tool error naming it; the session goes on.
 """
 
 from __future__ import annotations
@@ -16,13 +15,11 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import Tool
 
 from indexer import __version__
 from server.context import ServerContext
 from server.mcp_discover import add_discover_tool
 from server.mcp_forward import ServerLink, forwarding_instructions
-from server.mcp_legacy import LEGACY_TOOLS, add_legacy_tools
 from server.mcp_outline import add_outline_tool
 from server.mcp_params import compact_schema
 from server.mcp_projects import add_projects_tool
@@ -55,8 +52,8 @@ def _field_errors(exc: Any) -> str:
 
 
 class LodeMCP(MCPServer):
-    """The MCP server with lode's tools: a few are listed, the old ones only callable;
-    an unknown argument of a listed tool is an error naming it."""
+    """The MCP server with lode's tools, listed with compact input schemas; an unknown tool
+    or an unknown argument is an error naming it."""
 
     def __init__(self, instructions: str = INSTRUCTIONS, lifespan: Any = None) -> None:
         super().__init__(
@@ -66,32 +63,29 @@ class LodeMCP(MCPServer):
             log_level="WARNING",
             lifespan=lifespan,
         )
-        self.listed: tuple[str, ...] = ()
 
     def publish(self, names: tuple[str, ...]) -> None:
-        """List these tools (and only these), with compact input schemas."""
-        self.listed = names
-        for name in names:
-            tool = self._tool_manager.get_tool(name)
-            if tool is None:
-                raise KeyError(name)
+        """Give every tool its compact input schema (what ``tools/list`` sends); the tools
+        registered must be ``names``, in that order."""
+        tools = self._tool_manager.list_tools()
+        if tuple(t.name for t in tools) != names:
+            raise RuntimeError(f"tools {[t.name for t in tools]} registered, {list(names)} expected")
+        for tool in tools:
             tool.parameters = compact_schema(tool.parameters)
 
-    async def list_tools(self) -> list[Tool]:
-        """The listed tools only."""
-        tools = {tool.name: tool for tool in await super().list_tools()}
-        return [tools[name] for name in self.listed if name in tools]
+    def _tool(self, name: str) -> Any:
+        """The tool called ``name``, or a tool error naming it and the tools there are."""
+        tool = self._tool_manager.get_tool(name)
+        if tool is None:
+            raise ToolError(f"unknown tool {name!r}; tools: {', '.join(TOOLS)}")
+        return tool
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         """Run a tool; unknown arguments and type errors come back naming the argument."""
-        tool = self._tool_manager.get_tool(name)
-        if tool is not None and name in self.listed:
-            known = tool.parameters.get("properties", {})
-            unknown = sorted(set(arguments) - set(known))
-            if unknown:
-                raise ToolError(
-                    f"invalid argument ({', '.join(unknown)}): unknown; known: {', '.join(known)}"
-                )
+        known = self._tool(name).parameters.get("properties", {})
+        unknown = sorted(set(arguments) - set(known))
+        if unknown:
+            raise ToolError(f"invalid argument ({', '.join(unknown)}): unknown; known: {', '.join(known)}")
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -113,8 +107,7 @@ class ForwardingMCP(LodeMCP):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         """The server's answer to the call (its tool errors included)."""
-        if self._tool_manager.get_tool(name) is None:
-            raise ToolError(f"Unknown tool: {name}")
+        self._tool(name)
         return await self.link.call(name, arguments)
 
 
@@ -138,7 +131,5 @@ def build_mcp(
     add_outline_tool(mcp, get_ctx)
     add_discover_tool(mcp, get_ctx)
     add_projects_tool(mcp, get_ctx)
-    add_legacy_tools(mcp, get_ctx)
     mcp.publish(TOOLS)
-    assert not LEGACY_TOOLS & set(TOOLS)
     return mcp

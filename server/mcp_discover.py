@@ -14,6 +14,7 @@ from indexer.errors import FieldError, ValidationError
 from indexer.search.discover import discover, render_prompt, run_stage
 from server.context import ServerContext
 from server.mcp_params import FORMAT, MAX_TOKENS, Param, Strs, call, check_budget, with_params
+from server.metrics import metrics_for
 
 __all__ = ["DISCOVER_DESCRIPTION", "add_discover_tool"]
 
@@ -89,8 +90,6 @@ def _discover(ctx: ServerContext, args: dict[str, Any], budget: int) -> str:
         overrides.setdefault("compression", {})["max_bullets"] = args["max_bullets"]
     config = load_discover_config(overrides=overrides)
     result = discover(ctx.lode, args["question"], config)
-    from server.metrics import metrics_for  # the routes import this module's package first
-
     metrics_for(ctx).record_stages(result.metrics.stage_ms)
     # rendered again with the answer's tokenizer: the budget is exact whatever model searched
     meta = {
