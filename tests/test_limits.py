@@ -2,7 +2,7 @@
 and the CLI refuse the same oversized or malformed input with an error naming the field,
 before anything reaches the store; an error (and the log line repeating it) quotes at
 most a short prefix of what was sent; every MCP answer, errors included, fits its
-``max_tokens``.
+``max_tokens``; a URL over the limit is a 414 in lode's error shape.
 
 MCP through the SDK's real client and HTTP through httpx, both against the real app served
 by uvicorn in this process (fake embedder); the CLI in-process on its own index."""
@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,6 +43,7 @@ from indexer.limits import (
     quote,
     quote_items,
 )
+from server.limits import MAX_URL_BYTES
 
 API = "/api/v1"
 #: Longest error an oversized value may produce (a few fields, each with a short quote).
@@ -426,6 +428,43 @@ def test_list_arguments_given_as_json_text_still_work(served: str) -> None:
     assert not ok[0], ok[1][:300]
     assert over[0]
     assert over[1].startswith("invalid argument (path_include): must hold at most")
+
+
+# ---- finding 9: long URLs --------------------------------------------------------------------
+def _raw_get(base: str, target: str) -> tuple[int, bytes]:
+    """(status, body) of ``GET target`` sent over a plain socket (httpx refuses URLs over
+    64 KiB before sending them)."""
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(f"GET {target} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+@pytest.mark.parametrize("size", [MAX_URL_BYTES + 1, 70_000, 200_000, 900_000])
+def test_a_long_url_is_a_414_in_lodes_error_shape(served: str, size: int) -> None:
+    """200,000 characters reset the connection (uvicorn's h11 gave up at 16 KiB while the
+    client was still sending); every URL over the limit is a 414 naming ``url``."""
+    for path in (f"{API}/projects?x=", "/nope/", f"{API}/symbols?name="):
+        status, body = _raw_get(served, path + "a" * (size - len(path)))
+        assert status == 414, (path, size, status, body[:200])
+        assert json.loads(body) == {
+            "status_code": 414,
+            "detail": f"the URL is over {MAX_URL_BYTES} bytes",
+            "extra": [{"key": "url", "message": f"the URL is over {MAX_URL_BYTES} bytes", "source": "url"}],
+        }
+    assert httpx.get(f"{served}/health").status_code == 200
+
+
+def test_a_url_under_the_limit_is_answered(served: str) -> None:
+    path = f"{API}/projects?x="
+    status, body = _raw_get(served, path + "a" * (MAX_URL_BYTES - len(path)))
+    assert status == 200, body[:200]
+    symbols = httpx.get(f"{served}{API}/symbols", params={"name": "Cart", "from_path": "src/" + "d" * 4_000})
+    assert symbols.status_code == 200, symbols.text[:200]
 
 
 def test_http_errors_quote_a_short_prefix_of_what_was_sent(served: str) -> None:
