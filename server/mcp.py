@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -107,7 +108,8 @@ class LodeMCP(MCPServer):
             result = await self._run(name, arguments, context)
         except ToolError as exc:
             raise ToolError(fit_error(self.counter(), str(exc), budget)) from exc.__cause__
-        return fit_answer(self.counter(), name, result, budget)
+        # counted off the event loop, as the tools run: an answer may be 100,000 tokens
+        return await anyio.to_thread.run_sync(fit_answer, self.counter(), name, result, budget)
 
     async def _run(self, name: str, arguments: dict[str, Any], context: Any) -> Any:
         try:
