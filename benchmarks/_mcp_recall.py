@@ -2,13 +2,11 @@
 sentence → the unit it documents, doc comments blanked), the share whose target unit is in
 an answer cut at a token budget.
 
-Three ways to spend a budget, counted with the same tokenizer:
+Two ways to spend a budget, counted with the same tokenizer:
 
 - ``search``: the MCP ``search`` tool at ``max_tokens`` = the budget. The target is
   *listed* when a result header (``path:start-end``) covers its first line, and *shown*
   when that result's code is in the answer too.
-- ``search_code``: the old tool's JSON (chunk granularity, 50 hits), hits kept in rank
-  order while their JSON fits the budget (what its ``max_tokens`` meant, counted exactly).
 - ``grep+read``: the query's words (lowercased, stop words and words under 3 letters
   dropped) matched case-insensitively against every line of every file (what ``rg -i -c``
   does); files ranked by matching lines, then read whole, best first, until the budget is
@@ -17,7 +15,6 @@ Three ways to spend a budget, counted with the same tokenizer:
 
 from __future__ import annotations
 
-import json
 import re
 import tempfile
 from collections.abc import Sequence
@@ -102,24 +99,6 @@ def grep_read_found(
     return found, spent
 
 
-def _old_found(client_answer: str, pair: Pair, counter: TokenCounter, budget: int) -> tuple[bool, int]:
-    data = json.loads(client_answer)
-    hits = sorted((h for g in data["groups"] for h in g["chunks"]), key=lambda h: -h["relevance_score"])
-    spent = counter.count(
-        json.dumps({k: v for k, v in data.items() if k not in ("groups", "documents")}, indent=2)
-    )
-    found = False
-    for hit in hits:
-        cost = counter.count(json.dumps(hit, indent=2))
-        if spent + cost > budget:
-            break
-        spent += cost
-        found = found or (
-            hit["file_path"] == pair.path and hit["start_line"] <= pair.start_line <= hit["end_line"]
-        )
-    return found, spent
-
-
 async def _ask(
     client: Any, counter: TokenCounter, project: str, pairs: Sequence[Pair], run: RecallRun, root: Path
 ) -> None:
@@ -130,10 +109,6 @@ async def _ask(
     }
     costs = {path: counter.count_many(lines) for path, lines in files.items()}
     for pair in pairs:
-        old = await client.call_tool(
-            "search_code", {"query": pair.query, "projects": [project], "granularity": "chunk", "limit": 50}
-        )
-        old_text = "".join(b.text for b in old.content)
         for budget in BUDGETS:
             answer = await client.call_tool(
                 "search", {"query": pair.query, "projects": [project], "max_tokens": budget}
@@ -143,8 +118,6 @@ async def _ask(
             listed, shown = listed_and_shown(text, pair)
             run.add("search (listed)", budget, listed, used)
             run.add("search (with code)", budget, shown, used)
-            hit, spent = _old_found(old_text, pair, counter, budget)
-            run.add("search_code (old)", budget, hit, spent)
             hit, spent = grep_read_found(files, costs, pair, budget)
             run.add("grep+read", budget, hit, spent)
 
@@ -154,7 +127,7 @@ async def _session(
 ) -> None:
     from mcp import Client
 
-    async with Client(mcp) as client:  # the old tools are there too, unlisted
+    async with Client(mcp) as client:
         await _ask(client, counter, project, pairs, run, root)
 
 

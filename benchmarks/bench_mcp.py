@@ -1,14 +1,14 @@
 """MCP for agents: what an answer costs, what it finds, and how soon the first one comes.
 
 1. **answers**: 20 fixed agent questions over click (its source as published, indexed
-   once) asked of the old tool set (the 27 tools before issue 30, still callable) and of
-   the new one in the same run: bytes and tokens per answer (the model's word-pieces, the
-   tokenizer answers are budgeted with), each with the tools' default arguments, and the
-   size of each tool list (descriptions and input schemas).
+   once): bytes and tokens per answer (the model's word-pieces, the tokenizer answers are
+   budgeted with), each with the tools' default arguments, and the size of the tool list
+   (descriptions and input schemas). (Until the old 27 tools were removed, the same
+   questions were asked of them too: docs/mcp.md keeps that comparison.)
 2. **recall**: for the quality benchmark's queries (doc comment → unit, doc comments
    blanked), the share whose target unit is in the answer cut at 500, 1,000, 2,000 and
-   4,000 tokens: ``search``, the old ``search_code``, and grep-then-read
-   (``benchmarks/_mcp_recall.py`` says how each is counted).
+   4,000 tokens: ``search`` and grep-then-read (``benchmarks/_mcp_recall.py`` says how
+   each is counted).
 3. **latency** (timing: run it on a quiet machine): the first ``search`` after
    ``initialize`` of ``lode mcp`` over stdio on the indexed project, alone and beside a
    running ``lode serve`` (every call forwarded), in fresh processes.
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import platform
 import socket
@@ -48,20 +47,14 @@ QUICK_CORPORA = ("click", "cobra", "commander")
 
 @dataclass(frozen=True, slots=True)
 class Question:
-    """One agent question: the call an agent makes with the old tools and with the new."""
+    """One agent question: the tool call an agent makes for it."""
 
     text: str
-    old: tuple[str, dict[str, Any]]
-    new: tuple[str, dict[str, Any]]
+    tool: str
+    args: dict[str, Any]
 
 
-def _unit(ctx: Any, node: str) -> dict[str, Any]:
-    """``start_line``/``end_line`` of an outline node (what the old get_document needed)."""
-    found = ctx.lode.outline("click").node(node)
-    return {"start_line": found.start_line, "end_line": found.end_line}
-
-
-def questions(ctx: Any) -> list[Question]:
+def questions() -> list[Question]:
     """The 20 questions (8 searches, 4 reads, 4 outline steps, 2 discoveries, 2 project looks)."""
     searches = [
         "where are command line options parsed",
@@ -73,33 +66,20 @@ def questions(ctx: Any) -> list[Question]:
         "invoke a subcommand of a group",
         "get_terminal_size",
     ]
-    out = [Question(q, ("search_code", {"query": q}), ("search", {"query": q})) for q in searches]
-    doc = {"project": "click"}
-    invoke = "src/click/core.py#Context.scope"
-    prompt = "src/click/termui.py#prompt"
+    out = [Question(q, "search", {"query": q}) for q in searches]
     out += [
-        Question("read Context.scope", ("get_document", {**doc, "path": "src/click/core.py", **_unit(ctx, invoke)}),
-                 ("read", {"path": invoke})),
-        Question("read decorators.py", ("get_document", {**doc, "path": "src/click/decorators.py"}),
-                 ("read", {"path": "src/click/decorators.py"})),
-        Question("read parser.py lines 1-120",
-                 ("get_document", {**doc, "path": "src/click/parser.py", "start_line": 1, "end_line": 120}),
-                 ("read", {"path": "src/click/parser.py", "start_line": 1, "end_line": 120})),
-        Question("read termui.prompt", ("get_document", {**doc, "path": "src/click/termui.py", **_unit(ctx, prompt)}),
-                 ("read", {"path": prompt})),
-        Question("list src/click", ("outline_ls", {**doc, "node": "src/click"}),
-                 ("outline", {"path": "src/click"})),
-        Question("units of core.py", ("outline_ls", {**doc, "node": "src/click/core.py"}),
-                 ("outline", {"path": "src/click/core.py"})),
-        Question("find *complete*", ("outline_find", {**doc, "title": "*complete*"}),
-                 ("outline", {"action": "find", "pattern": "*complete*"})),
-        Question("grep def get_ in core.py", ("outline_grep", {**doc, "pattern": r"def get_\w+", "node": "src/click/core.py"}),
-                 ("outline", {"action": "grep", "pattern": r"def get_\w+", "path": "src/click/core.py"})),
-        Question("what is click", ("discover", {"question": "what is click"}), ("discover", {"question": "what is click"})),
-        Question("how are errors reported", ("discover", {"question": "how does click report usage errors"}),
-                 ("discover", {"question": "how does click report usage errors"})),
-        Question("which projects", ("list_projects", {}), ("projects", {})),
-        Question("indexing status", ("index_status", {}), ("projects", {"action": "status"})),
+        Question("read Context.scope", "read", {"path": "src/click/core.py#Context.scope"}),
+        Question("read decorators.py", "read", {"path": "src/click/decorators.py"}),
+        Question("read parser.py lines 1-120", "read", {"path": "src/click/parser.py", "start_line": 1, "end_line": 120}),
+        Question("read termui.prompt", "read", {"path": "src/click/termui.py#prompt"}),
+        Question("list src/click", "outline", {"path": "src/click"}),
+        Question("units of core.py", "outline", {"path": "src/click/core.py"}),
+        Question("find *complete*", "outline", {"action": "find", "pattern": "*complete*"}),
+        Question("grep def get_ in core.py", "outline", {"action": "grep", "pattern": r"def get_\w+", "path": "src/click/core.py"}),
+        Question("what is click", "discover", {"question": "what is click"}),
+        Question("how are errors reported", "discover", {"question": "how does click report usage errors"}),
+        Question("which projects", "projects", {}),
+        Question("indexing status", "projects", {"action": "status"}),
     ]  # fmt: skip
     return out
 
@@ -120,40 +100,26 @@ def _surface(tools: list[Any]) -> dict[str, int]:
 
 
 def measure_answers(ctx: Any) -> dict[str, Any]:
-    """Each question asked of both tool sets: its answers' sizes; and both tool lists' sizes."""
+    """Each question asked of the tools: its answer's size; and the tool list's size."""
     import anyio
     from mcp import Client
-    from mcp.server.mcpserver import MCPServer
 
     from server.mcp import build_mcp
-    from server.mcp_legacy import add_legacy_tools
 
-    new = build_mcp(lambda: ctx)
-    old = MCPServer(name="lode-0", log_level="WARNING")
-    add_legacy_tools(old, lambda: ctx, with_discover=True)
     counter = ctx.token_counter()
     rows: dict[str, Any] = {}
 
     async def main() -> dict[str, Any]:
-        async with Client(old) as old_client, Client(new) as new_client:
-            surface = {"old": _surface((await old_client.list_tools()).tools),
-                       "new": _surface((await new_client.list_tools()).tools)}  # fmt: skip
-            for q in questions(ctx):
-                before = _size(await old_client.call_tool(*q.old), counter)
-                after = _size(await new_client.call_tool(*q.new), counter)
-                rows[q.text] = {
-                    "old_tool": q.old[0], "old_bytes": before["bytes"], "old_tokens": before["tokens"],
-                    "old_wire_bytes": before["wire_bytes"], "new_tool": q.new[0], "new_bytes": after["bytes"],
-                    "new_tokens": after["tokens"], "new_wire_bytes": after["wire_bytes"],
-                    "errors": before["error"] or after["error"],
-                }  # fmt: skip
+        async with Client(build_mcp(lambda: ctx)) as client:
+            surface = _surface((await client.list_tools()).tools)
+            for q in questions():
+                size = _size(await client.call_tool(q.tool, q.args), counter)
+                rows[q.text] = {"tool": q.tool, "bytes": size["bytes"], "tokens": size["tokens"],
+                                "wire_bytes": size["wire_bytes"], "error": size["error"]}  # fmt: skip
             return surface
 
     surface = anyio.run(main)
-    totals = {
-        key: sum(r[key] for r in rows.values())
-        for key in ("old_bytes", "old_tokens", "old_wire_bytes", "new_bytes", "new_tokens", "new_wire_bytes")
-    }
+    totals = {key: sum(r[key] for r in rows.values()) for key in ("bytes", "tokens", "wire_bytes")}
     return {"tool_list": surface, "answers": rows, "answers_total": totals}
 
 
@@ -260,19 +226,13 @@ def _parse_args() -> argparse.Namespace:
 
 def to_markdown(result: dict[str, Any]) -> str:
     """The answers, recall and latency tables."""
-    lines = [
-        "| question | old tool | old tokens | new tool | new tokens |",
-        "| --- | --- | ---: | --- | ---: |",
-    ]
+    lines = ["| question | tool | tokens | bytes |", "| --- | --- | ---: | ---: |"]
     for text, row in result["answers"].items():
-        lines.append(
-            f"| {text} | {row['old_tool']} | {row['old_tokens']} | {row['new_tool']} | {row['new_tokens']} |"
-        )
+        lines.append(f"| {text} | {row['tool']} | {row['tokens']} | {row['bytes']} |")
     total = result["answers_total"]
-    lines.append(f"| **all 20** | | **{total['old_tokens']}** | | **{total['new_tokens']}** |")
+    lines.append(f"| **all 20** | | **{total['tokens']}** | **{total['bytes']}** |")
     surface = result["tool_list"]
-    lines += ["", f"tool list: old {surface['old']['tools']} tools, {surface['old']['chars']} characters; "
-              f"new {surface['new']['tools']} tools, {surface['new']['chars']} characters"]  # fmt: skip
+    lines += ["", f"tool list: {surface['tools']} tools, {surface['chars']} characters"]
     if "recall" in result:
         recall = result["recall"]
         lines += ["", f"recall at a token budget ({recall['pairs']} queries)", "",
@@ -296,8 +256,6 @@ def main() -> int:
     from indexer.embed import load_embedder
     from server.context import open_context
 
-    # the SDK's client warns that it cannot check the old tools' output (they are unlisted)
-    logging.getLogger("client").setLevel(logging.ERROR)
     config = load_config()
     model = load_embedder(config.embed)
     model.query_graph()  # exported into the cache: lode mcp embeds queries without torch

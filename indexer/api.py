@@ -35,8 +35,19 @@ from indexer.errors import (
     PathError,
     ReadOnlyError,
     StoreError,
+    ValidationError,
 )
 from indexer.index_users import index_users
+from indexer.limits import (
+    MAX_GLOBS,
+    MAX_PATHS,
+    QUOTE_CHARS,
+    check_items,
+    check_text,
+    clip,
+    quote,
+    relative_path_problem,
+)
 from indexer.memory import limit_heap_growth
 from indexer.models import LIVE_STATUSES, IndexReport, Project, StoreCheck, Task, UpgradeReport
 from indexer.outline import Outline, OutlineCache
@@ -77,6 +88,7 @@ from indexer.writer_claim import find_writer, writer_claim
 __all__ = [
     "Lode",
     "cached_graph",
+    "check_project_fields",
     "open_for_queries",
     "open_for_search",
     "query_embedder",
@@ -95,7 +107,7 @@ def resolve_project_root(path: str | Path, field: str = "path", *, force: bool =
     raw = str(path).strip()
     if not raw:
         raise PathError(field, "is empty")
-    shown = raw if len(raw) <= 200 else raw[:200] + "…"
+    shown = clip(raw, QUOTE_CHARS)
     if "\x00" in raw:
         raise PathError(field, "contains a NUL character")
     try:
@@ -114,11 +126,15 @@ def resolve_project_root(path: str | Path, field: str = "path", *, force: bool =
 
 
 def relative_paths(paths: Sequence[str], field: str = "paths") -> tuple[str, ...]:
-    """Project-relative POSIX paths (no leading slash, no ``..``), or a PathError naming ``field``."""
+    """Project-relative POSIX paths (no leading slash, no ``..``; at most ``MAX_PATHS``), or
+    a PathError naming ``field``."""
+    if len(paths) > MAX_PATHS:
+        raise PathError(field, f"must hold at most {MAX_PATHS} paths (got {len(paths)})")
     out = []
     for path in paths:
-        if path.startswith("/") or ".." in path.split("/") or "\x00" in path:
-            raise PathError(field, f"{path!r} must be relative to the project root, without '..'")
+        problem = relative_path_problem(path)
+        if problem is not None:
+            raise PathError(field, problem)
         out.append(path.strip("/"))
     return tuple(out)
 
@@ -134,6 +150,21 @@ def refuse_index_users(db: Path | str) -> None:
             f"the index at {db} needs an upgrade, and other lode processes use it ({named}{more}): "
             "stop them first (an older lode would go on writing rows without the new columns)"
         )
+
+
+def check_project_fields(name: str | None, include: Sequence[str], exclude: Sequence[str]) -> None:
+    """A project's name and include/exclude globs as every front end takes them, or a
+    ValidationError naming the field."""
+    from indexer.walker import IgnoreRules
+
+    if name is not None:
+        check_text("name", name)
+    for field, globs in (("include", include), ("exclude", exclude)):
+        check_items(field, globs, MAX_GLOBS)
+        try:
+            IgnoreRules.check_globs(globs)
+        except ValueError as exc:
+            raise ValidationError(field, str(exc)) from None
 
 
 def store_access(config: LodeConfig, writer: bool = False) -> StoreAccess:
@@ -334,6 +365,7 @@ class Lode:
         force: bool = False,
     ) -> Project:
         """Register a folder as a project (or return the one already registered for it)."""
+        check_project_fields(name or None, include, exclude)
         root = resolve_project_root(path, force=force)
         self.hold_writer()
         existing = self.store.find_project_by_root(str(root))
@@ -352,7 +384,7 @@ class Lode:
         if store is None:
             from indexer.errors import NotFoundError
 
-            raise NotFoundError(f"no project {ref!r}")
+            raise NotFoundError(f"no project {quote(ref)}")
         project = store.get_project(ref)
         self.hold_writer("lode projects remove")
         self.store.delete_project(project.id)
@@ -490,7 +522,7 @@ class Lode:
         """The navigable outline of a project (by id or name): ls, cat, find, grep, locate, plan."""
         store = self.open_readonly()
         if store is None:
-            raise NotFoundError(f"no project {project!r}")
+            raise NotFoundError(f"no project {quote(project)}")
         return self.outlines.get(store, project)
 
     # ---- agent retrieval and discovery ----------------------------------------------
@@ -550,7 +582,7 @@ class Lode:
     def _readable_store(self, project: str) -> Store:
         store = self.open_readonly()
         if store is None:
-            raise NotFoundError(f"no project {project!r}")
+            raise NotFoundError(f"no project {quote(project)}")
         return store
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from indexer.errors import ConfigError
+from indexer.limits import quote
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -364,7 +365,9 @@ def _convert(raw: str, hint: Any, name: str) -> Any:
     try:
         return read(raw)
     except ValueError:
-        raise ConfigError(f"{name}: cannot read {raw!r} as {getattr(target, '__name__', target)}") from None
+        raise ConfigError(
+            f"{name}: cannot read {quote(raw)} as {getattr(target, '__name__', target)}"
+        ) from None
 
 
 def _to_bool(raw: str) -> bool:
@@ -392,7 +395,7 @@ def _section_of(key: str) -> str:
     for section, cls in _SECTIONS.items():
         if key in {f.name for f in fields(cls)}:
             return section
-    raise ConfigError(f"unknown setting {key!r}")
+    raise ConfigError(f"unknown setting {quote(key)}")
 
 
 def load_config(

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from indexer.limits import MAX_MESSAGE_CHARS, QUOTE_CHARS, clip
+
 __all__ = [
     "ConfigError",
     "ConflictError",
@@ -61,18 +63,24 @@ class ConfigError(LodeError):
 
 @dataclass(frozen=True, slots=True)
 class FieldError:
-    """One invalid field of a request: its name and what is wrong with it."""
+    """One invalid field of a request: its name and what is wrong with it (both cut short:
+    a field's name can be a key the request made up)."""
 
     field: str
     message: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "field", clip(self.field, QUOTE_CHARS))
+        object.__setattr__(self, "message", clip(self.message, MAX_MESSAGE_CHARS))
 
 
 class ValidationError(LodeError):
     """Request options are invalid; ``errors`` names each offending field."""
 
     def __init__(self, field: str, message: str, *, more: tuple[FieldError, ...] = ()) -> None:
-        super().__init__(f"{field}: {message}")
-        self.errors: tuple[FieldError, ...] = (FieldError(field, message), *more)
+        first = FieldError(field, message)
+        super().__init__(f"{first.field}: {first.message}")
+        self.errors: tuple[FieldError, ...] = (first, *more)
 
     @property
     def field(self) -> str:
@@ -89,7 +97,7 @@ class NotFoundError(LodeError):
     when one did (``projects`` of a search)."""
 
     def __init__(self, message: str, field: str | None = None) -> None:
-        super().__init__(message)
+        super().__init__(clip(message, MAX_MESSAGE_CHARS))
         self.field = field
 
 

@@ -21,6 +21,7 @@ from pathspec import GitIgnoreSpec
 
 from indexer.config import WalkerConfig
 from indexer.containment import display_path, outside_reason, real_relative
+from indexer.limits import quote
 from indexer.models import SkippedFile
 
 __all__ = [
@@ -116,11 +117,11 @@ class IgnoreRules:
         """Raise ValueError naming the first glob that cannot be used as an include/exclude."""
         for glob in globs:
             if not glob.strip() or "\x00" in glob:
-                raise ValueError(f"{glob!r} is not a usable glob")
+                raise ValueError(f"{quote(glob)} is not a usable glob")
             try:
                 GitIgnoreSpec.from_lines([glob])
             except (ValueError, TypeError, re.error) as exc:
-                raise ValueError(f"{glob!r} is not a valid glob: {exc}") from None
+                raise ValueError(f"{quote(glob)} is not a valid glob: {quote(str(exc))}") from None
 
     def invalidate(self) -> None:
         """Forget cached ignore files (after a ``.gitignore``, ``.lodeignore`` or

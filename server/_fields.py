@@ -10,6 +10,7 @@ from typing import Annotated
 from msgspec import Meta
 
 from indexer.chunker import KNOWN_LANGUAGES
+from indexer.limits import MAX_TEXT_CHARS
 from indexer.models import NODE_TYPES
 from indexer.roles import ROLES
 
@@ -72,9 +73,9 @@ PATTERN_WORDS = {
     RELATIVE: "must be a path relative to the project root, without '..'",
 }
 #: Text of 1 to 4,096 characters, not only blanks, without NUL (names, globs, terms).
-Text = Annotated[str, Meta(min_length=1, max_length=4096, pattern=NOT_BLANK)]
+Text = Annotated[str, Meta(min_length=1, max_length=MAX_TEXT_CHARS, pattern=NOT_BLANK)]
 #: A path relative to the project root: not absolute, no ``..`` segment, no NUL.
-RelativePath = Annotated[str, Meta(min_length=1, max_length=4096, pattern=RELATIVE)]
+RelativePath = Annotated[str, Meta(min_length=1, max_length=MAX_TEXT_CHARS, pattern=RELATIVE)]
 #: A language lode knows (``python``, ``go``, ``markdown``…).
 LanguageName = Annotated[str, Meta(pattern=one_of(KNOWN_LANGUAGES))]
 #: A node type of the shared vocabulary (``function``, ``method``, ``class``…).

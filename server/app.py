@@ -24,7 +24,7 @@ from indexer.embed import Embedder
 from server.conformance import exact_request_schemas, strict_body
 from server.context import ServerContext, open_context
 from server.errors import EXCEPTION_HANDLERS
-from server.limits import json_body_middleware, limit_body
+from server.limits import json_body_middleware, limit_body, limit_url
 from server.mcp import build_mcp
 from server.metrics import metrics_middleware
 from server.routes import ROUTES
@@ -116,7 +116,7 @@ def create_app(
         await mcp_app(scope, receive, send)
 
     cors = CORSConfig(allow_origins=list(config.server.cors_origins)) if config.server.cors_origins else None
-    return Litestar(
+    app = Litestar(
         route_handlers=[*ROUTES, *web_routes, mcp_endpoint, *(extra_routes or [])],
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,
@@ -141,3 +141,6 @@ def create_app(
         ),
         debug=False,
     )
+    # in front of everything (routes, mounts, the router's own 404): a URL over the limit is a 414
+    app.asgi_handler = limit_url(app.asgi_handler)
+    return app

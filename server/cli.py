@@ -80,6 +80,7 @@ def serve_command(
     from indexer.writer_lock import WriterBusyError
     from server.app import create_app
     from server.context import ServerContext, register_paths
+    from server.limits import UVICORN_LIMITS
 
     config = make_config(
         db=db, host=host, port=port, api_key=api_key, enabled=False if no_watch else None, read_only=read_only
@@ -108,7 +109,7 @@ def serve_command(
     # watcher, the search processes and the writer (``indexer.cli._stop``)
     uvicorn.run(
         app, host=config.server.host, port=config.server.port, log_level="warning",
-        timeout_graceful_shutdown=_GRACE_SECONDS,
+        timeout_graceful_shutdown=_GRACE_SECONDS, **UVICORN_LIMITS,
     )  # fmt: skip
     if fast_exit_wanted():
         exit_now(0)

@@ -27,6 +27,7 @@ from litestar import Request, Response
 from litestar.status_codes import HTTP_204_NO_CONTENT
 
 from indexer.errors import ValidationError
+from indexer.limits import clip
 from server._fields import PATTERN_WORDS
 
 __all__ = ["exact_request_schemas", "request_types", "strict_body"]
@@ -87,7 +88,10 @@ def _field_and_message(message: str) -> tuple[str, str]:
     text = _AT.sub("", message)
     if at is None:
         named = _FIELD.search(message)
-        return (named.group(1) if named is not None else "body"), text
+        if named is None:
+            return "body", text
+        field = named.group(1)  # an unknown field as sent: quoted short
+        return field, text.replace(f"`{field}`", f"`{clip(field)}`")
     field, rest = _ITEM.match(at.group(1) or "body").groups()  # type: ignore[union-attr]
     regex = _REGEX.search(text)
     if regex is not None:

@@ -21,6 +21,7 @@ from indexer.errors import (
     ValidationError,
 )
 from indexer.health import describe_storage_failure, is_storage_failure
+from indexer.limits import MAX_FIELD_ERRORS, MAX_MESSAGE_CHARS, QUOTE_CHARS, clip
 
 __all__ = ["EXCEPTION_HANDLERS", "error_body", "note_storage_failure", "send_error", "status_for"]
 
@@ -83,7 +84,9 @@ def error_body(exc: BaseException) -> tuple[int, dict[str, Any]]:
     status = status_for(exc)
     extra = None
     if isinstance(exc, ValidationError):
-        extra = [{"key": e.field, "message": e.message, "source": "body"} for e in exc.errors]
+        extra = [
+            {"key": e.field, "message": e.message, "source": "body"} for e in exc.errors[:MAX_FIELD_ERRORS]
+        ]
     elif isinstance(exc, ConflictError | NotFoundError) and exc.field is not None:
         extra = [{"key": exc.field, "message": exc.message, "source": "body"}]
     return status, _body(status, str(exc), extra)
@@ -96,32 +99,45 @@ def _lode_error(_: Request[Any, Any, Any], exc: LodeError) -> Response[dict[str,
 _FIELD_IN_MESSAGE = re.compile(r"field `([^`]+)`")
 
 
+def _short(item: Any) -> Any:
+    """An ``extra`` item with its key and message cut short (they can quote what was sent:
+    msgspec names an unknown field as sent)."""
+    if not isinstance(item, dict):
+        return item
+    out = dict(item)
+    for name, chars in (("key", QUOTE_CHARS), ("message", MAX_MESSAGE_CHARS)):
+        if isinstance(out.get(name), str):
+            out[name] = clip(out[name], chars)
+    return out
+
+
 def _name_fields(extra: Any) -> Any:
     """Litestar reports a missing or unknown body field under key ``data``; name the field."""
     if not isinstance(extra, list):
         return extra
     named = []
-    for item in extra:
+    for item in extra[:MAX_FIELD_ERRORS]:
         match = None
         if isinstance(item, dict) and item.get("key") == "data":
             match = _FIELD_IN_MESSAGE.search(str(item.get("message", "")))
-        named.append({**item, "key": match.group(1)} if match else item)
+        named.append(_short({**item, "key": match.group(1)} if match else item))
     return named
 
 
 def _http_error(_: Request[Any, Any, Any], exc: HTTPException) -> Response[dict[str, Any]]:
     extra = _name_fields(exc.extra) if isinstance(exc.extra, list | dict) else None
+    detail = clip(exc.detail, MAX_MESSAGE_CHARS)
     if exc.status_code == 400 and not extra:  # the body could not be decoded at all
-        extra = [{"key": "body", "message": exc.detail, "source": "body"}]
+        extra = [{"key": "body", "message": detail, "source": "body"}]
     headers = getattr(exc, "headers", None)
-    response = _response(exc.status_code, exc.detail, extra)
+    response = _response(exc.status_code, detail, extra)
     if headers:
         response.headers.update(headers)
     return response
 
 
 def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
-    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    log.exception("unhandled error on %s %s", request.method, clip(request.url.path), exc_info=exc)
     status, body = error_body(exc)
     if status == 503:  # a storage failure: /health says degraded until the store proves sound
         note_storage_failure(request, f"{request.method} {request.url.path}", exc)

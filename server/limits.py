@@ -1,8 +1,14 @@
-"""Request bodies: the size limit for ASGI apps mounted beside Litestar's routes (the MCP
-endpoint), which Litestar's ``request_max_body_size`` does not reach, and a JSON check in
-front of every route: a body that is not UTF-8, or nests deeper than the JSON decoder
-goes, is a 400 in lode's error shape (the JSON decoder raised a
-``UnicodeDecodeError`` or ``RecursionError`` for them: a 500)."""
+"""Request sizes: the body limit for ASGI apps mounted beside Litestar's routes (the MCP
+endpoint), which Litestar's ``request_max_body_size`` does not reach; a JSON check in
+front of every route (a body that is not UTF-8, or nests deeper than the JSON decoder
+goes, is a 400 in lode's error shape: the JSON decoder raised a ``UnicodeDecodeError`` or
+``RecursionError`` for them, a 500); and the URL limit, a 414 in lode's error shape.
+
+A URL longer than ``MAX_URL_BYTES`` is refused by ``limit_url`` in front of the whole app.
+For it to get there, uvicorn must take in a request head that long: its h11 parser stops
+at 16 KiB by default and answers a plain-text 400 (or, when the client is still sending a
+long URL, the connection is reset); ``UVICORN_LIMITS`` raises that to
+``MAX_REQUEST_HEAD_BYTES``, and every server lode starts passes it."""
 
 from __future__ import annotations
 
@@ -13,9 +19,23 @@ import msgspec
 
 from server.errors import send_error
 
-__all__ = ["json_body_middleware", "json_problem", "limit_body"]
+__all__ = [
+    "MAX_REQUEST_HEAD_BYTES",
+    "MAX_URL_BYTES",
+    "UVICORN_LIMITS",
+    "json_body_middleware",
+    "json_problem",
+    "limit_body",
+    "limit_url",
+]
 
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+#: Longest URL (path and query string, as sent) lode answers; a longer one is a 414.
+MAX_URL_BYTES = 64 * 1024
+#: Longest request head (request line and headers) uvicorn takes in before the app sees it.
+MAX_REQUEST_HEAD_BYTES = 1024 * 1024
+#: uvicorn's settings for the limits above (``uvicorn.run(app, **UVICORN_LIMITS)``).
+UVICORN_LIMITS: dict[str, Any] = {"h11_max_incomplete_event_size": MAX_REQUEST_HEAD_BYTES}
 
 Scope = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
@@ -100,5 +120,23 @@ def limit_body(app: ASGIApp, limit: int, check: Callable[[bytes], str | None] | 
             return await receive()  # after the body: the disconnect, whenever it comes
 
         await app(scope, replay, send)
+
+    return limited
+
+
+def limit_url(app: Any, limit: int = MAX_URL_BYTES) -> Any:
+    """``app`` behind a ``limit``-byte URL cap: a longer path and query string is answered
+    414 in lode's error shape (naming ``url``) before any route or mount sees it."""
+
+    async def limited(scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] in ("http", "websocket"):
+            path = scope.get("raw_path") or scope.get("path", "").encode()
+            query = scope.get("query_string", b"")
+            size = len(path) + (1 + len(query) if query else 0)  # as sent: path?query
+            if size > limit:
+                if scope["type"] == "http":
+                    await send_error(send, 414, f"the URL is over {limit} bytes", "url", "url")
+                return
+        await app(scope, receive, send)
 
     return limited

@@ -5,8 +5,7 @@ Seven tools, each for one job an agent has: ``search``, ``find_symbol``,
 plain text (``path:start-end  kind name  (score)`` and numbered lines; JSON with
 ``format: "json"``), cut at whole results to an exact ``max_tokens`` counted with the
 embedding model's word-piece tokenizer, and say what was left out and how to get it. A
-bad argument is a tool error naming it; the session goes on. The old 26 tool names stay
-callable for one release but are not listed.
+bad argument is a tool error naming it (within ``max_tokens`` too); the session goes on.
 """
 
 from __future__ import annotations
@@ -14,15 +13,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import Tool
 
 from indexer import __version__
+from indexer.embed import TokenCounter
 from server.context import ServerContext
 from server.mcp_discover import add_discover_tool
 from server.mcp_forward import ServerLink, forwarding_instructions
-from server.mcp_legacy import LEGACY_TOOLS, add_legacy_tools
+from server.mcp_guard import (
+    budget_of,
+    check_arguments,
+    clip_sdk_logs,
+    field_errors,
+    fit_answer,
+    fit_error,
+    unknown_tool,
+)
 from server.mcp_outline import add_outline_tool
 from server.mcp_params import compact_schema
 from server.mcp_projects import add_projects_tool
@@ -45,20 +53,17 @@ are plain text within max_tokens (format=json on request) and end with how to ge
 left out: search again with offset, read on from start_line."""
 
 
-def _field_errors(exc: Any) -> str:
-    """A pydantic validation error as ``invalid argument (name): message``, one per field."""
-    parts = []
-    for error in exc.errors():
-        field = ".".join(str(p) for p in error["loc"]) or "arguments"
-        parts.append(f"invalid argument ({field}): {error['msg']}")
-    return "; ".join(parts)
-
-
 class LodeMCP(MCPServer):
-    """The MCP server with lode's tools: a few are listed, the old ones only callable;
-    an unknown argument of a listed tool is an error naming it."""
+    """The MCP server with lode's tools, listed with compact input schemas; an unknown tool
+    or argument is an error naming it, and every answer (errors too) fits ``max_tokens``
+    counted with ``counter()``'s tokenizer."""
 
-    def __init__(self, instructions: str = INSTRUCTIONS, lifespan: Any = None) -> None:
+    def __init__(
+        self,
+        instructions: str = INSTRUCTIONS,
+        lifespan: Any = None,
+        counter: Callable[[], TokenCounter] | None = None,
+    ) -> None:
         super().__init__(
             name="lode",
             instructions=instructions,
@@ -66,39 +71,54 @@ class LodeMCP(MCPServer):
             log_level="WARNING",
             lifespan=lifespan,
         )
-        self.listed: tuple[str, ...] = ()
+        self._counter = counter
+        clip_sdk_logs()
 
     def publish(self, names: tuple[str, ...]) -> None:
-        """List these tools (and only these), with compact input schemas."""
-        self.listed = names
-        for name in names:
-            tool = self._tool_manager.get_tool(name)
-            if tool is None:
-                raise KeyError(name)
+        """Give every tool its compact input schema (what ``tools/list`` sends); the tools
+        registered must be ``names``, in that order."""
+        tools = self._tool_manager.list_tools()
+        if tuple(t.name for t in tools) != names:
+            raise RuntimeError(f"tools {[t.name for t in tools]} registered, {list(names)} expected")
+        for tool in tools:
             tool.parameters = compact_schema(tool.parameters)
 
-    async def list_tools(self) -> list[Tool]:
-        """The listed tools only."""
-        tools = {tool.name: tool for tool in await super().list_tools()}
-        return [tools[name] for name in self.listed if name in tools]
+    def _tool(self, name: str) -> Any:
+        """The tool called ``name``, or a tool error naming it and the tools there are."""
+        tool = self._tool_manager.get_tool(name)
+        if tool is None:
+            raise unknown_tool(name, TOOLS)
+        return tool
+
+    def counter(self) -> TokenCounter:
+        """The tokenizer answers are budgeted with (the chunker's estimate before the
+        service is up)."""
+        try:
+            return self._counter() if self._counter is not None else TokenCounter("estimate")
+        except Exception:  # no context yet: the estimate, never a second error
+            return TokenCounter("estimate")
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        """Run a tool; unknown arguments and type errors come back naming the argument."""
-        tool = self._tool_manager.get_tool(name)
-        if tool is not None and name in self.listed:
-            known = tool.parameters.get("properties", {})
-            unknown = sorted(set(arguments) - set(known))
-            if unknown:
-                raise ToolError(
-                    f"invalid argument ({', '.join(unknown)}): unknown; known: {', '.join(known)}"
-                )
+        """Run a tool; bad arguments come back naming the argument, every answer within
+        the call's ``max_tokens``."""
+        known = self._tool(name).parameters.get("properties", {})
+        budget = budget_of(known, arguments)
+        try:
+            check_arguments(known, arguments)
+            result = await self._run(name, arguments, context)
+        except ToolError as exc:
+            raise ToolError(fit_error(self.counter(), str(exc), budget)) from exc.__cause__
+        # counted off the event loop, as the tools run: an answer may be 100,000 tokens
+        return await anyio.to_thread.run_sync(fit_answer, self.counter(), name, result, budget)
+
+    async def _run(self, name: str, arguments: dict[str, Any], context: Any) -> Any:
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             from pydantic import ValidationError
 
             if isinstance(exc.__cause__, ValidationError):
-                raise ToolError(_field_errors(exc.__cause__)) from None
+                raise ToolError(field_errors(exc.__cause__)) from None
             message = str(exc).removeprefix(f"Error executing tool {name}: ")
             raise ToolError(message) from exc.__cause__
 
@@ -113,8 +133,7 @@ class ForwardingMCP(LodeMCP):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         """The server's answer to the call (its tool errors included)."""
-        if self._tool_manager.get_tool(name) is None:
-            raise ToolError(f"Unknown tool: {name}")
+        self._tool(name)
         return await self.link.call(name, arguments)
 
 
@@ -131,14 +150,12 @@ def build_mcp(
         mcp: LodeMCP = ForwardingMCP(*forward_to)
         get_ctx = _no_context
     else:
-        mcp = LodeMCP()
+        mcp = LodeMCP(counter=lambda: get_ctx().token_counter())
     add_search_tool(mcp, get_ctx)
     add_symbol_tools(mcp, get_ctx)
     add_read_tool(mcp, get_ctx)
     add_outline_tool(mcp, get_ctx)
     add_discover_tool(mcp, get_ctx)
     add_projects_tool(mcp, get_ctx)
-    add_legacy_tools(mcp, get_ctx)
     mcp.publish(TOOLS)
-    assert not LEGACY_TOOLS & set(TOOLS)
     return mcp

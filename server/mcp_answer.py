@@ -18,10 +18,25 @@ from typing import Any
 
 from indexer.embed import TokenCounter
 
-__all__ = ["Block", "Fitted", "fit_blocks", "fit_json", "numbered", "span"]
+__all__ = ["Block", "Fitted", "fit_blocks", "fit_json", "fit_text", "numbered", "span"]
 
 #: Longest line kept in an answer (minified code would spend a budget on one line).
 MAX_LINE_CHARS = 400
+
+
+def fit_text(counter: TokenCounter, text: str, budget: int, mark: str = "…") -> str:
+    """``text`` within ``budget`` tokens: whole when it fits, else its longest prefix that
+    fits with ``mark`` after it (the prefix found by halving, each try counted)."""
+    if counter.count(text) <= budget:
+        return text
+    low, high = 0, len(text)  # the longest prefix (in characters) that fits with the mark
+    while low < high:
+        mid = (low + high + 1) // 2
+        if counter.count(text[:mid] + mark) <= budget:
+            low = mid
+        else:
+            high = mid - 1
+    return text[:low] + mark if low or counter.count(mark) <= budget else ""
 
 
 def span(path: str, start: int, end: int) -> str:
@@ -120,7 +135,9 @@ def fit_blocks(
     """The answer ``head`` + ``blocks`` + ``footer(fitted)`` within ``budget`` tokens."""
     costed = _cost(counter, blocks)
     worst = Fitted("", 0, shown=99_999, headers_only=99_999, left_out=99_999)
-    reserve = counter.count(head) + counter.count(footer(worst)) + 2
+    tail = counter.count(footer(worst)) + 2
+    head = fit_text(counter, head, max(0, budget - tail))  # a head longer than the budget is cut
+    reserve = counter.count(head) + tail
     kept: list[tuple[int, list[str]]] = []
     used = reserve
     for index, item in enumerate(costed):
@@ -140,6 +157,9 @@ def fit_blocks(
             break
     while True:
         fitted = _assemble(counter, head, costed, kept, footer)
+        if not kept and fitted.tokens > budget:  # only notes left, and they quote too much
+            fitted.text = fit_text(counter, fitted.text, budget)
+            fitted.tokens = counter.count(fitted.text)
         if fitted.tokens <= budget or not kept:
             return fitted
         index, lines = kept.pop()  # the footer cost more than reserved: give back a block

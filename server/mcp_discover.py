@@ -11,9 +11,11 @@ from typing import Any
 from indexer.config_file import load_discover_config
 from indexer.embed import TokenCounter
 from indexer.errors import FieldError, ValidationError
+from indexer.limits import MAX_GLOBS, check_items
 from indexer.search.discover import discover, render_prompt, run_stage
 from server.context import ServerContext
 from server.mcp_params import FORMAT, MAX_TOKENS, Param, Strs, call, check_budget, with_params
+from server.metrics import metrics_for
 
 __all__ = ["DISCOVER_DESCRIPTION", "add_discover_tool"]
 
@@ -57,6 +59,15 @@ def _fit_stage(counter: TokenCounter, result: dict[str, Any], budget: int) -> st
         out[key] = out[key][:-1]
         left[key] = left.get(key, 0) + 1
         text = dump()
+    return _within(counter, text, budget, "the stage's answer with its lists emptied")
+
+
+def _within(counter: TokenCounter, text: str, budget: int, what: str) -> str:
+    """``text`` when it fits ``budget``; else an error naming ``max_tokens`` (a prompt or a
+    JSON answer cut anywhere else would be no answer)."""
+    used = counter.count(text)
+    if used > budget:
+        raise ValidationError("max_tokens", f"is too small: {what} takes {used} tokens (got {budget})")
     return text
 
 
@@ -77,6 +88,8 @@ def _stage(ctx: ServerContext, args: dict[str, Any], budget: int) -> str:
 
 
 def _discover(ctx: ServerContext, args: dict[str, Any], budget: int) -> str:
+    for key in ("include", "exclude"):
+        check_items(key, args[key], MAX_GLOBS)
     overrides: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (args["config"] or {}).items()}
     render = overrides.setdefault("render", {})
     render["format_style"] = "json" if args["format"] == "json" else "markdown"
@@ -89,8 +102,6 @@ def _discover(ctx: ServerContext, args: dict[str, Any], budget: int) -> str:
         overrides.setdefault("compression", {})["max_bullets"] = args["max_bullets"]
     config = load_discover_config(overrides=overrides)
     result = discover(ctx.lode, args["question"], config)
-    from server.metrics import metrics_for  # the routes import this module's package first
-
     metrics_for(ctx).record_stages(result.metrics.stage_ms)
     # rendered again with the answer's tokenizer: the budget is exact whatever model searched
     meta = {
@@ -99,7 +110,8 @@ def _discover(ctx: ServerContext, args: dict[str, Any], budget: int) -> str:
         "chunks": len(result.chunks),
     }
     counter = ctx.token_counter()
-    return render_prompt(result.question, result.plan, config.render, counter.count, meta).text
+    text = render_prompt(result.question, result.plan, config.render, counter.count, meta).text
+    return _within(counter, text, budget, "the prompt with no evidence")
 
 
 def add_discover_tool(mcp: Any, get_ctx: Callable[[], ServerContext]) -> None:

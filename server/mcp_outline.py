@@ -8,10 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from indexer.errors import NotFoundError
+from indexer.errors import FieldError, NotFoundError, ValidationError
+from indexer.limits import check_text, quote
 from indexer.outline import LIMITS, ListedNode, NodeInfo, Outline
 from server.context import ServerContext
-from server.mcp_answer import Block, Fitted, fit_blocks, fit_json, span
+from server.mcp_answer import Block, Fitted, fit_blocks, fit_json, fit_text, span
 from server.mcp_params import FORMAT, MAX_TOKENS, Param, call, check_budget, with_params
 from server.mcp_read import render_read, resolve_project
 from server.mcp_read import target_of_node as read_target
@@ -82,6 +83,7 @@ def _answer(
     hint: str, capped: bool = False,
 ) -> str:  # fmt: skip
     counter = ctx.token_counter()
+    head = fit_text(counter, head, budget // 2)  # the results' room, whatever the head quotes
     if fmt == "json":
 
         def wrap(kept: list[Any], left: int) -> dict[str, Any]:
@@ -107,7 +109,7 @@ def _ls(ctx: ServerContext, outline: Outline, args: dict[str, Any], budget: int)
 
 def _find(ctx: ServerContext, outline: Outline, args: dict[str, Any], budget: int) -> str:
     found = outline.find(args["pattern"] or "", args["kind"], args["path"], LIMITS["find_limit"][1])
-    head = f"{found.total} nodes match {found.title!r}"
+    head = f"{found.total} nodes match {quote(found.title)}"
     rows = [(_node_line(n), _item(n)) for n in found.nodes]
     hint = "a narrower pattern, kind or path"
     return _answer(ctx, head, rows, budget, args["format"], hint, found.truncated)
@@ -137,6 +139,14 @@ def _cat(ctx: ServerContext, outline: Outline, args: dict[str, Any], budget: int
 
 
 _ACTIONS = {"ls": _ls, "find": _find, "grep": _grep, "cat": _cat}
+#: The outline's names of this tool's arguments.
+_ARGUMENTS = {"title": "pattern", "node": "path"}
+
+
+def _as_arguments(exc: ValidationError) -> ValidationError:
+    """The error naming this tool's arguments (``pattern``, ``path``) for the outline's."""
+    errors = [FieldError(_ARGUMENTS.get(e.field, e.field), e.message) for e in exc.errors]
+    return ValidationError(errors[0].field, errors[0].message, more=tuple(errors[1:]))
 
 
 def add_outline_tool(mcp: Any, get_ctx: Callable[[], ServerContext]) -> None:
@@ -149,12 +159,14 @@ def add_outline_tool(mcp: Any, get_ctx: Callable[[], ServerContext]) -> None:
             ctx = get_ctx()
             project = resolve_project(ctx, args["project"])
             if args["path"]:
-                args["path"] = args["path"].strip().strip("/") or None
+                args["path"] = check_text("path", args["path"], blank=True).strip().strip("/") or None
             outline = ctx.lode.outline(project.name)
             try:
                 return _ACTIONS[args["action"]](ctx, outline, args, budget)
             except NotFoundError as exc:  # an unknown node: the path named it
                 raise NotFoundError(str(exc), exc.field or "path") from None
+            except ValidationError as exc:
+                raise _as_arguments(exc) from None
 
         return call(run)
 

@@ -5,12 +5,15 @@ shares (``max_tokens``, ``format``)."""
 
 from __future__ import annotations
 
+import functools
 import inspect
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import Field
+from pydantic import Field, StrictBool, StrictInt
 
 from indexer.errors import LodeError, ValidationError
 from server.mcp_errors import tool_error
@@ -23,6 +26,7 @@ __all__ = [
     "call",
     "check_budget",
     "compact_schema",
+    "strict",
     "with_params",
 ]
 
@@ -42,12 +46,31 @@ class Param:
     doc: str
 
     def parameter(self) -> inspect.Parameter:
-        """The argument as a keyword-only parameter of the tool's signature."""
-        annotation = Annotated[self.type, Field(description=self.doc or None)]  # type: ignore[name-defined]
+        """The argument as a keyword-only parameter of the tool's signature, validated
+        strictly (``"100"`` is not a number, ``1.0`` not an integer, ``"true"`` not a
+        boolean: an argument of the wrong type is an error naming it)."""
+        annotation = Annotated[strict(self.type), Field(description=self.doc or None)]  # type: ignore[valid-type]
         default = inspect.Parameter.empty if self.default is ... else self.default
         return inspect.Parameter(
             self.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
         )
+
+
+def strict(tp: Any) -> Any:
+    """``tp`` with its integers and booleans strict, in lists, dicts and unions too (pydantic's
+    lax mode reads ``"100"`` as 100 and ``"yes"`` as True); the JSON schema stays the same."""
+    if tp is int:
+        return StrictInt
+    if tp is bool:
+        return StrictBool
+    origin, args = get_origin(tp), get_args(tp)
+    if origin in (Union, UnionType):
+        return functools.reduce(operator.or_, [strict(a) for a in args])
+    if origin is list:
+        return list[strict(args[0])]  # type: ignore[misc]
+    if origin is dict:
+        return dict[args[0], strict(args[1])]  # type: ignore[misc,valid-type]
+    return tp
 
 
 def max_tokens_param(default: int) -> Param:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from indexer.errors import NotFoundError, ValidationError
+from indexer.limits import check_text, quote, quote_items
 from indexer.models import Project
 from indexer.outline import Outline, OutlineNode
 from server.context import ServerContext
@@ -39,6 +40,7 @@ def resolve_project(ctx: ServerContext, ref: str | None, field: str = "project")
     """The project named ``ref``, or the only one when ``ref`` is None."""
     store = ctx.lode.store
     if ref:
+        check_text(field, ref)
         try:
             return store.get_project(ref)
         except NotFoundError as exc:
@@ -46,7 +48,7 @@ def resolve_project(ctx: ServerContext, ref: str | None, field: str = "project")
     projects = store.list_projects()
     if len(projects) == 1:
         return projects[0]
-    names = ", ".join(sorted(p.name for p in projects)) or "none is registered"
+    names = quote_items(sorted(p.name for p in projects)) if projects else "none is registered"
     raise ValidationError(field, f"name a project ({names})")
 
 
@@ -65,11 +67,11 @@ def _by_path(ctx: ServerContext, path: str, project: str | None) -> tuple[Projec
     candidates = [resolve_project(ctx, project)] if project else store.list_projects()
     found = [(p, d.id) for p in candidates if (d := store.find_document(p.id, path)) is not None]
     if not found:
-        where = f" in project {project!r}" if project else ""
-        raise NotFoundError(f"no indexed file {path!r}{where} (search or outline find it)", "path")
+        where = f" in project {quote(project)}" if project else ""
+        raise NotFoundError(f"no indexed file {quote(path)}{where} (search or outline find it)", "path")
     if len(found) > 1:
-        names = ", ".join(p.name for p, _ in found)
-        raise ValidationError("project", f"{path!r} is in several projects ({names}): name one")
+        names = quote_items(p.name for p, _ in found)
+        raise ValidationError("project", f"{quote(path)} is in several projects ({names}): name one")
     return found[0]
 
 
@@ -80,9 +82,10 @@ def _unit(ctx: ServerContext, project: Project, path: str, unit: str) -> tuple[i
         ends = [n for n in outline.nodes.values() if n.path == path and "#" in n.id]
         matches = [n for n in ends if n.id.split("#", 1)[1].rsplit(".", 1)[-1].rsplit("/", 1)[-1] == unit]
         if len(matches) != 1:
-            shown = ", ".join(n.id.split("#", 1)[1] for n in matches[:8])
-            hint = f"it matches {shown}" if matches else f"outline action=ls path={path} lists the units"
-            raise NotFoundError(f"no single unit {unit!r} in {path!r}: {hint}", "path")
+            shown = quote_items(n.id.split("#", 1)[1] for n in matches)
+            listed = f"outline action=ls path={quote(path)} lists the units"
+            hint = f"it matches {shown}" if matches else listed
+            raise NotFoundError(f"no single unit {quote(unit)} in {quote(path)}: {hint}", "path")
         node = matches[0]
     return node.start_line, node.end_line, f"{node.kind} {node.id.split('#', 1)[1]}"
 
@@ -92,7 +95,7 @@ def target_of_node(ctx: ServerContext, outline: Outline, node: OutlineNode) -> _
     project = ctx.lode.store.get_project(outline.project)
     doc_id = outline.document_ids([node.path]).get(node.path)
     if doc_id is None:
-        raise NotFoundError(f"no indexed file {node.path!r}", "path")
+        raise NotFoundError(f"no indexed file {quote(node.path)}", "path")
     name = node.id.split("#", 1)[1] if "#" in node.id else ""
     if not name:
         return _Target(project, node.path, doc_id, None, None)
@@ -103,6 +106,7 @@ def _target(ctx: ServerContext, args: dict[str, Any]) -> _Target:
     store = ctx.lode.store
     start, end = args["start_line"], args["end_line"]
     if args["id"]:
+        check_text("id", args["id"])
         chunks = store.get_chunks([args["id"]])
         if chunks:
             c = chunks[0]
@@ -112,12 +116,13 @@ def _target(ctx: ServerContext, args: dict[str, Any]) -> _Target:
                            end or c.chunk.end_line, label)  # fmt: skip
         docs = store.get_documents([args["id"]])
         if not docs:
-            raise NotFoundError(f"no chunk or document with id {args['id']!r}", "id")
+            raise NotFoundError(f"no chunk or document with id {quote(args['id'])}", "id")
         project = store.get_project(docs[0].project_id)
         return _Target(project, docs[0].file_path, docs[0].id, start, end)
     raw = (args["path"] or "").strip()
     if not raw:
         raise ValidationError("path", "give a path (or an id)")
+    check_text("path", raw)
     path, _, unit = raw.partition("#")
     project, doc_id = _by_path(ctx, path.strip("/"), args["project"])
     if unit:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from indexer.errors import ValidationError
+from indexer.limits import quote
 from indexer.search import ChunkHit, DocumentHit, SearchOptions, SearchResponse
 from server.context import ServerContext
 from server.mcp_answer import Block, Fitted, fit_blocks, fit_json, numbered, span
@@ -209,7 +210,7 @@ def _options(args: dict[str, Any], budget: int) -> SearchOptions:
         filters[param.name] = tuple(value) if isinstance(value, list) else value
     depth = filters.get("scope_depth")
     if depth is not None and len(depth) != 2:
-        raise ValidationError("scope_depth", f"must be [min, max] (got {list(depth)})")
+        raise ValidationError("scope_depth", f"must be [min, max] (got {quote(list(depth))})")
     limit = args["limit"]
     if limit is None:  # as many as the budget can show, at least as headers
         limit = min(100, max(10, budget // 50))

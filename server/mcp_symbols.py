@@ -9,9 +9,11 @@ at whole results and say what was left out."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from indexer.limits import quote
 from indexer.models import Symbol
 from indexer.symbols import Caller, RankedSymbol, ReferenceQuery, References, SymbolList, SymbolQuery
 from server.context import ServerContext
@@ -107,7 +109,9 @@ def _symbol_footer(found: SymbolList, budget: int) -> Callable[[Fitted], str]:
                 "(or a larger max_tokens)]"
             )
         if not fitted.shown and not left:
-            notes.append(f"[no definition of {found.name!r} ({found.match}): try match=fuzzy, or search]")
+            notes.append(
+                f"[no definition of {quote(found.name, 40)} ({found.match}): try match=fuzzy, or search]"
+            )
         return "\n".join(notes)
 
     return footer
@@ -202,7 +206,7 @@ def _references_footer(found: References, budget: int) -> Callable[[Fitted], str
                 f"[{left} more callers left out to fit max_tokens={budget}: a larger max_tokens, "
                 "or narrow with project]"
             )
-        return "" if fitted.shown else f"[no use of {found.name!r} found]"
+        return "" if fitted.shown else f"[no use of {quote(found.name, 40)} found]"
 
     return footer
 
@@ -219,6 +223,8 @@ def render_references(ctx: ServerContext, found: References, budget: int, fmt: s
             return {"definitions": definitions, "total_sites": found.total_sites, "results": kept,
                     "left_out": left + found.total_callers - len(found.callers)}  # fmt: skip
 
+        while definitions and counter.count(json.dumps(wrap([], 99_999))) > budget // 2:
+            definitions.pop()  # the callers' room: definitions are find_symbol's answer
         return fit_json(counter, items, budget, wrap)[0]
     many = _many([c.project for c in found.callers])
     blocks = [

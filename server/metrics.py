@@ -17,13 +17,17 @@ import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from litestar import Response, get
-from litestar.di import Provide
-
 from server.context import ServerContext
-from server.routes._common import Ctx, blocking, get_ctx
 
-__all__ = ["Counter", "Histogram", "MetricsRegistry", "metrics_for", "metrics_middleware", "metrics_routes"]
+__all__ = [
+    "CONTENT_TYPE",
+    "Counter",
+    "Histogram",
+    "MetricsRegistry",
+    "metrics_for",
+    "metrics_middleware",
+    "render_metrics",
+]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 REQUEST_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -200,17 +204,6 @@ def _index_lines(ctx: ServerContext) -> list[str]:
     return out
 
 
-@get(
-    "/metrics",
-    dependencies={"ctx": Provide(get_ctx, sync_to_thread=False)},
-    include_in_schema=False,
-    media_type=CONTENT_TYPE,
-)
-@blocking
-def metrics(ctx: Ctx) -> Response[str]:
+def render_metrics(ctx: ServerContext) -> str:
     """Prometheus metrics: request counts and latencies, discovery stage durations, index sizes."""
-    text = metrics_for(ctx).render(_index_lines(ctx))
-    return Response(text, media_type=CONTENT_TYPE)
-
-
-metrics_routes = [metrics]
+    return metrics_for(ctx).render(_index_lines(ctx))

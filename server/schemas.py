@@ -13,9 +13,10 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import Meta
 
+from indexer.limits import MAX_GLOBS, MAX_NAMES, MAX_PATHS, MAX_QUERY_CHARS, MAX_TEXT_CHARS
 from indexer.roles import ROLES
 from indexer.search import MAX_LIMIT
-from indexer.search._options import MAX_OFFSET, MAX_QUERY_CHARS
+from indexer.search._options import MAX_OFFSET
 from server._fields import (
     NO_NUL,
     NOT_EMPTY,
@@ -66,13 +67,11 @@ __all__ = [
     "TaskOut",
 ]
 
-Str = Annotated[str, Meta(min_length=1, max_length=4096)]
-Globs = Annotated[list[Text], Meta(max_length=100)]
-#: Most items a list filter of a request may hold.
-MAX_LIST_ITEMS = 1000
-Names = Annotated[list[Text], Meta(max_length=MAX_LIST_ITEMS)]
+Str = Annotated[str, Meta(min_length=1, max_length=MAX_TEXT_CHARS)]
+Globs = Annotated[list[Text], Meta(max_length=MAX_GLOBS)]
+Names = Annotated[list[Text], Meta(max_length=MAX_NAMES)]
 #: A glob on a unit's name or parent: not empty, without NUL.
-NamePattern = Annotated[str, Meta(min_length=1, max_length=4096, pattern=NOT_EMPTY)]
+NamePattern = Annotated[str, Meta(min_length=1, max_length=MAX_TEXT_CHARS, pattern=NOT_EMPTY)]
 
 
 class ErrorOut(msgspec.Struct):
@@ -170,7 +169,8 @@ class IndexRequest(msgspec.Struct, forbid_unknown_fields=True):
     """Refresh some paths of a project, or all of it."""
 
     paths: Annotated[
-        list[RelativePath], _d("Project-relative files or folders; empty = whole project", max_length=1000)
+        list[RelativePath],
+        _d("Project-relative files or folders; empty = whole project", max_length=MAX_PATHS),
     ] = []
     full: Annotated[bool, _d("Re-chunk every file even if unchanged")] = False
 
@@ -228,7 +228,7 @@ class SearchRequest(msgspec.Struct, forbid_unknown_fields=True):
         Literal["hybrid", "semantic", "lexical"], _d("hybrid (vector + full text), semantic, or lexical")
     ] = "hybrid"
     languages: Annotated[
-        Annotated[list[LanguageName], Meta(max_length=MAX_LIST_ITEMS)],
+        Annotated[list[LanguageName], Meta(max_length=MAX_NAMES)],
         _d("Only these languages, e.g. python, go"),
     ] = []
     path_include: Annotated[
@@ -240,7 +240,7 @@ class SearchRequest(msgspec.Struct, forbid_unknown_fields=True):
     ] = []
     path_exclude: Annotated[Globs, _d("Path globs to exclude, relative to the project root")] = []
     node_types: Annotated[
-        Annotated[list[NodeTypeName], Meta(max_length=MAX_LIST_ITEMS)], _d(_NODE_TYPES_HELP)
+        Annotated[list[NodeTypeName], Meta(max_length=MAX_NAMES)], _d(_NODE_TYPES_HELP)
     ] = []
     node_name_pattern: Annotated[
         NamePattern | None,

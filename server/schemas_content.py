@@ -12,6 +12,7 @@ from typing import Annotated, Any, TypeVar
 import msgspec
 from msgspec import Meta
 
+from indexer.limits import MAX_QUERY_CHARS, MAX_TEXT_CHARS
 from server._fields import (
     NO_NUL,
     NOT_BLANK,
@@ -60,7 +61,7 @@ PageSize = Annotated[int, Meta(ge=1, le=50)]
 #: A continuation token: the opaque next_token of a previous page.
 Token = Annotated[str, Meta(min_length=1)]
 #: A project name or id: not blank, without NUL.
-ProjectRef = Annotated[str, Meta(min_length=1, max_length=4096, pattern=NOT_BLANK)]
+ProjectRef = Annotated[str, Meta(min_length=1, max_length=MAX_TEXT_CHARS, pattern=NOT_BLANK)]
 Items = Annotated[list[Item], Meta(max_length=20)]
 
 
@@ -174,7 +175,7 @@ class FindDocumentsIn(msgspec.Struct, forbid_unknown_fields=True):
     query: Annotated[
         str,
         _d("What the files should be about (needed unless continuation_token is given)"),
-        Meta(max_length=2000, pattern=NO_NUL),
+        Meta(max_length=MAX_QUERY_CHARS, pattern=NO_NUL),
     ] = ""
     project: Annotated[ProjectRef | None, _d("Project name or id (default: every project)")] = None
     limit: Annotated[PageSize, _d("Files per page, 1-50")] = 10

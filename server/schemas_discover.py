@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import Meta
 
+from indexer.limits import MAX_GLOBS, MAX_QUERY_CHARS, MAX_TEXT_CHARS
 from server._fields import (
     ChunkId,
     ChunkIndex,
@@ -42,19 +43,23 @@ __all__ = [
     "StageResponseOut",
 ]
 
-Str = Annotated[str, Meta(min_length=1, max_length=4096)]
+Str = Annotated[str, Meta(min_length=1, max_length=MAX_TEXT_CHARS)]
 
 
 class DiscoverRequest(msgspec.Struct, forbid_unknown_fields=True):
     """A question, and optionally which projects to search and per-request settings."""
 
     question: Annotated[
-        str, _d("What to find out, e.g. 'what is shop' or 'how are discounts applied'"), Meta(max_length=2000)
+        str,
+        _d("What to find out, e.g. 'what is shop' or 'how are discounts applied'"),
+        Meta(max_length=MAX_QUERY_CHARS),
     ]
     include: Annotated[
-        list[Str], _d("Globs on project names to search (default: every project)"), Meta(max_length=100)
+        list[Str], _d("Globs on project names to search (default: every project)"), Meta(max_length=MAX_GLOBS)
     ] = []
-    exclude: Annotated[list[Str], _d("Globs on project names never searched"), Meta(max_length=100)] = []
+    exclude: Annotated[
+        list[Str], _d("Globs on project names never searched"), Meta(max_length=MAX_GLOBS)
+    ] = []
     format: Annotated[
         str | None, _d("Prompt format: markdown, plain or json (config.render.format_style)")
     ] = None

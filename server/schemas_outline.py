@@ -8,6 +8,7 @@ from typing import Annotated, Any, TypeVar
 import msgspec
 from msgspec import Meta
 
+from indexer.limits import MAX_QUERY_CHARS, MAX_TEXT_CHARS
 from server._fields import describe as _d
 
 __all__ = [
@@ -28,8 +29,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-NodeId = Annotated[str, Meta(min_length=1, max_length=4096)]
-Question = Annotated[str, Meta(min_length=1, max_length=2000)]
+NodeId = Annotated[str, Meta(min_length=1, max_length=MAX_TEXT_CHARS)]
+Question = Annotated[str, Meta(min_length=1, max_length=MAX_QUERY_CHARS)]
 
 
 def to_out(value: Any, schema: type[T]) -> T:

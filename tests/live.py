@@ -20,6 +20,7 @@ import uvicorn
 from indexer.config import LodeConfig
 from indexer.embed import Embedder
 from server import create_app
+from server.limits import UVICORN_LIMITS
 
 
 def free_port() -> int:
@@ -36,7 +37,7 @@ def serve_in_thread(config: LodeConfig, embedder: Embedder | None = None, **app_
     config = dataclasses.replace(config, server=dataclasses.replace(config.server, port=port))
     app = create_app(config, embedder=embedder, **app_kwargs)
     server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", **UVICORN_LIMITS)
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -179,9 +179,6 @@ def test_mcp_discover_and_its_stages(base: str) -> None:
             plan = (await stage("build_answer_plan", bullets=bullets))["plan"]
             assert plan["sections"]
             assert plan["sections"][0]["bullets"]
-            # the old stage tools answer for one more release, unlisted
-            old = _data(await client.call_tool("expand_queries", {"question": "what is shop"}))
-            assert old["queries"] == queries
             bad = await client.call_tool("discover", {"question": "x", "config": {"broad": {"nope": 1}}})
             assert bad.is_error
             assert "config.broad.nope" in bad.content[0].text

@@ -295,10 +295,12 @@ async def _bad_arguments(client: Client) -> None:
     assert "shop" in text_of(await client.call_tool("projects", {}))
 
 
-async def _old_names(client: Client) -> None:
-    old = await client.call_tool("search_code", {"query": "cart", "limit": 1, "granularity": "chunk"})
-    assert not old.is_error
-    assert "search_code" not in {t.name for t in (await client.list_tools()).tools}
+async def _unknown_tool(client: Client) -> None:
+    """A tool name lode does not have (the tools before issue 30 included) is an error naming it."""
+    for name in ("search_code", "list_projects", "outline_ls", "expand_queries"):
+        message = error_of(await client.call_tool(name, {}))
+        assert f"unknown tool {name!r}" in message, message
+        assert "search, find_symbol" in message
 
 
 async def _exercise(client: Client, repo: Path) -> None:
@@ -312,7 +314,7 @@ async def _exercise(client: Client, repo: Path) -> None:
     await _discover(client)
     await _budgets(client, counter)
     await _bad_arguments(client)
-    await _old_names(client)
+    await _unknown_tool(client)
 
 
 def _stdio(db: Path, **env: str) -> StdioServerParameters:

@@ -22,7 +22,7 @@ from indexer.config import load_config
 from indexer.embed import FakeEmbedder
 
 API = "/api/v1/projects"
-TOOLS = {"outline_ls", "outline_cat", "outline_find", "outline_grep", "outline_locate", "outline_plan"}
+OPERATIONS = {"outline_ls", "outline_cat", "outline_find", "outline_grep", "outline_locate", "outline_plan"}
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +109,7 @@ def test_errors(served: tuple[str, Path]) -> None:
 def test_openapi_documents_the_routes(served: tuple[str, Path]) -> None:
     spec = httpx.get(f"{served[0]}/api/openapi.json").json()
     operations = {op["operationId"] for path in spec["paths"].values() for op in path.values()}
-    assert operations >= TOOLS  # operation ids are the MCP tool names
+    assert operations >= OPERATIONS
 
 
 def test_mcp_tools(served: tuple[str, Path]) -> None:
@@ -119,18 +119,20 @@ def test_mcp_tools(served: tuple[str, Path]) -> None:
         async with Client(f"{base}/mcp") as client:
             tools = {t.name for t in (await client.list_tools()).tools}
             assert "outline" in tools
-            assert not tools & TOOLS  # the old outline_* tools answer for one release, unlisted
-            question = {"project": "book", "question": "dashboard port"}
-            result = await client.call_tool("outline_locate", question)
+            assert not tools & OPERATIONS  # one outline tool, its action chosen by argument
+            args = {"project": "book", "action": "find", "pattern": "Dash*"}
+            result = await client.call_tool("outline", args)
             assert not result.is_error, result.content
-            data = result.structured_content or json.loads(result.content[0].text)
-            assert data["cues"][0]["node"] == "docs/guide/config.md#Configuration/Dashboard"
-            failed = await client.call_tool("outline_grep", {"project": "book", "pattern": "(oops"})
+            assert "docs/guide/config.md:17-" in result.content[0].text
+            assert "Configuration/Dashboard" in result.content[0].text
+            failed = await client.call_tool(
+                "outline", {"project": "book", "action": "grep", "pattern": "(oops"}
+            )
             assert failed.is_error
-            assert "pattern" in failed.content[0].text
-            missing = await client.call_tool("outline_cat", {"project": "book", "node": "nope"})
+            assert "invalid argument (pattern)" in failed.content[0].text
+            missing = await client.call_tool("outline", {"project": "book", "action": "cat", "path": "nope"})
             assert missing.is_error
-            assert "no outline node" in missing.content[0].text
+            assert "path: no outline node" in missing.content[0].text
 
     anyio.run(session)
 

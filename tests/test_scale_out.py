@@ -376,11 +376,12 @@ def test_a_read_only_server_answers_reads_and_refuses_writes_naming_the_writer(
 
             async def tools() -> None:
                 async with Client(f"{base}/mcp", read_timeout_seconds=60) as client:
-                    refused = await client.call_tool("register_project", {"path": str(repo)})
+                    refused = await client.call_tool("projects", {"action": "register", "path": str(repo)})
                     assert refused.is_error
                     assert "--read-only" in refused.content[0].text
-                    listed = await client.call_tool("list_projects", {})
+                    listed = await client.call_tool("projects", {})
                     assert not listed.is_error
+                    assert "shop" in listed.content[0].text
 
             anyio.run(tools)
         assert [p.name for p in writer.store.list_projects()] == ["shop"]  # nothing changed

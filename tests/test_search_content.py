@@ -603,28 +603,26 @@ def test_http_find_documents_and_document_routes(server: tuple[str, Path, str]) 
 
 
 def test_mcp_tools(server: tuple[str, Path, str]) -> None:
+    """The content routes have no MCP tools of their own: ``search`` finds a file, ``read``
+    reads it by id, and a path or id leaving the project is refused naming it."""
     base, _, _ = server
 
     async def run() -> None:
         async with Client(f"{base}/mcp", read_timeout_seconds=60) as client:
             names = {t.name for t in (await client.list_tools()).tools}
-            # the old names answer for one release, unlisted
             assert not {"search_content", "find_documents", "get_document_data", "get_document_text"} & names
-            hits = await client.call_tool("search_content", {"exact_terms": ["apply_discount"], "limit": 3})
+            args = {"query": "apply_discount", "granularity": "document", "ids": True, "limit": 3}
+            hits = await client.call_tool("search", args)
             assert not hits.is_error, hits.content
-            result = hits.structured_content or json.loads(hits.content[0].text)
-            first = result["data"]["results"][0]
-            text = await client.call_tool(
-                "get_document_text", {"project": "shop", "document_id": first["document_id"], "start_line": 1}
-            )
-            assert not text.is_error
-            assert "apply_discount" in (text.structured_content or {}).get("text", "")
-            bad = await client.call_tool("search_content", {"exact_terms": [], "semantic_concepts": []})
-            assert bad.is_error
-            assert "semantic_concepts" in bad.content[0].text
-            escape = await client.call_tool("get_document_data", {"project": "shop", "document_id": "../x"})
-            assert escape.is_error
-            assert "document_id" in escape.content[0].text
+            document_id = re.search(r"  id=(\S+)", hits.content[0].text)
+            assert document_id, hits.content[0].text
+            text = await client.call_tool("read", {"id": document_id[1], "start_line": 1})
+            assert not text.is_error, text.content
+            assert "apply_discount" in text.content[0].text
+            for args, field in (({"path": "../x"}, "path"), ({"id": "../x"}, "id")):
+                escape = await client.call_tool("read", args)
+                assert escape.is_error
+                assert escape.content[0].text.startswith(f"{field}: "), escape.content[0].text
 
     anyio.run(run)
 

@@ -30,7 +30,11 @@ _RENDER = RenderConfig()
 def _overrides(
     include: tuple[str, ...], exclude: tuple[str, ...], fmt: str | None, max_tokens: int | None
 ) -> dict[str, dict[str, Any]]:
+    from indexer.limits import MAX_GLOBS, check_items
+
     out: dict[str, dict[str, Any]] = {}
+    for field, globs in (("include", include), ("exclude", exclude)):
+        check_items(field, globs, MAX_GLOBS)  # named as given, not as config.filter
     if include or exclude:
         out["filter"] = {"include": list(include), "exclude": list(exclude)}
     render = {"format_style": fmt, "max_prompt_tokens": max_tokens}

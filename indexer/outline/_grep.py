@@ -16,6 +16,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from indexer.errors import ValidationError
+from indexer.limits import MAX_REGEX_CHARS, quote
+from indexer.limits import clip as cut_short
 from indexer.outline._limits import LIMITS, check_range
 from indexer.outline._model import FILE_KIND, GrepMatch, GrepResult, OutlineNode
 from indexer.outline._text import clip
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["MAX_PATTERN_CHARS", "compile_pattern", "grep"]
 
 #: Longest pattern accepted.
-MAX_PATTERN_CHARS = 1_000
+MAX_PATTERN_CHARS = MAX_REGEX_CHARS
 _MAX_LINE = 2_000
 _BATCH = 32
 _SECONDS = 10.0
@@ -41,9 +43,11 @@ def compile_pattern(pattern: str, ignore_case: bool = False) -> Any:
 
     if not pattern:
         raise ValidationError("pattern", "is empty")
-    shown = pattern if len(pattern) <= 100 else pattern[:100] + "…"
+    shown = quote(pattern)
     if len(pattern) > MAX_PATTERN_CHARS:
-        raise ValidationError("pattern", f"{shown!r} is longer than {MAX_PATTERN_CHARS} characters")
+        raise ValidationError("pattern", f"{shown} is longer than {MAX_PATTERN_CHARS} characters")
+    if "\x00" in pattern:
+        raise ValidationError("pattern", "must not contain NUL characters")
     options = re2.Options()
     options.log_errors = False
     options.case_sensitive = not ignore_case
@@ -55,8 +59,8 @@ def compile_pattern(pattern: str, ignore_case: bool = False) -> Any:
         reason = first.decode("utf-8", "replace") if isinstance(first, bytes) else first
         raise ValidationError(
             "pattern",
-            f"{shown!r} is not a valid regular expression for RE2 ({reason}; RE2 has no backreferences "
-            "or lookaround)",
+            f"{shown} is not a valid regular expression for RE2 ({cut_short(str(reason))}; RE2 has no "
+            "backreferences or lookaround)",
         ) from None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from indexer.errors import ValidationError
+from indexer.limits import MAX_QUERY_CHARS
 
 __all__ = ["LIMITS", "MAX_LISTED", "MAX_QUESTION_CHARS", "check_range", "check_text"]
 
@@ -18,7 +19,7 @@ LIMITS: dict[str, tuple[int, int]] = {
 #: Most nodes one listing returns, whatever its depth and per-level limit.
 MAX_LISTED = 2_000
 #: Longest question ``locate`` and ``plan`` accept.
-MAX_QUESTION_CHARS = 2_000
+MAX_QUESTION_CHARS = MAX_QUERY_CHARS
 
 
 def check_range(field: str, value: int, low: int, high: int) -> None:

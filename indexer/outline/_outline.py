@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from indexer.errors import NotFoundError, ValidationError
+from indexer.limits import MAX_TITLE_CHARS, check_text, quote
 from indexer.outline import _grep, _locate, _plan
 from indexer.outline._bm25 import Bm25Index
 from indexer.outline._gc import paused_gc
@@ -72,8 +73,7 @@ class Outline:
         key = node_id or ROOT_ID
         found = self.nodes.get(key)
         if found is None:
-            shown = key if len(key) <= 200 else key[:200] + "…"
-            raise NotFoundError(f"no outline node {shown!r} in project {self.project!r}")
+            raise NotFoundError(f"no outline node {quote(key)} in project {quote(self.project)}")
         return found
 
     @functools.cached_property
@@ -218,6 +218,9 @@ class Outline:
         """Nodes under ``node`` whose title matches a glob (case-insensitive), in document order."""
         if not title.strip():
             raise ValidationError("title", "is empty")
+        check_text("title", title, MAX_TITLE_CHARS)
+        if kind is not None:
+            check_text("kind", kind, blank=True)
         check_range("limit", limit, 1, LIMITS["find_limit"][1])
         matcher = re.compile(fnmatch.translate(title.strip()), re.IGNORECASE | re.DOTALL)
         start = self.node(node)

@@ -28,6 +28,7 @@ import numpy as np
 
 from indexer.embed import Embedder
 from indexer.errors import NotFoundError
+from indexer.limits import quote_items
 from indexer.models import ChunkFilter, Document, FileChunk, Project
 from indexer.search._fusion import Ranked, fuse
 from indexer.search._lexical import exact_identifiers, fts_query, named_identifiers
@@ -112,7 +113,7 @@ class Searcher:
         by_ref = {p.id: p for p in projects} | {p.name: p for p in projects}
         unknown = [r for r in refs if r not in by_ref]
         if unknown:
-            raise NotFoundError(f"unknown project(s) {unknown}", field)
+            raise NotFoundError(f"unknown project(s) {quote_items(unknown)}", field)
         return list({by_ref[r].id: by_ref[r] for r in refs}.values())
 
     def candidate_calls(

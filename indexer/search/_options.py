@@ -7,6 +7,16 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from indexer.errors import FieldError, ValidationError
+from indexer.limits import (
+    MAX_GLOBS,
+    MAX_NAMES,
+    MAX_QUERY_CHARS,
+    MAX_TEXT_CHARS,
+    clip,
+    items_problem,
+    quote,
+    quote_items,
+)
 from indexer.models import NODE_TYPES, ChunkFilter
 from indexer.roles import ROLES
 
@@ -23,7 +33,12 @@ GRANULARITIES: Final = ("document", "chunk")
 MODES: Final = ("hybrid", "semantic", "lexical")
 MAX_LIMIT: Final = 100
 MAX_OFFSET: Final = 10_000
-MAX_QUERY_CHARS: Final = 2_000
+#: Most items of each list option (globs fewer: each is a regular expression the store runs).
+MAX_ITEMS: Final = {
+    "projects": MAX_NAMES, "languages": MAX_NAMES, "path_include": MAX_GLOBS, "path_exclude": MAX_GLOBS,
+    "node_types": MAX_NAMES, "has_definitions": MAX_NAMES, "has_references": MAX_NAMES,
+    "roles": len(ROLES), "exclude_roles": len(ROLES),
+}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,36 +71,37 @@ def _check_range(errors: list[FieldError], name: str, value: int, low: int, high
         errors.append(FieldError(name, f"must be between {low} and {high} (got {value})"))
 
 
-def _check_strings(errors: list[FieldError], name: str, values: tuple[str, ...]) -> None:
-    for value in values:
-        if not value.strip():
-            errors.append(FieldError(name, "must not contain empty strings"))
-            return
-        if "\x00" in value:
-            errors.append(FieldError(name, "must not contain NUL characters"))
-            return
+def _check_lists(errors: list[FieldError], opts: SearchOptions) -> set[str]:
+    """Every list option's length and items (counted before any item is looked at); the
+    names of the lists found bad, which no later check reads."""
+    bad = set()
+    for name, most in MAX_ITEMS.items():
+        problem = items_problem(getattr(opts, name), most, MAX_TEXT_CHARS)
+        if problem is not None:
+            errors.append(FieldError(name, problem))
+            bad.add(name)
+    return bad
 
 
 def _check_choices(
-    errors: list[FieldError], opts: SearchOptions, known_languages: frozenset[str] | None
+    errors: list[FieldError], opts: SearchOptions, known_languages: frozenset[str] | None, bad: set[str]
 ) -> None:
     if opts.granularity not in GRANULARITIES:
         errors.append(FieldError("granularity", f"must be one of {', '.join(GRANULARITIES)}"))
     if opts.mode not in MODES:
         errors.append(FieldError("mode", f"must be one of {', '.join(MODES)}"))
-    for name in ("roles", "exclude_roles"):
-        strange = sorted(set(getattr(opts, name)) - set(ROLES))
-        if strange:
-            errors.append(FieldError(name, f"unknown role(s) {strange}; known: {list(ROLES)}"))
-    unknown = sorted(set(opts.node_types) - NODE_TYPES)
-    if unknown:
-        errors.append(
-            FieldError("node_types", f"unknown node type(s) {unknown}; known: {sorted(NODE_TYPES)}")
-        )
+    vocabularies: list[tuple[str, str, Sequence[str], bool]] = [
+        ("roles", "role(s)", ROLES, True),
+        ("exclude_roles", "role(s)", ROLES, True),
+        ("node_types", "node type(s)", sorted(NODE_TYPES), True),
+    ]
     if known_languages is not None:
-        bad = sorted(set(opts.languages) - known_languages)
-        if bad:
-            errors.append(FieldError("languages", f"unknown language(s) {bad}"))
+        vocabularies.append(("languages", "language(s)", sorted(known_languages), False))
+    for name, what, known, listed in vocabularies:
+        unknown = sorted(set(getattr(opts, name)) - set(known)) if name not in bad else []
+        if unknown:
+            shown = f"; known: {list(known)}" if listed else ""
+            errors.append(FieldError(name, f"unknown {what} {quote_items(unknown)}{shown}"))
 
 
 def _check_query(errors: list[FieldError], query: str, names: bool = False) -> None:
@@ -96,49 +112,55 @@ def _check_query(errors: list[FieldError], query: str, names: bool = False) -> N
         errors.append(FieldError("query", f"must be at most {MAX_QUERY_CHARS} characters, without NUL"))
 
 
-def _check_patterns(errors: list[FieldError], opts: SearchOptions) -> None:
+def _check_patterns(errors: list[FieldError], opts: SearchOptions, bad: set[str]) -> None:
     if opts.scope_depth is not None:
         low, high = opts.scope_depth
         if low < 0 or high < 0:
             message = f"must be [min, max] with 0 <= min, max (got {[low, high]})"
             errors.append(FieldError("scope_depth", message))
-    for name in (
-        "projects",
-        "languages",
-        "path_include",
-        "path_exclude",
-        "has_definitions",
-        "has_references",
-    ):
-        _check_strings(errors, name, getattr(opts, name))
     for name in ("node_name_pattern", "parent_context_pattern"):
         value = getattr(opts, name)
-        if value is not None and (value == "" or "\x00" in value):
-            errors.append(FieldError(name, "must be a non-empty glob without NUL"))
-    _check_globs(errors, opts)
+        if value is not None and (value == "" or "\x00" in value or len(value) > MAX_TEXT_CHARS):
+            errors.append(
+                FieldError(
+                    name, f"must be a non-empty glob of at most {MAX_TEXT_CHARS} characters without NUL"
+                )
+            )
+            bad.add(name)
+    _check_globs(errors, opts, bad)
 
 
-def _check_globs(errors: list[FieldError], opts: SearchOptions) -> None:
+def _check_globs(errors: list[FieldError], opts: SearchOptions, bad: set[str]) -> None:
     """Globs the store cannot translate (``[z-a]``) are a 400 naming the field, not a 500."""
     from indexer.store import glob_to_regex
 
-    globs = [(name, g, True) for name in ("path_include", "path_exclude") for g in getattr(opts, name)]
-    globs += [(name, getattr(opts, name), False) for name in ("node_name_pattern", "parent_context_pattern")]
+    globs = [
+        (name, g, True)
+        for name in ("path_include", "path_exclude")
+        if name not in bad
+        for g in getattr(opts, name)
+    ]
+    globs += [
+        (name, getattr(opts, name), False)
+        for name in ("node_name_pattern", "parent_context_pattern")
+        if name not in bad
+    ]
     for name, glob, is_path in globs:
         if not glob:
             continue
         try:
             glob_to_regex(glob, path=is_path)
         except ValueError as exc:
-            errors.append(FieldError(name, f"{glob!r} is not a valid glob: {exc}"))
+            errors.append(FieldError(name, f"{quote(glob)} is not a valid glob: {quote(str(exc))}"))
 
 
 def validate_options(opts: SearchOptions, known_languages: frozenset[str] | None = None) -> None:
     """Raise a ValidationError naming every invalid field of ``opts``."""
     errors: list[FieldError] = []
     _check_query(errors, opts.query, bool(opts.has_definitions or opts.has_references))
-    _check_choices(errors, opts, known_languages)
-    _check_patterns(errors, opts)
+    bad = _check_lists(errors, opts)
+    _check_choices(errors, opts, known_languages, bad)
+    _check_patterns(errors, opts, bad)
     _check_range(errors, "limit", opts.limit, 1, MAX_LIMIT)
     _check_range(errors, "file_limit", opts.file_limit, 1, MAX_LIMIT)
     _check_range(errors, "chunks_per_file", opts.chunks_per_file, 1, 50)
@@ -179,8 +201,8 @@ def relative_path_globs(opts: SearchOptions, roots: Sequence[str]) -> SearchOpti
                 errors.append(
                     FieldError(
                         name,
-                        f"{glob!r} is outside the project root ({where}); path globs are relative "
-                        f"to the project root, e.g. {glob.lstrip('/') or '**'!r}",
+                        f"{quote(glob)} is outside the project root ({clip(where)}); path globs are "
+                        f"relative to the project root, e.g. {quote(glob.lstrip('/') or '**')}",
                     )
                 )
             else:

@@ -10,6 +10,7 @@ from typing import Any
 import pyarrow as pa
 
 from indexer.errors import ConflictError, NotFoundError
+from indexer.limits import quote as quote_value
 from indexer.models import Project
 from indexer.store._base import StoreBase, now, rows
 from indexer.store._schema import (
@@ -71,7 +72,7 @@ class ProjectsMixin(StoreBase):
         for project in self.list_projects():
             if ref in (project.id, project.name):
                 return project
-        raise NotFoundError(f"no project {ref!r}")
+        raise NotFoundError(f"no project {quote_value(ref)}")
 
     def find_project_by_root(self, root: str) -> Project | None:
         """The project registered for this absolute folder, if any."""
@@ -88,7 +89,7 @@ class ProjectsMixin(StoreBase):
             for other in self.list_projects():
                 if other.name == name:
                     raise ConflictError(
-                        f"a project named {name!r} already exists (root {other.root})", "name"
+                        f"a project named {quote_value(name)} already exists (root {other.root})", "name"
                     )
                 if other.root == root:
                     raise ConflictError(f"{root} is already registered as project {other.name!r}", "path")
@@ -111,7 +112,7 @@ class ProjectsMixin(StoreBase):
         with self._write_lock:
             for other in self.list_projects():
                 if other.id != project.id and other.name == project.name:
-                    raise ConflictError(f"a project named {project.name!r} already exists", "name")
+                    raise ConflictError(f"a project named {quote_value(project.name)} already exists", "name")
             table = pa.Table.from_pylist([_to_row(project)], schema=projects_schema())
             self._t(PROJECTS).merge_insert("id").when_matched_update_all().execute(table)
             self._cache.clear()

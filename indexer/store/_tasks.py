@@ -8,6 +8,7 @@ from typing import Any
 import pyarrow as pa
 
 from indexer.errors import NotFoundError
+from indexer.limits import quote as quote_value
 from indexer.models import FINISHED_STATUSES, Task
 from indexer.store._base import StoreBase, rows
 from indexer.store._schema import TASKS, tasks_schema
@@ -50,7 +51,7 @@ class TasksMixin(StoreBase):
         """A task by id; NotFoundError otherwise."""
         found = rows(self._t(TASKS).search().where(in_list("id", [task_id])).limit(1).to_arrow())
         if not found:
-            raise NotFoundError(f"no task {task_id!r}")
+            raise NotFoundError(f"no task {quote_value(task_id)}")
         return _to_task(found[0])
 
     def list_tasks(

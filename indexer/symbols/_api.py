@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 
 from indexer.errors import NotFoundError, ValidationError
+from indexer.limits import MAX_NAMES, MAX_SYMBOL_CHARS, check_items, check_relative_path, quote, quote_items
 from indexer.models import NODE_TYPES, Project, Symbol
 from indexer.store import NameMatch, Store, glob_to_regex
 from indexer.symbols._model import (
@@ -35,15 +36,14 @@ _MAX_SITES = 20_000
 #: A symbol's code is cut after this many characters.
 _MAX_CODE = 40_000
 _QUALIFIER = re.compile(r"(.+?)(?:::|\.|#)([^.:#]+)$")
-_MAX_NAME = 500
 
 
 def _check_name(name: str, field: str = "name") -> str:
     text = name.strip()
     if not text:
         raise ValidationError(field, "must not be empty")
-    if len(text) > _MAX_NAME or "\x00" in text:
-        raise ValidationError(field, f"must be at most {_MAX_NAME} characters, without NUL")
+    if len(text) > MAX_SYMBOL_CHARS or "\x00" in text:
+        raise ValidationError(field, f"must be at most {MAX_SYMBOL_CHARS} characters, without NUL")
     return text
 
 
@@ -51,9 +51,19 @@ def _check_kinds(kinds: Sequence[str], languages: Sequence[str]) -> None:
     from indexer.chunker import KNOWN_LANGUAGES
 
     for field, values, known in (("kind", kinds, NODE_TYPES), ("language", languages, KNOWN_LANGUAGES)):
+        check_items(field, values, MAX_NAMES)
         unknown = sorted(set(values) - known)
         if unknown:
-            raise ValidationError(field, f"unknown {field} {unknown}; one of: {', '.join(sorted(known))}")
+            raise ValidationError(
+                field, f"unknown {field} {quote_items(unknown)}; one of: {', '.join(sorted(known))}"
+            )
+
+
+def _check_request(projects: Sequence[str], from_path: str | None) -> None:
+    """The projects named (a list of names) and ``from_path`` (a path relative to its project)."""
+    check_items("project", projects, MAX_NAMES)
+    if from_path:  # empty: none given
+        check_relative_path("from_path", from_path)
 
 
 def _check_limit(limit: int, high: int) -> None:
@@ -68,7 +78,7 @@ def _projects(store: Store, refs: Sequence[str]) -> list[Project]:
     by_ref = {p.id: p for p in projects} | {p.name: p for p in projects}
     unknown = [r for r in refs if r not in by_ref]
     if unknown:
-        raise NotFoundError(f"unknown project(s) {unknown}", "project")
+        raise NotFoundError(f"unknown project(s) {quote_items(unknown)}", "project")
     return list({by_ref[r].id: by_ref[r] for r in refs}.values())
 
 
@@ -138,14 +148,15 @@ def find_symbols(store: Store, query: SymbolQuery) -> SymbolList:
     then types and functions before variables (fuzzy: best-matching names first)."""
     name = _check_name(query.name)
     if query.match not in MATCHES:
-        raise ValidationError("match", f"must be one of: {', '.join(MATCHES)} (got {query.match!r})")
+        raise ValidationError("match", f"must be one of: {', '.join(MATCHES)} (got {quote(query.match)})")
     if query.match == "glob":
         try:
             glob_to_regex(name)
         except ValueError as exc:
-            raise ValidationError("name", f"is not a valid glob: {exc}") from None
+            raise ValidationError("name", f"is not a valid glob: {quote(str(exc))}") from None
     _check_limit(query.limit, 1000)
     _check_kinds(query.kinds, query.languages)
+    _check_request(query.projects, query.from_path)
     projects = _projects(store, query.projects)
     return _ranked(store, query, name, projects, _proximity(store, projects, query.from_path))
 
@@ -176,7 +187,7 @@ def get_symbol(store: Store, symbol_id: str) -> SymbolDetail:
     """One symbol by id with its code (NotFoundError for an unknown id)."""
     symbol = store.get_symbol(symbol_id)
     if symbol is None:
-        raise NotFoundError(f"no symbol {symbol_id!r}")
+        raise NotFoundError(f"no symbol {quote(symbol_id)}")
     names = {p.id: p.name for p in store.list_projects()}
     content = store.document_content(symbol.file_id) or ""
     lines = content.split("\n")[symbol.start_line - 1 : symbol.end_line]
@@ -192,6 +203,7 @@ def find_references(store: Store, query: ReferenceQuery) -> References:
     name = _check_name(query.name)
     _check_limit(query.limit, 1000)
     _check_kinds((), query.languages)
+    _check_request(query.projects, query.from_path)
     projects = _projects(store, query.projects)
     names = {p.id: p.name for p in projects}
     plain = _split_qualified(name)[1]

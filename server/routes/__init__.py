@@ -1,9 +1,9 @@
 """HTTP routes, one module per resource (the web page's are ``server.web``'s)."""
 
-from server.metrics import metrics_routes
 from server.routes.content import content_routes
 from server.routes.discover import discover_routes
 from server.routes.documents import chunk_routes, document_routes
+from server.routes.metrics import metrics_routes
 from server.routes.outline import outline_routes
 from server.routes.projects import project_routes
 from server.routes.search import search_routes

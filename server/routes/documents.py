@@ -9,6 +9,7 @@ from litestar.di import Provide
 from litestar.params import FromPath, QueryParameter
 
 from indexer.errors import NotFoundError
+from indexer.limits import quote
 from server import examples
 from server.convert import to_chunk, to_document
 from server.routes._common import Ctx, blocking, get_ctx, ok
@@ -38,7 +39,7 @@ def get_document(
     store = ctx.lode.store
     found = store.get_documents([document_id])
     if not found:
-        raise NotFoundError(f"no document {document_id!r}")
+        raise NotFoundError(f"no document {quote(document_id)}")
     doc = found[0]
     text = store.document_content(doc.id) if content else None
     parts = store.chunks_of_files([doc.id]) if chunks else None
@@ -58,7 +59,7 @@ def get_chunk(ctx: Ctx, chunk_id: FromPath[str]) -> ChunkOut:
     """A chunk by id with all its metadata."""
     found = ctx.lode.store.get_chunks([chunk_id])
     if not found:
-        raise NotFoundError(f"no chunk {chunk_id!r}")
+        raise NotFoundError(f"no chunk {quote(chunk_id)}")
     return to_chunk(found[0])
 
 

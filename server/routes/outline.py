@@ -8,6 +8,7 @@ from litestar import get, post
 from litestar.di import Provide
 from litestar.params import Body, FromPath, QueryParameter
 
+from indexer.limits import MAX_REGEX_CHARS, MAX_TEXT_CHARS, MAX_TITLE_CHARS
 from server.routes._common import Ctx, blocking, example, get_ctx, ok
 from server.schemas_outline import (
     EXAMPLES,
@@ -29,7 +30,7 @@ _TAGS = ["outline"]
 _BASE = "/api/v1/projects/{project_id:str}/outline"
 _NODE_HELP = "Node id: '.' (the root, default), a path, path#Scope.Name or path#Heading/Sub"
 
-NodeParam = Annotated[str | None, QueryParameter(description=_NODE_HELP, max_length=4096)]
+NodeParam = Annotated[str | None, QueryParameter(description=_NODE_HELP, max_length=MAX_TEXT_CHARS)]
 
 
 @get(
@@ -90,7 +91,9 @@ def outline_find(
     title: Annotated[
         str,
         QueryParameter(
-            description="Glob on titles, case-insensitive: *session*", min_length=1, max_length=500
+            description="Glob on titles, case-insensitive: *session*",
+            min_length=1,
+            max_length=MAX_TITLE_CHARS,
         ),
     ],
     kind: Annotated[
@@ -115,7 +118,9 @@ def outline_find(
 def outline_grep(
     ctx: Ctx,
     project_id: FromPath[str],
-    pattern: Annotated[str, QueryParameter(description="Python regular expression", max_length=1000)],
+    pattern: Annotated[
+        str, QueryParameter(description="Python regular expression", max_length=MAX_REGEX_CHARS)
+    ],
     node: NodeParam = None,
     limit: Annotated[int, QueryParameter(ge=1, le=500, description="Matches returned")] = 50,
     ignore_case: Annotated[bool, QueryParameter(description="Match case-insensitively")] = False,

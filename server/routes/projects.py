@@ -10,10 +10,9 @@ from litestar.di import Provide
 from litestar.openapi import ResponseSpec
 from litestar.params import Body, FromPath, QueryParameter
 
-from indexer.api import relative_paths, resolve_project_root
-from indexer.errors import ConflictError, StoreError, ValidationError
+from indexer.api import check_project_fields, relative_paths, resolve_project_root
+from indexer.errors import ConflictError, StoreError
 from indexer.models import Project
-from indexer.walker import IgnoreRules
 from server import examples
 from server.convert import to_project, to_task
 from server.routes._common import ERRORS, Ctx, blocking, example, get_ctx, ok
@@ -32,13 +31,6 @@ __all__ = ["project_routes"]
 
 _deps = {"ctx": Provide(get_ctx, sync_to_thread=False)}
 _TAGS = ["projects"]
-
-
-def _check_globs(field: str, globs: list[str]) -> None:
-    try:
-        IgnoreRules.check_globs(globs)
-    except ValueError as exc:
-        raise ValidationError(field, str(exc)) from None
 
 
 @post(
@@ -65,8 +57,7 @@ def create_project(
     """Register a readable folder as a project and queue the task that indexes it."""
     ctx.require_writer()
     root = resolve_project_root(data.path, force=data.force)
-    _check_globs("include", data.include)
-    _check_globs("exclude", data.exclude)
+    check_project_fields(data.name, data.include, data.exclude)
     store = ctx.lode.store
     project = store.find_project_by_root(str(root))
     if project is None:
@@ -143,12 +134,12 @@ def patch_project(
     store = ctx.lode.store
     project = store.get_project(project_id)
     changes: dict[str, object] = {}
+    check_project_fields(data.name, data.include or (), data.exclude or ())
     if data.name is not None:
         changes["name"] = data.name
     for field in ("include", "exclude"):
         value = getattr(data, field)
         if value is not None:
-            _check_globs(field, value)
             changes[field] = tuple(value)
     updated = dataclasses.replace(project, **changes)  # type: ignore[arg-type]
     store.save_project(updated)

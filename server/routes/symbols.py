@@ -14,6 +14,7 @@ from litestar.di import Provide
 from litestar.params import FromPath, QueryParameter
 
 from indexer.chunker import KNOWN_LANGUAGES
+from indexer.limits import MAX_SYMBOL_CHARS, MAX_TEXT_CHARS
 from indexer.models import NODE_TYPES
 from indexer.symbols import MATCHES, ReferenceQuery, SymbolQuery
 from server._fields import NOT_BLANK, RELATIVE, one_of
@@ -38,7 +39,7 @@ NameParam = Annotated[
     QueryParameter(
         description="A name (push) or a qualified one (Stack.push, Stack::push)",
         min_length=1,
-        max_length=500,
+        max_length=MAX_SYMBOL_CHARS,
         pattern=NOT_BLANK,
     ),
 ]
@@ -54,20 +55,22 @@ LanguagesParam = Annotated[
     str | None,
     QueryParameter(
         description="Only these languages, comma-separated (python,go)",
-        max_length=4096,
+        max_length=MAX_TEXT_CHARS,
         pattern=_comma_list(KNOWN_LANGUAGES),
     ),
 ]
 ProjectParam = Annotated[
     str | None,
-    QueryParameter(description="Project name or id (default: all)", max_length=4096, pattern=NOT_BLANK),
+    QueryParameter(
+        description="Project name or id (default: all)", max_length=MAX_TEXT_CHARS, pattern=NOT_BLANK
+    ),
 ]
 FromPathParam = Annotated[
     str | None,
     QueryParameter(
         description="The file the name is read in (relative to its project): candidates are "
         "ranked by proximity to it (same file, same folder, imported by it)",
-        max_length=4096,
+        max_length=MAX_TEXT_CHARS,
         pattern=RELATIVE,
     ),
 ]
@@ -101,7 +104,7 @@ def find_symbols(
         str | None,
         QueryParameter(
             description="Only these node types, comma-separated (function,method)",
-            max_length=4096,
+            max_length=MAX_TEXT_CHARS,
             pattern=_comma_list(NODE_TYPES),
         ),
     ] = None,

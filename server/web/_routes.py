@@ -12,9 +12,9 @@ from litestar.params import Body, FromPath
 from msgspec import Meta
 
 from indexer.api import known_languages
+from indexer.limits import MAX_QUERY_CHARS
 from indexer.models import NODE_TYPES
 from indexer.roles import ROLES
-from indexer.search._options import MAX_QUERY_CHARS
 from server.convert import to_options
 from server.routes._common import Ctx, blocking, get_ctx
 from server.schemas import SearchRequest

@@ -13,6 +13,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from indexer.errors import NotFoundError
+from indexer.limits import quote
 from indexer.models import Project
 from indexer.search import ChunkHit, SearchResponse
 from server.context import ServerContext
@@ -183,7 +184,7 @@ def render_chunk(ctx: ServerContext, chunk_id: str) -> str:
     store = ctx.lode.store
     found = store.get_chunks([chunk_id])
     if not found:
-        raise NotFoundError(f"no chunk {chunk_id!r} (the file may have been re-indexed since)")
+        raise NotFoundError(f"no chunk {quote(chunk_id)} (the file may have been re-indexed since)")
     stored = found[0]
     chunk = stored.chunk
     project = store.get_project(stored.project_id)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from indexer.errors import NotFoundError, PathError, ValidationError
+from indexer.limits import MAX_TEXT_CHARS, quote
 from indexer.models import Document, Project
 from indexer.search.content._results import DocumentChunk, DocumentData, DocumentText
 from indexer.store import Store
@@ -22,17 +23,19 @@ _FIELD = "document_id"
 
 def check_document_id(document_id: str, root: str) -> str:
     """``document_id`` as a clean relative POSIX path inside ``root``, or a PathError."""
-    if not document_id or len(document_id) > 4096 or "\x00" in document_id:
-        raise PathError(_FIELD, "must be a relative path of 1 to 4096 characters, without NUL")
+    if not document_id or len(document_id) > MAX_TEXT_CHARS or "\x00" in document_id:
+        raise PathError(_FIELD, f"must be a relative path of 1 to {MAX_TEXT_CHARS} characters, without NUL")
     if document_id.startswith(("/", "\\")) or (len(document_id) > 1 and document_id[1] == ":"):
-        raise PathError(_FIELD, f"{document_id!r} is absolute; give the path relative to the project root")
+        raise PathError(
+            _FIELD, f"{quote(document_id)} is absolute; give the path relative to the project root"
+        )
     segments = document_id.replace("\\", "/").split("/")
     if any(s in ("..", ".", "") for s in segments):
-        raise PathError(_FIELD, f"{document_id!r} must not contain '..', '.' or empty segments")
+        raise PathError(_FIELD, f"{quote(document_id)} must not contain '..', '.' or empty segments")
     base = os.path.realpath(root)
     target = os.path.realpath(os.path.join(base, document_id))
     if os.path.commonpath([base, target]) != base:
-        raise PathError(_FIELD, f"{document_id!r} resolves outside the project root")
+        raise PathError(_FIELD, f"{quote(document_id)} resolves outside the project root")
     return document_id
 
 
@@ -41,7 +44,7 @@ def _find(store: Store, project_ref: str, document_id: str) -> tuple[Project, Do
     path = check_document_id(document_id, project.root)
     doc = store.find_document(project.id, path)
     if doc is None:
-        raise NotFoundError(f"no indexed document {path!r} in project {project.name!r}")
+        raise NotFoundError(f"no indexed document {quote(path)} in project {quote(project.name)}")
     return project, doc
 
 

@@ -15,6 +15,7 @@ from typing import Any, Final
 import msgspec
 
 from indexer.errors import ConfigError, FieldError, ValidationError
+from indexer.limits import MAX_GLOBS, MAX_NAMES, MAX_TEXT_CHARS, items_problem, quote
 
 __all__ = [
     "CATEGORIES",
@@ -83,8 +84,11 @@ class FilterConfig:
     """Words removed from the question on top of the English and Portuguese stop words."""
 
     def __post_init__(self) -> None:
-        for name in ("include", "exclude", "extra_stopwords"):
-            if any(not v.strip() or "\x00" in v for v in getattr(self, name)):
+        for name, most in (("include", MAX_GLOBS), ("exclude", MAX_GLOBS), ("extra_stopwords", MAX_NAMES)):
+            values = getattr(self, name)
+            if len(values) > most or any(len(v) > MAX_TEXT_CHARS for v in values):
+                raise ConfigError(f"{name} {items_problem(values, most)}")
+            if any(not v.strip() or "\x00" in v for v in values):
                 raise ConfigError(f"{name} must not contain empty strings or NUL")
 
 
@@ -311,7 +315,9 @@ class RenderConfig:
 
     def __post_init__(self) -> None:
         if self.format_style not in FORMATS:
-            raise ConfigError(f"format_style must be one of {', '.join(FORMATS)} (got {self.format_style!r})")
+            raise ConfigError(
+                f"format_style must be one of {', '.join(FORMATS)} (got {quote(self.format_style)})"
+            )
         _at_least("max_prompt_tokens", self.max_prompt_tokens, 50, 1_000_000)
 
 

@@ -14,6 +14,7 @@ from typing import Any, Final
 import msgspec
 
 from indexer.errors import FieldError, ValidationError
+from indexer.limits import quote_items
 from indexer.search._engine import Searcher
 from indexer.search.discover._broad import broad_discovery
 from indexer.search.discover._compress import compress_evidence
@@ -132,7 +133,7 @@ def _projects(
     by_name = {p.name: p for p in refs} | {p.id: p for p in refs}
     unknown = [n for n in names if n not in by_name]
     if unknown:
-        raise ValidationError("projects", f"unknown project(s) {unknown}")
+        raise ValidationError("projects", f"unknown project(s) {quote_items(unknown)}")
     return list({by_name[n].id: by_name[n] for n in names}.values())
 
 
