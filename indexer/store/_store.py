@@ -19,6 +19,7 @@ from typing import Any
 import pyarrow as pa
 
 from indexer.errors import ModelMismatchError, StoreError, StoreVersionError
+from indexer.storage_failure import is_storage_failure, storage_cause, storage_error
 from indexer.store._access import StoreAccess, open_dataset, store_uri
 from indexer.store._check import CheckMixin
 from indexer.store._content import ContentMixin
@@ -161,10 +162,12 @@ def read_store_info(path: Path | str, access: StoreAccess | None = None) -> dict
         return {}
     try:
         return _read_meta(_connect(path, access or StoreAccess()))
-    except ValueError:  # listed but not committed yet: another process is creating the store
-        return {}
+    except ValueError as exc:
+        if storage_cause(exc).waits:  # a missing bucket, refused credentials, no answer
+            raise storage_error(exc, path) from exc
+        return {}  # listed but not committed yet: another process is creating the store
     except OSError as exc:  # an object store that cannot be reached
-        raise StoreError(f"cannot read the index at {path}: {exc}") from exc
+        raise storage_error(exc, path, doing=f"read the index at {path}") from exc
 
 
 def _write_meta(conn: Any, facts: dict[str, str]) -> None:
@@ -389,5 +392,7 @@ def open_store(path: Path | str, model_id: str, dimension: int, access: StoreAcc
     except StoreError:
         raise
     except (OSError, RuntimeError, ValueError) as exc:
+        if is_storage_failure(exc):  # a full disk, refused credentials… (one line)
+            raise storage_error(exc, path, doing=f"open the index at {path}") from exc
         raise StoreError(f"cannot open the index at {path}: {exc}") from exc
     return Store(path, conn, tables, model_id, dimension, access, session)
