@@ -81,11 +81,13 @@ def create_app(
     on_ready: Any = None,
     extra_routes: list[Any] | None = None,
     search_processes: int | None = None,
+    close_context: bool = False,
 ) -> Litestar:
     """The lode HTTP app; the store, the model and the writer open in its lifespan, unless
-    a ``context`` opened already is handed in (``lode serve`` opens it before it listens;
-    the caller closes it). ``search_processes``: how many to start (default: the config's,
-    none with a model or a context handed in, whose model they would not load)."""
+    a ``context`` opened already is handed in (``lode serve`` opens it before it listens),
+    which the caller closes, or the app's shutdown with ``close_context``.
+    ``search_processes``: how many to start (default: the config's, none with a model or
+    a context handed in, whose model they would not load)."""
 
     state: dict[str, ServerContext] = {}
     mcp = build_mcp(lambda: state["ctx"])
@@ -114,7 +116,7 @@ def create_app(
                 # they only read: a moment to end their searches, then they are ended
                 await ctx.search_pool.close(timeout=min(ctx.stop_wait, _POOL_CLOSE_SECONDS))
                 ctx.search_pool = None
-            if context is None:
+            if context is None or close_context:
                 ctx.close()
 
     # Litestar's body limit stops at a mount: the MCP endpoint gets the same one here

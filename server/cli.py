@@ -103,16 +103,18 @@ def serve_command(
     try:
         ctx.stop_wait = STOP_WAIT  # a stop leaves a writer inside the model to the exit
         register_paths(ctx, roots)
-        _serve(config, ctx)
-    finally:
+        _serve(config, ctx)  # the app's shutdown closes ctx (uvicorn then re-raises a SIGTERM)
+    except BaseException:
         ctx.close()
+        raise
     if fast_exit_wanted():
         exit_now(0)
 
 
 def _serve(config: LodeConfig, ctx: ServerContext) -> None:
     """Run the app over ``ctx`` until SIGINT or SIGTERM (requests in flight get a moment,
-    then the app's shutdown stops the search processes; ``indexer.cli._stop``)."""
+    then the app's shutdown stops the watcher, the search processes and the writer;
+    ``indexer.cli._stop``)."""
     import uvicorn
 
     from server.app import create_app
@@ -131,7 +133,7 @@ def _serve(config: LodeConfig, ctx: ServerContext) -> None:
                     err=True,
                 )
 
-    app = create_app(config, context=ctx, search_processes=config.server.search_processes)
+    app = create_app(config, context=ctx, search_processes=config.server.search_processes, close_context=True)
     server = Server(
         uvicorn.Config(
             app, host=config.server.host, port=config.server.port, log_level="warning",
