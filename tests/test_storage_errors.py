@@ -512,3 +512,14 @@ def test_a_task_that_met_a_full_disk_is_queued_again_with_backoff_not_failed(
     assert tries[2] - tries[1] >= 1.9
     assert health.failure is None  # the write succeeded
     assert worker.last_error is None
+
+
+def test_the_cli_tells_the_index_s_storage_from_another_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    from indexer.cli._common import _unexpected
+
+    monkeypatch.setenv("LODE_DB", "/srv/idx")
+    full = _unexpected(OSError(errno.ENOSPC, "No space left on device", "/srv/idx/code_chunks.lance/data/x"))
+    assert full.startswith("error: the disk holding the index at /srv/idx is full")
+    project = _unexpected(PermissionError(errno.EACCES, "Permission denied", "/home/me/project/a.py"))
+    assert project == "error: Permission denied (/home/me/project/a.py)"  # not the index's
+    assert _unexpected(KeyError("x")).startswith("internal error: ")

@@ -183,19 +183,27 @@ def _unexpected(exc: Exception) -> str:
     """What the CLI says of an error that is not one of lode's own: a storage failure (a
     full disk, refused credentials…) its cause and fix, another ``OSError`` the system's
     words, anything else an internal error."""
-    if is_storage_failure(exc) and (not isinstance(exc, OSError) or storage_cause(exc).waits):
-        return f"error: {describe_storage_failure(exc, _db_of_command())}"
+    db = _db_of_command()
     if isinstance(exc, OSError):
+        # the index's own files (or no file named: Lance's): its storage; another file's
+        # error (a project's, the cache's) names that file
+        named = exc.filename is not None and not str(exc.filename).startswith(str(db))
+        if storage_cause(exc).waits and not named:
+            return f"error: {describe_storage_failure(exc, db)}"
         return f"error: {exc.strerror or exc} ({exc.filename or ''})"
+    if is_storage_failure(exc):
+        return f"error: {describe_storage_failure(exc, db)}"
     return f"internal error: {exc!r} (set LODE_DEBUG=1 for the traceback)"
 
 
-def _db_of_command() -> Path | str | None:
-    """The index the running command uses (``--db``, else ``LODE_DB``), to name it."""
+def _db_of_command() -> Path | str:
+    """The index the running command uses (``--db``, else ``LODE_DB``, else the default)."""
     ctx = click.get_current_context(silent=True)
     db = ctx.params.get("db") if ctx is not None else None
     if db is None:
-        db = os.environ.get("LODE_DB") or None
+        from indexer.config import default_db_dir
+
+        db = os.environ.get("LODE_DB") or default_db_dir()
     return db
 
 
