@@ -149,7 +149,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 
 
 @pytest.mark.slow
-def test_a_full_disk_is_one_line_and_a_rerun_after_freeing_space_is_clean(
+def test_a_full_or_read_only_disk_is_one_line_and_a_rerun_after_freeing_space_is_clean(
     small_disk: Path, tmp_path: Path
 ) -> None:
     repo = make_repo(tmp_path / "repo")
@@ -163,6 +163,11 @@ def test_a_full_disk_is_one_line_and_a_rerun_after_freeing_space_is_clean(
     assert again.returncode == 0, again.stderr[-2000:]
     checked = _lode(db, "check", "--json")
     assert checked.returncode == 0, checked.stdout[-2000:] + checked.stderr[-2000:]
+    # the same disk mounted read-only: an edit cannot be written, and says why
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    (repo / "gen_0.py").write_text("def edited():\n    return 'edited'\n")
+    frozen = _lode(db, "index", str(repo))
+    _one_line_error(frozen, "the index folder at", "is read-only", "remount it read-write")
 
 
 @pytest.fixture(scope="module")
