@@ -464,11 +464,12 @@ class IndexWorker:
                 self._checks[task.id] = dataclasses.replace(task, status="queued", phase="queued")
                 return
             live = self._live.pop(task.id, task)
-            self._retrying[task.id] = dataclasses.replace(
+            queued = dataclasses.replace(
                 live, status="queued", phase="queued", message=message, updated_at=_now()
             )
+            self._retrying[task.id] = queued
         try:  # shown queued, when the store takes the write (else its row says running)
-            self.store.save_task(self._retrying[task.id])
+            self.store.save_task(queued)
         except Exception as again:
             if not is_storage_failure(again):
                 raise
@@ -535,6 +536,7 @@ class IndexWorker:
     def _delete_project(self, task: Task) -> None:
         for other in [t for t in self._retrying.values() if t.project_id == task.project_id]:
             self._retrying.pop(other.id, None)
+            self._finish(other, "cancelled")
         for other in self._live.values():
             if other.project_id == task.project_id and other.id != task.id:
                 self._cancel.get(other.id, threading.Event()).set()
