@@ -176,7 +176,7 @@ def store_access(config: LodeConfig, writer: bool = False) -> StoreAccess:
     remote = is_object_store(config.db)
     reader = config.server.read_only
     return StoreAccess(
-        storage_options=storage.storage_options if remote else (),
+        storage_options=tuple(sorted(storage.store_options.items())) if remote else (),
         read_only=reader or (remote and not writer),
         read_consistency=storage.read_consistency_seconds if reader else 0.0,
         keep_versions=storage.keep_versions_for(remote),

@@ -214,6 +214,10 @@ class ServerConfig:
             raise ConfigError(f"search_processes must be in 0..16 (got {self.search_processes})")
 
 
+#: The longest an object store's connection may take to open (``connect_timeout``).
+_CONNECT_TIMEOUT_MS = 5000
+
+
 @dataclass(frozen=True, slots=True)
 class StorageConfig:
     """How lode reaches the index, and how its one writer and its readers share it."""
@@ -235,6 +239,12 @@ class StorageConfig:
     writer_lease_seconds: float = 30.0
     """On object storage, the writer renews its lease (``<index>/writer.lease``) every third
     of this; a writer that stopped renewing (crashed, cut off) loses it after this long."""
+    object_store_timeout_seconds: float = 30.0
+    """On object storage, the longest one request may take (connecting: at most 5 s of
+    it), and how long a failing request is tried again: an endpoint that does not answer
+    fails a command after about this long for each request it makes (a handful at most),
+    with one line naming the cause. Storage options ``timeout``, ``connect_timeout`` and
+    ``client_retry_timeout`` given explicitly win."""
 
     def __post_init__(self) -> None:
         if self.read_consistency_seconds < 0:
@@ -247,11 +257,24 @@ class StorageConfig:
             )
         if self.writer_lease_seconds < 3:
             raise ConfigError(f"writer_lease_seconds must be >= 3 (got {self.writer_lease_seconds})")
+        _positive("object_store_timeout_seconds", self.object_store_timeout_seconds)
 
     @property
     def options(self) -> dict[str, str]:
-        """The storage options as a dict (what Lance and LanceDB take)."""
+        """The storage options given (``LODE_STORAGE_*``, ``AWS_*``) as a dict."""
         return dict(self.storage_options)
+
+    @property
+    def store_options(self) -> dict[str, str]:
+        """The options lode opens an object store with (what Lance, LanceDB and the
+        writer's lease take): ``options`` over the timeouts of ``object_store_timeout_seconds``."""
+        millis = max(1, round(self.object_store_timeout_seconds * 1000))
+        timeouts = {
+            "timeout": f"{millis}ms",
+            "connect_timeout": f"{min(millis, _CONNECT_TIMEOUT_MS)}ms",
+            "client_retry_timeout": str(max(1, round(self.object_store_timeout_seconds))),
+        }
+        return {**timeouts, **self.options}
 
     def keep_versions_for(self, remote: bool) -> float:
         """Seconds a replaced table version is kept: ``keep_versions_seconds`` when set,

@@ -14,6 +14,8 @@ them to a one-line message and exit code 2.
     │   └── ReadOnlyError      a write sent to a reader (``lode serve --read-only``)
     ├── PayloadTooLargeError   a request body over the limit                          → 413
     ├── StoreError             the index on disk cannot be used                       → 503
+    │   ├── StorageError       its storage failed: disk full, permission denied, wrong
+    │   │                      credentials, no bucket, an endpoint that does not answer
     │   ├── ModelMismatchError the store was built with another embedding model
     │   └── StoreVersionError  the store's schema version is unknown
     ├── EmbedError             the embedding model failed to load or to encode
@@ -38,6 +40,7 @@ __all__ = [
     "PayloadTooLargeError",
     "ReadOnlyError",
     "ServerUnavailableError",
+    "StorageError",
     "StoreError",
     "StoreVersionError",
     "TokenExpiredError",
@@ -124,6 +127,16 @@ class PayloadTooLargeError(LodeError):
 
 class StoreError(LodeError):
     """The index on disk cannot be opened or written."""
+
+
+class StorageError(StoreError):
+    """The index's storage failed: ``cause`` names why (``disk-full``, ``read-only``,
+    ``denied``, ``credentials``, ``no-bucket``, ``timeout``, ``unreachable``, ``damaged``:
+    see ``indexer.storage_failure``) and the message says the fix."""
+
+    def __init__(self, message: str, cause: str = "damaged") -> None:
+        super().__init__(message)
+        self.cause = cause
 
 
 class ModelMismatchError(StoreError):

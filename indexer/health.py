@@ -2,54 +2,21 @@
 
 A read or write that fails inside the storage libraries (Lance, LanceDB, Arrow: a data file
 cut short, an index that panics, a folder turned read-only, a full disk) is a *storage
-failure*: the index, not the request, is at fault. ``StorageHealth`` keeps the last one
-until something proves the store sound again (a task that writes, a check that passes),
-so ``/health`` answers ``degraded`` with the reason instead of ``ok`` beside a broken index.
+failure* (``indexer.storage_failure`` tells its cause): the index, not the request, is at
+fault. ``StorageHealth`` keeps the last one until something proves the store sound again
+(a task that writes; for damage, also a check that passes), so ``/health`` answers
+``degraded`` with the reason instead of ``ok`` beside a broken or unwritable index.
 """
 
 from __future__ import annotations
 
-import errno
 import threading
 import time
 from dataclasses import dataclass
 
+from indexer.storage_failure import describe_storage_failure, is_storage_failure, storage_cause
+
 __all__ = ["StorageFailure", "StorageHealth", "describe_storage_failure", "is_storage_failure"]
-
-_STORAGE_MODULES = ("lance", "lancedb", "pyarrow")
-_STORAGE_WORDS = ("lanceerror", "lance error", "arrow error", "object store", "io error")
-#: What an operating-system error means for the index.
-_OS_REASONS = {
-    errno.EROFS: "the index folder is read-only",
-    errno.EACCES: "the index folder is not writable",
-    errno.EPERM: "the index folder is not writable",
-    errno.ENOSPC: "the disk holding the index is full",
-    errno.EDQUOT: "the disk quota of the index folder is used up",
-    errno.EIO: "the disk holding the index failed to read or write",
-}
-
-
-def is_storage_failure(exc: BaseException) -> bool:
-    """True when ``exc`` came from the storage libraries or the file system (not a bug of
-    lode, not a bad request): a Lance/LanceDB/Arrow error, a Rust panic, an ``OSError``."""
-    if isinstance(exc, KeyboardInterrupt | SystemExit | GeneratorExit):
-        return False
-    if isinstance(exc, OSError):
-        return True
-    for cls in type(exc).__mro__:
-        if cls.__module__.split(".")[0] in _STORAGE_MODULES or cls.__name__ == "PanicException":
-            return True
-    text = str(exc).lower()
-    return isinstance(exc, RuntimeError | ValueError) and any(w in text for w in _STORAGE_WORDS)
-
-
-def describe_storage_failure(exc: BaseException) -> str:
-    """One sentence for a storage failure (what it means, then the library's words)."""
-    what = _OS_REASONS.get(getattr(exc, "errno", None) or -1, "the index cannot be read or written")
-    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    if len(detail) > 300:
-        detail = detail[:300] + "…"
-    return f"{what} ({type(exc).__name__}: {detail}); run `lode check` to see what is damaged"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +29,9 @@ class StorageFailure:
     """``describe_storage_failure`` of it."""
     at: float
     """When (``time.time()``)."""
+    unwritable: bool = False
+    """True when a write failed for a cause that waits for someone to act (a full disk,
+    refused credentials: ``StorageCause.waits``): only a write that succeeds clears it."""
 
 
 class StorageHealth:
@@ -71,18 +41,26 @@ class StorageHealth:
         self._lock = threading.Lock()
         self._failure: StorageFailure | None = None
 
-    def failed(self, where: str, exc: BaseException | str) -> None:
+    def failed(self, where: str, exc: BaseException | str, writing: bool = False) -> None:
         """Remember a storage failure met while doing ``where`` (an exception, or its
-        description when another process met it)."""
+        description when another process met it); ``writing``: it failed a write."""
         message = exc if isinstance(exc, str) else describe_storage_failure(exc)
-        failure = StorageFailure(where, message, time.time())
-        with self._lock:
-            self._failure = failure
+        waits = not isinstance(exc, str) and storage_cause(exc).waits
+        with self._lock:  # a write failed: so it stays while the same kind of failure goes on
+            standing = self._failure is not None and self._failure.unwritable
+            self._failure = StorageFailure(where, message, time.time(), waits and (writing or standing))
 
     def recovered(self) -> None:
-        """Forget the failure: the store was read or written whole since."""
+        """Forget the failure: the store was written since."""
         with self._lock:
             self._failure = None
+
+    def checked(self) -> None:
+        """A check of the store passed (it read everything): forget the failure, unless a
+        write failed for a cause a read cannot disprove (a full disk reads fine)."""
+        with self._lock:
+            if self._failure is not None and not self._failure.unwritable:
+                self._failure = None
 
     @property
     def failure(self) -> StorageFailure | None:

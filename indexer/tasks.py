@@ -33,6 +33,7 @@ from indexer.ids import uuid7
 from indexer.models import Task
 from indexer.pipeline import IndexProgress, run_lexical_phase
 from indexer.priority import lower_thread_priority
+from indexer.storage_failure import describe_storage_failure, storage_cause, storage_error
 from indexer.store import OPTIMIZE_AFTER_ROWS, Store
 from indexer.vectorizer import embed_backlog
 
@@ -55,6 +56,12 @@ KEEP_FINISHED_TASKS = 1000
 _PRUNE_EVERY = 3600.0
 #: While a storage failure stands, the idle writer checks the store this often (seconds).
 _VERIFY_EVERY = 60.0
+#: After a write failed for a cause that waits for someone (a full disk, refused
+#: credentials, an object store that does not answer: ``StorageCause.waits``), the writer
+#: pauses this long before it writes again, doubling after each failure up to
+#: ``_BACKOFF_MAX``; the task that met it is queued again rather than failed.
+_BACKOFF_FIRST = 1.0
+_BACKOFF_MAX = 60.0
 #: How long a stop waits for a write unit in progress (a unit takes well under a second).
 _UNIT_WAIT = 30.0
 #: Checks (``submit_check``) that found nothing, remembered for ``get`` (the newest).
@@ -102,6 +109,12 @@ class IndexWorker:
         #: that completes, or by a check of the store that passes (``_maintain``).
         self.storage = storage or StorageHealth()
         self._last_verify = -math.inf
+        #: The writer's pause after a storage failure that waits (0: none), and its end.
+        self._backoff = 0.0
+        self._resume_at = -math.inf
+        #: Tasks queued again after such a failure, kept here: their row may not be
+        #: writable until the storage is back.
+        self._retrying: dict[str, Task] = {}
         #: Searches phase 2 yields the cores to (``indexer.activity``).
         self.activity = activity
         self.embedder = embedder
@@ -171,7 +184,8 @@ class IndexWorker:
     ) -> Task:
         """Queue work for a project; a request while one is still queued joins it."""
         with self._lock:
-            queued = [t for t in self.store.list_tasks(project_id, ("queued",)) if t.kind == kind]
+            retrying = [t for t in self._retrying.values() if t.project_id == project_id and t.kind == kind]
+            queued = retrying or [t for t in self.store.list_tasks(project_id, ("queued",)) if t.kind == kind]
             if queued:
                 task = queued[0]
                 merged_paths: tuple[str, ...] = (
@@ -187,7 +201,10 @@ class IndexWorker:
                 wanted = tuple(paths) if len(paths) <= _MAX_TASK_PATHS else ()
                 task = Task(id=uuid7(), project_id=project_id, kind=kind, paths=wanted, full=full,
                             created_at=stamp, updated_at=stamp)  # fmt: skip
-            self.store.save_task(task)
+            if task.id in self._retrying:
+                self._retrying[task.id] = task  # its row is written when it starts again
+            else:
+                self._save_queued(task)
             self._paused.discard(project_id)
             if kind == "delete":
                 for live in list(self._live.values()):  # the worker changes it without the lock
@@ -196,6 +213,17 @@ class IndexWorker:
         self._preempt.set()
         self._wake.set()
         return task
+
+    def _save_queued(self, task: Task) -> None:
+        """Write a queued task's row; a storage failure is one for ``/health`` too, and
+        the caller's ``StorageError`` (a watcher keeps its batch and tries again)."""
+        try:
+            self.store.save_task(task)
+        except Exception as exc:
+            if not is_storage_failure(exc):
+                raise
+            self.storage.failed("queueing a task", exc, writing=True)
+            raise storage_error(exc, self.store.path) from exc
 
     def submit_check(self, project_id: str) -> Task:
         """Queue a whole-project diff that becomes a task only once it changes something
@@ -219,13 +247,18 @@ class IndexWorker:
 
     def get(self, task_id: str) -> Task:
         """A task with its live progress (a check that found nothing: ``done``, no files)."""
-        live = self._live.get(task_id) or self._checks.get(task_id) or self._unchanged.get(task_id)
+        live = (
+            self._live.get(task_id)
+            or self._checks.get(task_id)
+            or self._retrying.get(task_id)
+            or self._unchanged.get(task_id)
+        )
         return live if live is not None else self.store.get_task(task_id)
 
     def list(self, project_id: str | None = None, limit: int | None = 100) -> list[Task]:
         """Tasks newest first, live ones with current progress."""
         tasks = self.store.list_tasks(project_id, limit=limit)
-        return [self._live.get(t.id, t) for t in tasks]
+        return [self._live.get(t.id) or self._retrying.get(t.id) or t for t in tasks]
 
     def rate(self, task_id: str) -> float:
         """Current embedding rate (chunks/s) of a running task."""
@@ -245,6 +278,7 @@ class IndexWorker:
             if task.status == "queued":
                 task = dataclasses.replace(task, status="cancelled", phase="cancelled", finished_at=_now())
                 self.store.save_task(task)
+                self._retrying.pop(task_id, None)
                 return task
             self._paused.add(task.project_id)
             event = self._cancel.get(task_id)
@@ -273,6 +307,10 @@ class IndexWorker:
         except BaseException as exc:
             self._failed("index maintenance at start", exc)
         while not self._stop.is_set():
+            pause = self._resume_at - time.monotonic()
+            if pause > 0:  # backing off after a storage failure that waits for someone
+                self._stop.wait(pause)
+                continue
             try:
                 if self._step():
                     self._last_work = time.monotonic()
@@ -292,21 +330,37 @@ class IndexWorker:
             return
         self.last_error = repr(exc)
         if is_storage_failure(exc):
-            self.storage.failed(where, exc)
+            self.storage.failed(where, exc, writing=True)
+            if storage_cause(exc).waits:
+                self._back_off(where, exc)
+                return
         log.error("%s failed", where, exc_info=exc)
+
+    def _back_off(self, where: str, exc: BaseException) -> None:
+        """Pause the writer after a storage failure that waits for someone: one line in
+        the log (no traceback: the cause is known), then 1 s, 2 s, 4 s… up to a minute."""
+        self._backoff = min(max(self._backoff * 2, _BACKOFF_FIRST), _BACKOFF_MAX)
+        self._resume_at = time.monotonic() + self._backoff
+        self.last_error = describe_storage_failure(exc, self.store.path)
+        log.error("%s failed: %s; trying again in %.0f s", where, self.last_error, self._backoff)
 
     def _maintain(self) -> None:
         """Fold written rows into the indexes once the worker has been idle a moment; drop
         old finished tasks now and then; while a storage failure stands, check the store
         now and then and clear it once the check passes."""
-        if self.storage.failure is not None and time.monotonic() - self._last_verify >= _VERIFY_EVERY:
+        failure = self.storage.failure
+        due = time.monotonic() - self._last_verify >= _VERIFY_EVERY
+        if failure is not None and not failure.unwritable and due:  # a check clears no full disk
             self._last_verify = time.monotonic()
             if self.store.check().ok:
-                self.storage.recovered()
+                self.storage.checked()
                 self.last_error = None
         if time.monotonic() - self._last_work >= _QUIET_SECONDS:
             # idle: fold in even a few hundred rows (each costs every full-text query ~27 µs)
-            self.store.maybe_optimize(quiet=True)
+            if self.store.maybe_optimize(quiet=True) and failure is not None and failure.unwritable:
+                self.storage.recovered()  # it wrote: the full disk (…) is over
+                self.last_error = None
+                self._backoff = 0.0
             self.store.prune_if_due()
             if time.monotonic() - self._last_prune >= _PRUNE_EVERY:
                 self._last_prune = time.monotonic()
@@ -325,8 +379,10 @@ class IndexWorker:
         then the oldest. Under the queue's lock, so a cancel or a request that would join a
         queued task sees it either still queued or already running."""
         with self._lock:
-            queued = self.store.list_tasks(statuses=("queued",))
+            retrying = list(self._retrying.values())
+            queued = [t for t in self.store.list_tasks(statuses=("queued",)) if t.id not in self._retrying]
             queued += [t for t in self._checks.values() if t.status == "queued"]
+            queued += retrying
             if not queued:
                 return None
             task = min(queued, key=lambda t: (t.kind != "delete", t.created_at is None, t.created_at))
@@ -338,6 +394,7 @@ class IndexWorker:
                 self._checks[task.id] = task  # shown once it changes something (``_progress``)
             else:
                 self._publish(task, force=True)
+            self._retrying.pop(task.id, None)
             return task
 
     def _run_phase1(self, task: Task) -> None:
@@ -379,15 +436,44 @@ class IndexWorker:
                 return
             self._finish(dataclasses.replace(task, message=str(exc)), "failed")
         except Exception as exc:
-            if self._stop.is_set():  # the store closed under a stopping writer: resumed later
-                log.debug("task %s stopped", task.id, exc_info=exc)
+            self._phase1_failed(task, exc)
+
+    def _phase1_failed(self, task: Task, exc: Exception) -> None:
+        """A task's phase 1 failed: resumed later when the writer is stopping, queued again
+        after a storage failure that waits for someone (``_retry_later``), else failed."""
+        if self._stop.is_set():  # the store closed under a stopping writer: resumed later
+            log.debug("task %s stopped", task.id, exc_info=exc)
+            return
+        if is_storage_failure(exc) and storage_cause(exc).waits:
+            self._retry_later(task, exc)
+            return
+        log.exception("task %s failed", task.id)
+        self._checks.pop(task.id, None)  # a failure is shown as a task
+        if is_storage_failure(exc):
+            self.storage.failed("index task", exc, writing=True)
+            self.last_error = describe_storage_failure(exc, self.store.path)
+        self._finish(dataclasses.replace(task, message=repr(exc)), "failed")
+
+    def _retry_later(self, task: Task, exc: BaseException) -> None:
+        """A task met a storage failure that waits for someone (a full disk): queue it
+        again, to run once the writer's pause is over, instead of failing it."""
+        self._failed("index task", exc)  # /health degraded, the writer pauses
+        message = f"trying again in {self._backoff:.0f} s: {self.last_error}"
+        with self._lock:
+            if task.id in self._checks:  # a check that changed nothing yet stays one
+                self._checks[task.id] = dataclasses.replace(task, status="queued", phase="queued")
                 return
-            log.exception("task %s failed", task.id)
-            self._checks.pop(task.id, None)  # a failure is shown as a task
-            if is_storage_failure(exc):
-                self.storage.failed("index task", exc)
-                self.last_error = repr(exc)
-            self._finish(dataclasses.replace(task, message=repr(exc)), "failed")
+            live = self._live.pop(task.id, task)
+            queued = dataclasses.replace(
+                live, status="queued", phase="queued", message=message, updated_at=_now()
+            )
+            self._retrying[task.id] = queued
+        try:  # shown queued, when the store takes the write (else its row says running)
+            self.store.save_task(queued)
+        except Exception as again:
+            if not is_storage_failure(again):
+                raise
+            log.debug("the task %s stays queued in memory", task.id, exc_info=again)
 
     def _run_phase2(self) -> bool:
         embedding = [t for t in self._live.values() if t.phase == "embed" and t.status == "running"]
@@ -448,6 +534,9 @@ class IndexWorker:
         return False
 
     def _delete_project(self, task: Task) -> None:
+        for other in [t for t in self._retrying.values() if t.project_id == task.project_id]:
+            self._retrying.pop(other.id, None)
+            self._finish(other, "cancelled")
         for other in self._live.values():
             if other.project_id == task.project_id and other.id != task.id:
                 self._cancel.get(other.id, threading.Event()).set()
@@ -513,6 +602,7 @@ class IndexWorker:
         if status == "done":  # the store was written whole: what failed before is over
             self.storage.recovered()
             self.last_error = None
+            self._backoff = 0.0
         task = dataclasses.replace(task, status=status, phase=status, finished_at=_now(), updated_at=_now())
         self.store.save_task(task)
         self._live.pop(task.id, None)

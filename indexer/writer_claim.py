@@ -39,12 +39,12 @@ def writer_claim(config: LodeConfig) -> WriterClaim:
     lock in a local folder."""
     if is_object_store(config.db):
         storage = config.storage
-        return WriterLease(str(config.db), storage.options, ttl=storage.writer_lease_seconds)
+        return WriterLease(str(config.db), storage.store_options, ttl=storage.writer_lease_seconds)
     return WriterLock(Path(config.db))
 
 
 def find_writer(config: LodeConfig) -> WriterInfo | None:
     """The process writing ``config.db`` now, or None."""
     if is_object_store(config.db):
-        return current_lease_writer(str(config.db), config.storage.options)
+        return current_lease_writer(str(config.db), config.storage.store_options)
     return current_writer(Path(config.db))

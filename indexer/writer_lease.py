@@ -37,10 +37,11 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from indexer.errors import StoreError
+from indexer.errors import ConfigError, StoreError
+from indexer.storage_failure import is_storage_failure, storage_error
 from indexer.writer_lock import WriterBusyError, WriterInfo
 
 __all__ = ["LEASE_OBJECT", "WriterLease", "current_lease_writer"]
@@ -76,6 +77,22 @@ _BOOLEAN_CLIENT_KEYS = frozenset(
     {"allow_http", "allow_invalid_certificates", "http1_only", "http2_only", "http2_keep_alive_while_idle"}
 )
 _UNKNOWN_KEY = re.compile(r"key: '([^']+)'")
+#: Lance's options for retrying a failed request (``object_store_timeout_seconds``): the
+#: lease's store takes them as its retry configuration.
+_RETRY_KEYS = frozenset({"client_retry_timeout", "client_max_retries"})
+
+
+def _retry_config(options: Mapping[str, str]) -> dict[str, Any]:
+    """obstore's retry configuration from Lance's retry options (seconds, a count)."""
+    retry: dict[str, Any] = {}
+    try:
+        if "client_retry_timeout" in options:
+            retry["retry_timeout"] = timedelta(seconds=float(options["client_retry_timeout"]))
+        if "client_max_retries" in options:
+            retry["max_retries"] = int(options["client_max_retries"])
+    except ValueError as exc:
+        raise ConfigError(f"storage option: {exc}") from None
+    return retry
 
 
 def _object_store(db: str, options: Mapping[str, str]) -> Any:
@@ -84,15 +101,20 @@ def _object_store(db: str, options: Mapping[str, str]) -> Any:
     from obstore.exceptions import UnknownConfigurationKeyError
     from obstore.store import from_url
 
-    config: dict[str, Any] = {k: v for k, v in options.items() if k not in _CLIENT_KEYS}
+    config: dict[str, Any] = {
+        k: v for k, v in options.items() if k not in _CLIENT_KEYS and k not in _RETRY_KEYS
+    }
     client: dict[str, Any] = {
         k: (str(v).strip().lower() in ("1", "true", "yes", "on") if k in _BOOLEAN_CLIENT_KEYS else v)
         for k, v in options.items()
         if k in _CLIENT_KEYS
     }
+    retry = _retry_config(options)
     for _ in range(len(config) + 1):
         try:
-            return from_url(db, config=config or None, client_options=client or None)  # type: ignore[arg-type]
+            return from_url(
+                db, config=config or None, client_options=client or None, retry_config=retry or None,  # type: ignore[arg-type]
+            )  # fmt: skip
         except UnknownConfigurationKeyError as exc:  # an option of Lance's own, not the store's
             found = _UNKNOWN_KEY.search(str(exc))
             if found is None or found.group(1) not in config:
@@ -159,8 +181,10 @@ def current_lease_writer(db: str, options: Mapping[str, str]) -> WriterInfo | No
     """The process holding the lease of the index at ``db`` now (None: nobody holds it)."""
     try:
         found = _read(_object_store(db, options))
-    except (OSError, RuntimeError, ValueError) as exc:
-        raise StoreError(f"cannot read the writer's lease of {db}: {exc}") from exc
+    except Exception as exc:
+        if not is_storage_failure(exc):
+            raise
+        raise storage_error(exc, db, doing=f"read the writer's lease of {db}") from exc
     if found is None or not _live(found[0], time.time()):
         return None
     return _info(found[0])
@@ -316,8 +340,10 @@ class WriterLease:
                 continue
             except WriterBusyError:
                 raise
-            except (OSError, RuntimeError, ValueError) as exc:
-                raise StoreError(f"cannot take the writer's lease of {self.db}: {exc}") from exc
+            except Exception as exc:
+                if not is_storage_failure(exc):
+                    raise
+                raise storage_error(exc, self.db, doing=f"take the writer's lease of {self.db}") from exc
             return _Held(self, record, e_tag)
         found = _read(self._objects())
         raise WriterBusyError(self.db, _info(found[0]) if found else WriterInfo(0, "?", "lode", None, ""))

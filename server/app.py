@@ -14,6 +14,7 @@ from litestar.config.cors import CORSConfig
 from litestar.connection import ASGIConnection
 from litestar.exceptions import NotAuthorizedException
 from litestar.handlers.base import BaseRouteHandler
+from litestar.logging.config import LoggingConfig
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
@@ -32,7 +33,7 @@ from server.search_pool import SearchPool
 from server.security import browser_guard_middleware
 from server.web import web_routes
 
-__all__ = ["create_app"]
+__all__ = ["create_app", "server_url"]
 
 log = logging.getLogger(__name__)
 #: At shutdown, how long search processes may take to end on their own.
@@ -50,6 +51,11 @@ def _url_host(host: str) -> str:
     if host in ("0.0.0.0", "::", ""):
         return "127.0.0.1"
     return f"[{host}]" if ":" in host else host
+
+
+def server_url(config: LodeConfig) -> str:
+    """Where the server of ``config`` answers (what its writer's claim records)."""
+    return f"http://{_url_host(config.server.host)}:{config.server.port}"
 
 
 def _auth_guard(api_key: str | None) -> Any:
@@ -74,20 +80,26 @@ def create_app(
     context: ServerContext | None = None,
     on_ready: Any = None,
     extra_routes: list[Any] | None = None,
+    search_processes: int | None = None,
+    close_context: bool = False,
 ) -> Litestar:
-    """The lode HTTP app; the store, the model and the writer open in its lifespan."""
+    """The lode HTTP app; the store, the model and the writer open in its lifespan, unless
+    a ``context`` opened already is handed in (``lode serve`` opens it before it listens),
+    which the caller closes, or the app's shutdown with ``close_context``.
+    ``search_processes``: how many to start (default: the config's, none with a model or
+    a context handed in, whose model they would not load)."""
 
     state: dict[str, ServerContext] = {}
     mcp = build_mcp(lambda: state["ctx"])
     mcp.streamable_http_app(host=config.server.host)  # creates the session manager
 
-    # search processes load the configured model: not with a model or context handed in
-    processes = config.server.search_processes if embedder is None and context is None else 0
+    processes = search_processes
+    if processes is None:
+        processes = config.server.search_processes if embedder is None and context is None else 0
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        url = f"http://{_url_host(config.server.host)}:{config.server.port}"
-        ctx = context or open_context(config, embedder=embedder, url=url)
+        ctx = context or open_context(config, embedder=embedder, url=server_url(config))
         app.state.ctx = state["ctx"] = ctx
         # the document every /api/openapi.json and docs page serves, made exact once
         exact_request_schemas(app.plugins.get(OpenAPIPlugin).provide_openapi_schema())
@@ -104,7 +116,7 @@ def create_app(
                 # they only read: a moment to end their searches, then they are ended
                 await ctx.search_pool.close(timeout=min(ctx.stop_wait, _POOL_CLOSE_SECONDS))
                 ctx.search_pool = None
-            if context is None:
+            if context is None or close_context:
                 ctx.close()
 
     # Litestar's body limit stops at a mount: the MCP endpoint gets the same one here
@@ -129,6 +141,10 @@ def create_app(
         # no guard without a key: Litestar copies the route handler for every guard call
         guards=[_auth_guard(config.server.api_key)] if config.server.api_key is not None else [],
         cors_config=cors,
+        # the root logger stays the command's (``lode serve``: a line at once on stderr);
+        # Litestar's would queue records for a thread, and lose them at an ``os._exit``
+        # (a writer that lost its lease)
+        logging_config=LoggingConfig(configure_root_logger=False),
         request_max_body_size=config.server.max_body_bytes,
         openapi_config=OpenAPIConfig(
             title="lode",

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
+import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -13,6 +15,9 @@ from indexer.cli import cli
 from indexer.cli._common import LodeCommand, db_option, handle_errors, make_config, server_for
 from indexer.config import LodeConfig, ServerConfig
 from indexer.errors import ConfigError
+
+if TYPE_CHECKING:
+    from server.context import ServerContext
 
 __all__ = ["main", "mcp_command", "serve_command"]
 
@@ -39,6 +44,8 @@ def check_bind(config: LodeConfig) -> None:
 _SERVER = ServerConfig()
 #: On SIGINT or SIGTERM, how long requests in flight may still run.
 _GRACE_SECONDS = 1
+#: Exit status when the server could not start listening (uvicorn's).
+_STARTUP_FAILURE = 3
 
 
 @click.command("serve", cls=LodeCommand)
@@ -72,15 +79,12 @@ def serve_command(
 
     Example: lode serve ~/src/shop ~/src/infra --port 7370
     """
-    import uvicorn
-
     from indexer.api import resolve_project_root
     from indexer.cli._stop import STOP_WAIT, exit_now, fast_exit_wanted
     from indexer.writer_claim import find_writer
     from indexer.writer_lock import WriterBusyError
-    from server.app import create_app
-    from server.context import ServerContext, register_paths
-    from server.limits import UVICORN_LIMITS
+    from server.app import server_url
+    from server.context import open_context, register_paths
 
     config = make_config(
         db=db, host=host, port=port, api_key=api_key, enabled=False if no_watch else None, read_only=read_only
@@ -93,26 +97,54 @@ def serve_command(
         raise WriterBusyError(config.db, writer)
     check_bind(config)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-
-    def ready(ctx: ServerContext) -> None:
+    # the index opens (the writer's claim, the store) before the port does: what fails
+    # there is one line and exit 2, and "serving" is said only once the server answers
+    ctx = open_context(config, url=server_url(config))
+    try:
         ctx.stop_wait = STOP_WAIT  # a stop leaves a writer inside the model to the exit
         register_paths(ctx, roots)
-
-    app = create_app(config, on_ready=ready)
-    role = " read-only" if config.server.read_only else ""
-    click.echo(
-        f"lode: serving {config.db}{role} on http://{config.server.host}:{config.server.port}/ "
-        "(the search page; API docs at /api/docs)",
-        err=True,
-    )
-    # SIGINT or SIGTERM: requests in flight get a moment, then the app's shutdown stops the
-    # watcher, the search processes and the writer (``indexer.cli._stop``)
-    uvicorn.run(
-        app, host=config.server.host, port=config.server.port, log_level="warning",
-        timeout_graceful_shutdown=_GRACE_SECONDS, **UVICORN_LIMITS,
-    )  # fmt: skip
+        _serve(config, ctx)  # the app's shutdown closes ctx (uvicorn then re-raises a SIGTERM)
+    except BaseException:
+        ctx.close()
+        raise
     if fast_exit_wanted():
         exit_now(0)
+
+
+def _serve(config: LodeConfig, ctx: ServerContext) -> None:
+    """Run the app over ``ctx`` until SIGINT or SIGTERM (requests in flight get a moment,
+    then the app's shutdown stops the watcher, the search processes and the writer;
+    ``indexer.cli._stop``)."""
+    import uvicorn
+
+    from server.app import create_app
+    from server.limits import UVICORN_LIMITS
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, saying "serving" once it listens and the app has started."""
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            """Start as uvicorn does (it exits when the app's startup fails), then say so."""
+            await super().startup(sockets)
+            if self.started:
+                role = " read-only" if config.server.read_only else ""
+                click.echo(
+                    f"lode: serving {config.db}{role} on http://{config.server.host}:{config.server.port}/ "
+                    "(the search page; API docs at /api/docs)",
+                    err=True,
+                )
+
+    app = create_app(config, context=ctx, search_processes=config.server.search_processes, close_context=True)
+    server = Server(
+        uvicorn.Config(
+            app, host=config.server.host, port=config.server.port, log_level="warning",
+            timeout_graceful_shutdown=_GRACE_SECONDS, **UVICORN_LIMITS,
+        )
+    )  # fmt: skip
+    with contextlib.suppress(KeyboardInterrupt):  # as uvicorn.run: a second Ctrl-C
+        server.run()
+    if not server.started:
+        sys.exit(_STARTUP_FAILURE)
 
 
 @click.command("mcp", cls=LodeCommand)

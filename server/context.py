@@ -85,6 +85,7 @@ class ServerContext:
     versions: VersionWatch | None = None
     """The index version this server answers from (``/health``)."""
     _model_thread: threading.Thread | None = None
+    _closed: bool = False
     _tokens: Any = None
     """The ``TokenCounter`` (``Any``: Litestar inspects this class's field types)."""
 
@@ -167,7 +168,10 @@ class ServerContext:
             self.watcher.remove(project_id)
 
     def close(self) -> None:
-        """Stop the watcher and the writer, release the store."""
+        """Stop the watcher and the writer, release the store (once: again is a no-op)."""
+        if self._closed:
+            return
+        self._closed = True
         if self.versions is not None:
             self.versions.stop()
         if self.watcher is not None:

@@ -16,6 +16,7 @@ from indexer.errors import (
     LodeError,
     NotFoundError,
     PayloadTooLargeError,
+    StorageError,
     StoreError,
     UnauthorizedError,
     ValidationError,
@@ -29,7 +30,7 @@ log = logging.getLogger(__name__)
 
 #: ``extra`` of a storage failure's 503: the index, not the request, is at fault.
 _STORAGE_EXTRA = [
-    {"key": "index", "message": "the index is damaged or cannot be written", "source": "server"}
+    {"key": "index", "message": "the index's storage failed or the index is damaged", "source": "server"}
 ]
 
 _STATUS: list[tuple[type[LodeError], int]] = [
@@ -89,10 +90,14 @@ def error_body(exc: BaseException) -> tuple[int, dict[str, Any]]:
         ]
     elif isinstance(exc, ConflictError | NotFoundError) and exc.field is not None:
         extra = [{"key": exc.field, "message": exc.message, "source": "body"}]
+    elif isinstance(exc, StorageError):
+        extra = _STORAGE_EXTRA
     return status, _body(status, str(exc), extra)
 
 
-def _lode_error(_: Request[Any, Any, Any], exc: LodeError) -> Response[dict[str, Any]]:
+def _lode_error(request: Request[Any, Any, Any], exc: LodeError) -> Response[dict[str, Any]]:
+    if isinstance(exc, StorageError):  # /health says degraded until the storage is back
+        note_storage_failure(request, f"{request.method} {request.url.path}", exc)
     return _json(*error_body(exc))
 
 

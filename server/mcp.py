@@ -19,6 +19,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from indexer import __version__
 from indexer.embed import TokenCounter
+from indexer.storage_failure import describe_storage_failure, is_storage_failure
 from server.context import ServerContext
 from server.mcp_discover import add_discover_tool
 from server.mcp_forward import ServerLink, forwarding_instructions
@@ -119,6 +120,8 @@ class LodeMCP(MCPServer):
 
             if isinstance(exc.__cause__, ValidationError):
                 raise ToolError(field_errors(exc.__cause__)) from None
+            if exc.__cause__ is not None and is_storage_failure(exc.__cause__):  # as the CLI and HTTP say it
+                raise ToolError(describe_storage_failure(exc.__cause__)) from exc.__cause__
             message = str(exc).removeprefix(f"Error executing tool {name}: ")
             raise ToolError(message) from exc.__cause__
 

@@ -40,7 +40,9 @@ def _store(db: Path) -> Store | None:
 def _spawn(repo: Path, db: Path) -> subprocess.Popen[bytes]:
     # tests/slowdown/sitecustomize.py pauses after each durable write, so the kill lands
     # between two writes of a run that is really in progress (not after it finished)
-    slow = str(Path(__file__).parent / "slowdown")
+    slow = os.pathsep.join(
+        (str(Path(__file__).resolve().parent.parent), str(Path(__file__).parent / "slowdown"))
+    )
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "LODE_DB": str(db), "PYTHONPATH": slow}
     log = (db.parent / "kill.log").open("ab")
     proc = subprocess.Popen(

@@ -24,7 +24,12 @@ def test_killed_server_resumes_its_task(tmp_path: Path) -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     log = tmp_path / "server.log"
-    slow = str(Path(__file__).parent / "slowdown")  # pause after each write: the kill lands mid-task
+    # pause after each write: the kill lands mid-task (this checkout first: the editable
+    # install may point at another)
+    slow = os.pathsep.join(
+        (str(Path(__file__).resolve().parent.parent), str(Path(__file__).parent / "slowdown"))
+    )
+    before = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = slow
     try:
         first = spawn_server(db, port, "--no-watch", log=log)
@@ -67,7 +72,10 @@ def test_killed_server_resumes_its_task(tmp_path: Path) -> None:
             second.send_signal(signal.SIGTERM)
             second.wait(timeout=30)
     finally:
-        os.environ.pop("PYTHONPATH", None)
+        if before is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = before
     store = _store(db)
     assert store is not None
     _assert_consistent(store, files)

@@ -65,7 +65,9 @@ def _serve(env: dict[str, str], port: int, log: Path, *args: str, **extra: str) 
 
 def _start_writer(tmp: Path, env: dict[str, str], port: int, *args: str) -> subprocess.Popen[bytes]:
     # tests/slowdown pauses after every durable write, so a kill lands inside a run
-    slow = str(Path(__file__).parent / "slowdown")
+    slow = os.pathsep.join(
+        (str(Path(__file__).resolve().parent.parent), str(Path(__file__).parent / "slowdown"))
+    )
     return _serve(env, port, tmp / "writer.log", *args, PYTHONPATH=slow, LODE_TEST_PAUSE="0.2")
 
 

@@ -21,6 +21,7 @@ import click
 
 from indexer.config import LodeConfig, load_config
 from indexer.errors import LodeError, ValidationError
+from indexer.storage_failure import describe_storage_failure, is_storage_failure, storage_cause
 
 if TYPE_CHECKING:
     from indexer.remote import RemoteLode
@@ -178,6 +179,34 @@ def _field_message(exc: ValidationError) -> str:
     return "; ".join(f"{typed_name(ctx, e.field)}: {e.message}" for e in exc.errors)
 
 
+def _unexpected(exc: Exception) -> str:
+    """What the CLI says of an error that is not one of lode's own: a storage failure (a
+    full disk, refused credentials…) its cause and fix, another ``OSError`` the system's
+    words, anything else an internal error."""
+    db = _db_of_command()
+    if isinstance(exc, OSError):
+        # the index's own files (or no file named: Lance's): its storage; another file's
+        # error (a project's, the cache's) names that file
+        named = exc.filename is not None and not str(exc.filename).startswith(str(db))
+        if storage_cause(exc).waits and not named:
+            return f"error: {describe_storage_failure(exc, db)}"
+        return f"error: {exc.strerror or exc} ({exc.filename or ''})"
+    if is_storage_failure(exc):
+        return f"error: {describe_storage_failure(exc, db)}"
+    return f"internal error: {exc!r} (set LODE_DEBUG=1 for the traceback)"
+
+
+def _db_of_command() -> Path | str:
+    """The index the running command uses (``--db``, else ``LODE_DB``, else the default)."""
+    ctx = click.get_current_context(silent=True)
+    db = ctx.params.get("db") if ctx is not None else None
+    if db is None:
+        from indexer.config import default_db_dir
+
+        db = os.environ.get("LODE_DB") or default_db_dir()
+    return db
+
+
 def handle_errors(func: F) -> F:
     """Turn lode's errors into one line on stderr and exit code 2 (no traceback); a field
     error names the option as the user typed it."""
@@ -197,13 +226,10 @@ def handle_errors(func: F) -> F:
         except KeyboardInterrupt:
             click.echo("lode: interrupted", err=True)
             sys.exit(130)
-        except OSError as exc:
-            click.echo(f"lode: error: {exc.strerror or exc} ({exc.filename or ''})", err=True)
-            sys.exit(2)
         except Exception as exc:
             if os.environ.get("LODE_DEBUG"):
                 raise
-            click.echo(f"lode: internal error: {exc!r} (set LODE_DEBUG=1 for the traceback)", err=True)
-            sys.exit(1)
+            click.echo(f"lode: {_unexpected(exc)}", err=True)
+            sys.exit(2 if isinstance(exc, OSError) or is_storage_failure(exc) else 1)
 
     return wrapper  # type: ignore[return-value]

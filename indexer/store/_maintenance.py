@@ -15,6 +15,7 @@ from typing import Any
 from indexer.errors import StoreError
 from indexer.memory import child_env
 from indexer.priority import lower_thread_priority, threads_named
+from indexer.storage_failure import log_failure, storage_cause, storage_error
 from indexer.store import _lance_jobs
 from indexer.store._access import store_uri
 from indexer.store._base import StoreBase, is_vector_index
@@ -178,6 +179,8 @@ def _run_job(
         timeout=timeout,
     )
     if done.returncode != 0:
+        if storage_cause(done.stderr).waits:  # a full disk, refused credentials… (one line)
+            raise storage_error(done.stderr)
         raise StoreError(f"{what} failed: {done.stderr.strip()[-2000:]}")
 
 
@@ -280,10 +283,8 @@ class MaintenanceMixin(VersionsMixin, VocabularyMixin, StoreBase):
                     _VECTOR_INDEX_TIMEOUT,
                 )
                 return
-            except (StoreError, OSError, RuntimeError, ValueError, subprocess.SubprocessError):
-                log.warning(
-                    "building the vector index of %s in a child failed; building it here", name, exc_info=True
-                )
+            except (StoreError, OSError, RuntimeError, ValueError, subprocess.SubprocessError) as exc:
+                log_failure(log, f"building the vector index of {name} in a child failed; here then", exc)
         table.create_index(
             column,
             config=IvfSq(distance_type="cosine", target_partition_size=VECTOR_PARTITION_ROWS),
@@ -324,8 +325,8 @@ class MaintenanceMixin(VersionsMixin, VocabularyMixin, StoreBase):
                     self._t(name).uri, COMPACT_TARGET_ROWS, options=self.access.lance_options(), here=here
                 )
                 return
-            except (StoreError, OSError, RuntimeError, ValueError, subprocess.SubprocessError):
-                log.warning("optimizing %s in a child failed; optimizing here", name, exc_info=True)
+            except (StoreError, OSError, RuntimeError, ValueError, subprocess.SubprocessError) as exc:
+                log_failure(log, f"optimizing {name} in a child failed; optimizing here", exc)
         if not here:
             # a big store's table of small fragments (a first index of 50k+ chunks, the
             # documents): rewriting the chunks whole took this process +280 MB for 1 s (the
@@ -339,14 +340,14 @@ class MaintenanceMixin(VersionsMixin, VocabularyMixin, StoreBase):
                     f"optimizing {name}",
                 )
                 return
-            except (StoreError, OSError, RuntimeError, ValueError, subprocess.SubprocessError):
-                log.warning("optimizing %s in a child failed; optimizing here", name, exc_info=True)
+            except (StoreError, OSError, RuntimeError, ValueError, subprocess.SubprocessError) as exc:
+                log_failure(log, f"optimizing {name} in a child failed; optimizing here", exc)
         self._t(name).optimize(cleanup_older_than=_NO_CLEANUP)
         try:
             _merge_segments(self._t(name).uri, options=self.access.lance_options(), here=here)
-        except (StoreError, OSError, RuntimeError, ValueError, subprocess.SubprocessError):
+        except (StoreError, OSError, RuntimeError, ValueError, subprocess.SubprocessError) as exc:
             # more segments to search until the next optimize merges them
-            log.warning("merging the index segments of %s failed", name, exc_info=True)
+            log_failure(log, f"merging the index segments of {name} failed", exc)
 
     def maintenance_settled(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds while ``optimize`` runs a big store's maintenance
@@ -498,9 +499,9 @@ class MaintenanceMixin(VersionsMixin, VocabularyMixin, StoreBase):
                             options=self.access.lance_options(),
                             here=here,
                         )
-            except (StoreError, OSError, RuntimeError, ValueError, subprocess.SubprocessError):
+            except (StoreError, OSError, RuntimeError, ValueError, subprocess.SubprocessError) as exc:
                 # the rows stay found (scanned) until the optimize folds them in
-                log.warning("folding new rows into the indexes failed", exc_info=True)
+                log_failure(log, "folding new rows into the indexes failed", exc)
                 # tried again once as many rows wait
                 self._rows_folded = (self._rows_added, self._rows_rewritten)
                 return False

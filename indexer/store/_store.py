@@ -19,6 +19,7 @@ from typing import Any
 import pyarrow as pa
 
 from indexer.errors import ModelMismatchError, StoreError, StoreVersionError
+from indexer.storage_failure import is_storage_failure, storage_cause, storage_error
 from indexer.store._access import StoreAccess, open_dataset, store_uri
 from indexer.store._check import CheckMixin
 from indexer.store._content import ContentMixin
@@ -163,10 +164,12 @@ def read_store_info(path: Path | str, access: StoreAccess | None = None) -> dict
         return {}
     try:
         return _read_meta(_connect(path, access or StoreAccess()))
-    except ValueError:  # listed but not committed yet: another process is creating the store
-        return {}
+    except ValueError as exc:
+        if storage_cause(exc).waits:  # a missing bucket, refused credentials, no answer
+            raise storage_error(exc, path) from exc
+        return {}  # listed but not committed yet: another process is creating the store
     except OSError as exc:  # an object store that cannot be reached
-        raise StoreError(f"cannot read the index at {path}: {exc}") from exc
+        raise storage_error(exc, path, doing=f"read the index at {path}") from exc
 
 
 def _write_meta(conn: Any, facts: dict[str, str]) -> None:
@@ -405,6 +408,49 @@ def _open_tables(conn: Any, path: Path | str, meta: dict[str, str], dimension: i
     return {name: conn.open_table(name) for name in existing & {*_schemas(dimension), VOCABULARY}}
 
 
+def _open_as_writer(
+    conn: Any,
+    path: Path | str,
+    meta: dict[str, str],
+    model_id: str,
+    dimension: int,
+    access: StoreAccess,
+    session: Any,
+    upgrade: bool,
+) -> Store:
+    """``open_store`` for a process that may write: tables created where missing, an older
+    schema migrated (only with ``upgrade``), a new store's facts written."""
+    if meta:
+        if needs_upgrade(meta):
+            if not upgrade:
+                raise upgrade_error(path, meta)
+            meta = _migrate(conn, path, meta, access)
+        _check_meta(meta, path, model_id, dimension)
+    existing = _table_names(conn)
+    tables = {
+        name: conn.open_table(name) if name in existing else conn.create_table(name, schema=schema)
+        for name, schema in _schemas(dimension).items()
+    }
+    if VOCABULARY in existing:
+        tables[VOCABULARY] = conn.open_table(VOCABULARY)
+    elif CHUNKS not in existing:  # a new store; an older one gets it from its chunks later
+        tables[VOCABULARY] = conn.create_table(VOCABULARY, schema=vocabulary_schema())
+    if not meta:
+        meta = {
+            "schema_version": str(SCHEMA_VERSION),
+            "model_id": model_id,
+            "dimension": str(dimension),
+            "embedding_text_version": str(embedding_text_version()),
+        }
+        _write_meta(conn, meta)
+    store = Store(path, conn, tables, model_id, dimension, access, session)
+    if upgrade and meta.get("embedding_text_version") != str(embedding_text_version()):
+        stale = store.refresh_vector_keys()
+        log.info("the embedding text changed: %d vectors are embedded again", stale)
+        _write_meta(conn, {**meta, "embedding_text_version": str(embedding_text_version())})
+    return store
+
+
 def open_store(
     path: Path | str,
     model_id: str,
@@ -431,36 +477,11 @@ def open_store(
             tables = _open_tables(conn, path, meta, dimension)
             _check_meta(meta, path, model_id, dimension)
             return Store(path, conn, tables, model_id, dimension, access, session)
-        if meta:
-            if needs_upgrade(meta):
-                if not upgrade:
-                    raise upgrade_error(path, meta)
-                meta = _migrate(conn, path, meta, access)
-            _check_meta(meta, path, model_id, dimension)
-        existing = _table_names(conn)
-        tables = {
-            name: conn.open_table(name) if name in existing else conn.create_table(name, schema=schema)
-            for name, schema in _schemas(dimension).items()
-        }
-        if VOCABULARY in existing:
-            tables[VOCABULARY] = conn.open_table(VOCABULARY)
-        elif CHUNKS not in existing:  # a new store; an older one gets it from its chunks later
-            tables[VOCABULARY] = conn.create_table(VOCABULARY, schema=vocabulary_schema())
-        if not meta:
-            meta = {
-                "schema_version": str(SCHEMA_VERSION),
-                "model_id": model_id,
-                "dimension": str(dimension),
-                "embedding_text_version": str(embedding_text_version()),
-            }
-            _write_meta(conn, meta)
-        store = Store(path, conn, tables, model_id, dimension, access, session)
-        if upgrade and meta.get("embedding_text_version") != str(embedding_text_version()):
-            stale = store.refresh_vector_keys()
-            log.info("the embedding text changed: %d vectors are embedded again", stale)
-            _write_meta(conn, {**meta, "embedding_text_version": str(embedding_text_version())})
+        store = _open_as_writer(conn, path, meta, model_id, dimension, access, session, upgrade)
     except StoreError:
         raise
     except (OSError, RuntimeError, ValueError) as exc:
+        if is_storage_failure(exc):  # a full disk, refused credentials… (one line)
+            raise storage_error(exc, path, doing=f"open the index at {path}") from exc
         raise StoreError(f"cannot open the index at {path}: {exc}") from exc
     return store

@@ -7,7 +7,9 @@ then one task per debounced batch, plus a whole-project diff every
 ``rescan_seconds`` as the safety net for missed events (and one after the kernel dropped
 events). Every write goes through the single writer: batches through ``submit`` (a
 submit while a task is still queued joins it), whole-project diffs through
-``submit_check``, which shows a task only if the diff finds something to change.
+``submit_check``, which shows a task only if the diff finds something to change. A batch
+the writer could not take (its storage failed: a full disk) is kept and sent again after
+1 s, 2 s, 4 s… (at most a minute apart), not left to the next rescan.
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ _IDLE_WAKE = 60.0
 #: While in error (the folder vanished), how often the timer looks for the folder's return.
 _RECOVER_POLL = 1.0
 _JOIN_TIMEOUT = 10.0
+#: A batch the writer refused is sent again after this long, doubling up to ``_RETRY_MAX``.
+_RETRY_FIRST = 1.0
+_RETRY_MAX = 60.0
 
 
 class TaskSink(Protocol):
@@ -149,6 +154,10 @@ class ProjectWatcher:
         self._last_update_at: datetime | None = None
         self._last_task_id: str | None = None
         self._batches = 0
+        #: A batch the writer refused, when it is sent again, and the pause before that.
+        self._retry: Batch | None = None
+        self._retry_at: float | None = None
+        self._retry_delay = 0.0
 
     # ---- lifecycle -----------------------------------------------------------------
     def start(self, reconcile: bool = True, timer: bool = True) -> WatchStatus:
@@ -188,6 +197,9 @@ class ProjectWatcher:
         batch = self._debouncer.take()
         if flush and batch is not None:
             self._send(batch)
+        retry, self._retry, self._retry_at = self._retry, None, None
+        if flush and retry is not None:
+            self._send(retry)
 
     # ---- work ----------------------------------------------------------------------
     def tick(self, now: float | None = None) -> list[Task]:
@@ -196,6 +208,9 @@ class ProjectWatcher:
         sent: list[Task | None] = []
         if self._state == "error" and self._recover():  # back: diff what changed meanwhile
             sent.append(self._send(self._whole_project("recovered", now)))
+        if self._retry is not None and self._retry_at is not None and now >= self._retry_at:
+            retry, self._retry, self._retry_at = self._retry, None, None
+            sent.append(self._send(retry))
         batch = self._debouncer.poll(now)
         if batch is not None:
             sent.append(self._send(batch))
@@ -303,7 +318,7 @@ class ProjectWatcher:
 
     def _sleep_for(self) -> float:
         now = self._clock()
-        due = [t for t in (self._debouncer.due_at(), self._next_rescan) if t is not None]
+        due = [t for t in (self._debouncer.due_at(), self._next_rescan, self._retry_at) if t is not None]
         if self._state == "error":
             due.append(now + _RECOVER_POLL)
         return min(_IDLE_WAKE, max(0.0, min(due) - now)) if due else _IDLE_WAKE
@@ -326,9 +341,9 @@ class ProjectWatcher:
                 else:
                     task = self._sink.submit(self.project.id, batch.submit_paths)
             except Exception as exc:
-                log.warning("watcher: %s: cannot queue a task: %r", self.root, exc)
-                self._note_error(f"cannot queue a task: {exc}")
+                self._keep_for_retry(batch, exc)
                 return None
+            self._retry_delay = 0.0
             with self._lock:
                 self._last_update_at = datetime.now(UTC)
                 self._last_task_id = task.id
@@ -341,6 +356,18 @@ class ProjectWatcher:
             except Exception:
                 log.exception("watcher: batch callback failed")
         return task
+
+    def _keep_for_retry(self, batch: Batch, exc: Exception) -> None:
+        """The writer refused a batch: keep it (with any other refused one) and send it
+        again after a pause that doubles each time."""
+        self._retry_delay = min(max(self._retry_delay * 2, _RETRY_FIRST), _RETRY_MAX)
+        self._retry = batch if self._retry is None else _merge(self._retry, batch)
+        self._retry_at = self._clock() + self._retry_delay
+        log.warning(
+            "watcher: %s: cannot queue a task (trying again in %.0f s): %s", self.root, self._retry_delay, exc
+        )
+        self._note_error(f"cannot queue a task: {exc}")
+        self._wake.set()  # the timer thread learns the retry's time
 
     def _whole_project(self, reason: str, now: float | None = None) -> Batch:
         now = self._clock() if now is None else now
@@ -368,6 +395,20 @@ class ProjectWatcher:
             self._error = message
             if not self._stopping.is_set():
                 self._state = "error"
+
+
+def _merge(first: Batch, second: Batch) -> Batch:
+    """One batch for two: the whole project when either is, else both batches' paths; a
+    check only when both are checks."""
+    whole = first.whole_project or second.whole_project
+    paths = () if whole else tuple(sorted({*first.paths, *second.paths}))
+    both_checks = first.reason in _CHECKS and second.reason in _CHECKS
+    return Batch(
+        paths=paths, whole_project=whole, events=first.events + second.events,
+        first_event_at=min(first.first_event_at, second.first_event_at),
+        last_event_at=max(first.last_event_at, second.last_event_at),
+        reason=first.reason if both_checks else "changes",
+    )  # fmt: skip
 
 
 def _running(observer: BaseObserver | None) -> bool:

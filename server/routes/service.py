@@ -104,7 +104,7 @@ def check(ctx: Ctx) -> StoreCheckOut:
     """Verify tables, data files, indexes and row agreement."""
     result = ctx.lode.store.check()
     if result.ok:
-        ctx.storage.recovered()
+        ctx.storage.checked()
     return msgspec.convert(result, StoreCheckOut, from_attributes=True)
 
 

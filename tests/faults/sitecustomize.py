@@ -3,7 +3,9 @@
 Every LanceDB/Lance commit (a table created, rows added, merged, updated or deleted, an
 index created, optimized or compacted) is counted; with ``LODE_TEST_KILL_AFTER=N`` the
 process SIGKILLs itself right after the N-th commit, so a test can stop a run at each
-write boundary. ``LODE_TEST_COMMITS_FILE`` receives the count of a run that was not killed.
+write boundary. With ``LODE_TEST_ENOSPC_AT=N`` the disk is full from the N-th commit on:
+it and every later one raise what Lance raises then, and nothing is written.
+``LODE_TEST_COMMITS_FILE`` receives the count of a run that was not killed.
 The model is replaced by the deterministic fake embedder (the model is not the point).
 """
 
@@ -21,6 +23,9 @@ import indexer.api
 from indexer.embed import FakeEmbedder
 
 _KILL_AFTER = int(os.environ.get("LODE_TEST_KILL_AFTER", "0"))
+_ENOSPC_AT = int(os.environ.get("LODE_TEST_ENOSPC_AT", "0"))
+#: Lance's words for a full disk (as a real run on a full tmpfs printed them).
+_ENOSPC = "lance error: LanceError(IO): No space left on device (os error 28), lance-file/src/writer.rs:191:9"
 _COUNT_FILE = os.environ.get("LODE_TEST_COMMITS_FILE")
 _state = {"commits": 0}
 
@@ -28,6 +33,8 @@ _state = {"commits": 0}
 def _counted(func):  # type: ignore[no-untyped-def]
     @functools.wraps(func)
     def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
+        if _ENOSPC_AT and _state["commits"] + 1 >= _ENOSPC_AT:
+            raise RuntimeError(_ENOSPC)
         result = func(*args, **kwargs)
         _state["commits"] += 1
         if _state["commits"] == _KILL_AFTER:
