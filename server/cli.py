@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import logging
 import socket
 import sys
@@ -97,6 +98,9 @@ def serve_command(
         raise WriterBusyError(config.db, writer)
     check_bind(config)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # a crash inside a native library (a segfault, a stack overflow) leaves its reason and
+    # the Python stacks in the log instead of a server that vanished without a word
+    faulthandler.enable()
     # the index opens (the writer's claim, the store) before the port does: what fails
     # there is one line and exit 2, and "serving" is said only once the server answers
     ctx = open_context(config, url=server_url(config))
@@ -169,6 +173,7 @@ def mcp_command(no_watch: bool, db: Path | str | None) -> None:
     logging.basicConfig(
         level=logging.WARNING, stream=sys.stderr, format="lode mcp: %(levelname)s %(name)s: %(message)s"
     )
+    faulthandler.enable()  # a native crash says so on stderr (stdout carries the protocol)
     config = make_config(db=db, enabled=False if no_watch else None)
     remote = server_for(config, db, local=False)
     if remote is not None:

@@ -494,3 +494,33 @@ def test_http_errors_quote_a_short_prefix_of_what_was_sent(served: str) -> None:
         extra = body["extra"] or []
         assert len(extra) <= MAX_FIELD_ERRORS
         assert all(len(e["key"]) <= QUOTE_CHARS + 1 and len(e["message"]) < SHORT for e in extra), extra[:2]
+
+
+@pytest.mark.slow
+def test_a_server_killed_by_a_native_crash_says_why_in_its_log(tmp_path: Path) -> None:
+    """A segfault inside a native library (Lance's stack overflow was one) leaves the reason
+    and the Python stacks on the server's stderr, not a process gone without a word."""
+    import signal
+    import subprocess
+    import sys
+
+    port = free_port()
+    env = {**os.environ, "LODE_DB": str(tmp_path / "db"), "HF_HUB_OFFLINE": "1"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "server", "serve", "--port", str(port), "--no-watch"],
+        env=env, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code in (200, 503):
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        server.send_signal(signal.SIGSEGV)
+        _, err = server.communicate(timeout=30)
+    finally:
+        server.kill()
+    assert server.returncode == -signal.SIGSEGV
+    assert "Fatal Python error: Segmentation fault" in err
