@@ -100,7 +100,7 @@ def serve_command(
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # a crash inside a native library (a segfault, a stack overflow) leaves its reason and
     # the Python stacks in the log instead of a server that vanished without a word
-    faulthandler.enable()
+    _enable_crash_log()
     # the index opens (the writer's claim, the store) before the port does: what fails
     # there is one line and exit 2, and "serving" is said only once the server answers
     ctx = open_context(config, url=server_url(config))
@@ -173,7 +173,7 @@ def mcp_command(no_watch: bool, db: Path | str | None) -> None:
     logging.basicConfig(
         level=logging.WARNING, stream=sys.stderr, format="lode mcp: %(levelname)s %(name)s: %(message)s"
     )
-    faulthandler.enable()  # a native crash says so on stderr (stdout carries the protocol)
+    _enable_crash_log()  # a native crash says so on stderr (stdout carries the protocol)
     config = make_config(db=db, enabled=False if no_watch else None)
     remote = server_for(config, db, local=False)
     if remote is not None:
@@ -191,6 +191,13 @@ def mcp_command(no_watch: bool, db: Path | str | None) -> None:
         build_mcp(lambda: ctx).run("stdio")
     finally:
         ctx.close()
+
+
+def _enable_crash_log() -> None:
+    """Write a native crash's reason and the Python stacks to stderr (``faulthandler``);
+    nothing when stderr is no file (a command run inside another program, as in tests)."""
+    with contextlib.suppress(OSError, ValueError):
+        faulthandler.enable()
 
 
 def _no_context() -> Any:

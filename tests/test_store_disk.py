@@ -3,6 +3,7 @@ during a run and after it, and the folder stays within 3x what it holds."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -37,11 +38,14 @@ def _manifests(db: Path) -> int:
 
 def _folder_bytes(db: Path) -> int:
     total = 0
-    for path in db.rglob("*"):
-        try:
-            total += path.stat().st_size if path.is_file() else 0
-        except FileNotFoundError:  # pruned while we walked
-            continue
+    # os.walk skips a folder pruned while it walks (Path.rglob raised for one: an index's
+    # folder removed between being listed and being read)
+    for folder, _, names in os.walk(db):
+        for name in names:
+            try:
+                total += os.stat(os.path.join(folder, name)).st_size
+            except FileNotFoundError:  # pruned while we walked
+                continue
     return total
 
 
