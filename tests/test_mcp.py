@@ -24,7 +24,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from indexer.api import Lode
 from indexer.config import load_config
 from indexer.embed import FakeEmbedder, TokenCounter, load_token_counter
-from indexer.writer_lock import current_writer
+from indexer.writer import current_writer
 from server.mcp import TOOLS
 
 #: What an agent pays before asking anything: every listed tool's description and schema.
