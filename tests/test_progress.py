@@ -22,8 +22,7 @@ from indexer.cli import cli
 from indexer.cli._progress import BarClock, IndexBar, eta_text
 from indexer.config import load_config
 from indexer.embed import FakeEmbedder
-from indexer.models import IndexReport
-from indexer.pipeline import IndexProgress
+from indexer.models import IndexProgress, IndexReport
 
 API = "/api/v1"
 
