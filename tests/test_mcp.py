@@ -391,6 +391,7 @@ def _children() -> Iterator[int]:
 
 
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc to see what the child loaded")
+@pytest.mark.slow
 def test_stdio_beside_a_running_server_forwards_every_call_and_writes_nothing(tmp_path: Path) -> None:
     repo = make_agent_repo(tmp_path / "repo")
     db = tmp_path / "db"
