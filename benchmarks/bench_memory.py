@@ -181,7 +181,7 @@ def run_child(corpus: Path, db: Path, phase2_seconds: float | None, edits: int) 
     """Index ``corpus`` into ``db`` as the benchmark measures it, reporting on stdout."""
     from indexer.api import Lode
     from indexer.config import load_config
-    from indexer.pipeline import IndexProgress
+    from indexer.models import IndexProgress
 
     out = sys.stdout
     trace = os.environ.get("LODE_BENCH_MEMORY_TRACE")

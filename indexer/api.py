@@ -83,7 +83,7 @@ from indexer.symbols import (
     find_symbols,
     get_symbol,
 )
-from indexer.writer_claim import find_writer, writer_claim
+from indexer.writer import find_writer, writer_claim
 
 __all__ = [
     "Lode",

@@ -25,10 +25,11 @@ them to a one-line message and exit code 2.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from indexer.limits import MAX_MESSAGE_CHARS, QUOTE_CHARS, clip
+from typing import Final
 
 __all__ = [
+    "MAX_MESSAGE_CHARS",
+    "QUOTE_CHARS",
     "ConfigError",
     "ConflictError",
     "EmbedError",
@@ -46,7 +47,21 @@ __all__ = [
     "TokenExpiredError",
     "UnauthorizedError",
     "ValidationError",
+    "clip",
 ]
+
+# These three live here, not in ``indexer.limits`` (which re-exports them), because every
+# error cuts its message with them and ``limits`` raises errors: the root of the error tree
+# imports nothing of lode's.
+QUOTE_CHARS: Final = 80
+"""Most characters of a value an error message or a log line quotes."""
+MAX_MESSAGE_CHARS: Final = 1_000
+"""Most characters of a request error's message (a longer one is cut)."""
+
+
+def clip(text: str, chars: int = QUOTE_CHARS) -> str:
+    """``text`` cut to its first ``chars`` characters, ``…`` marking a cut."""
+    return text if len(text) <= chars else text[:chars] + "…"
 
 
 class LodeError(Exception):

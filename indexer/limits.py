@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Final
 
+from indexer.errors import MAX_MESSAGE_CHARS, QUOTE_CHARS, ValidationError, clip
+
 __all__ = [
     "MAX_FIELD_ERRORS",
     "MAX_GLOBS",
@@ -57,19 +59,10 @@ MAX_TITLE_CHARS: Final = 500
 """Characters of an outline ``find`` glob on titles."""
 MAX_REGEX_CHARS: Final = 1_000
 """Characters of an outline ``grep`` regular expression."""
-QUOTE_CHARS: Final = 80
-"""Most characters of a value an error message or a log line quotes."""
 QUOTE_ITEMS: Final = 5
 """Most items of a list an error message quotes."""
-MAX_MESSAGE_CHARS: Final = 1_000
-"""Most characters of a request error's message (``indexer.errors`` cuts a longer one)."""
 MAX_FIELD_ERRORS: Final = 20
 """Most offending fields an HTTP error's ``extra`` lists (a request may name thousands)."""
-
-
-def clip(text: str, chars: int = QUOTE_CHARS) -> str:
-    """``text`` cut to its first ``chars`` characters, ``…`` marking a cut."""
-    return text if len(text) <= chars else text[:chars] + "…"
 
 
 def quote(value: object, chars: int = QUOTE_CHARS) -> str:
@@ -102,8 +95,6 @@ def text_problem(value: str, max_chars: int = MAX_TEXT_CHARS, *, blank: bool = F
 
 def check_text(field: str, value: str, max_chars: int = MAX_TEXT_CHARS, *, blank: bool = False) -> str:
     """``value``, or a ValidationError naming ``field`` (see ``text_problem``)."""
-    from indexer.errors import ValidationError
-
     problem = text_problem(value, max_chars, blank=blank)
     if problem is not None:
         raise ValidationError(field, problem)
@@ -126,8 +117,6 @@ def items_problem(values: Sequence[str], max_items: int, max_chars: int = MAX_TE
 
 def check_items(field: str, values: Sequence[str], max_items: int, max_chars: int = MAX_TEXT_CHARS) -> None:
     """A ValidationError naming ``field`` when ``values`` has a problem (``items_problem``)."""
-    from indexer.errors import ValidationError
-
     problem = items_problem(values, max_items, max_chars)
     if problem is not None:
         raise ValidationError(field, problem)
@@ -149,8 +138,6 @@ def relative_path_problem(value: str) -> str | None:
 
 def check_relative_path(field: str, value: str) -> str:
     """``value``, or a ValidationError naming ``field`` (see ``relative_path_problem``)."""
-    from indexer.errors import ValidationError
-
     problem = relative_path_problem(value)
     if problem is not None:
         raise ValidationError(field, problem)

@@ -21,6 +21,7 @@ __all__ = [
     "ChunkedFile",
     "Document",
     "FileChunk",
+    "IndexProgress",
     "IndexReport",
     "Project",
     "SkippedFile",
@@ -263,6 +264,30 @@ class SkippedFile:
 
     path: str
     reason: str
+
+
+@dataclass(slots=True)
+class IndexProgress:
+    """Where a run is: phase, files and chunks done, and the rate of phase 2."""
+
+    phase: str = "scan"
+    files_total: int = 0
+    files_done: int = 0
+    chunks_done: int = 0
+    chunks_total: int = 0
+    chunks_embedded: int = 0
+    embed_rate: float = 0.0
+    errors: list[str] = field(default_factory=list)
+    files_changed: int = 0
+    """Files written, removed or failed so far (0: the run changed nothing yet)."""
+
+    @property
+    def eta_seconds(self) -> float | None:
+        """Seconds left in phase 2 at the current rate (None when unknown)."""
+        left = self.chunks_total - self.chunks_embedded
+        if self.phase != "embed" or self.embed_rate <= 0:
+            return None
+        return max(0.0, left / self.embed_rate)
 
 
 @dataclass(slots=True)

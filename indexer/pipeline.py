@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,13 +22,13 @@ from indexer.chunker import CHUNKER_VERSION
 from indexer.config import LodeConfig
 from indexer.embed import Embedder
 from indexer.errors import PathError
-from indexer.models import IndexReport, Project, SkippedFile
+from indexer.models import IndexProgress, IndexReport, Project, SkippedFile
 from indexer.prepare import FileJob, Prepared, prepare_all
 from indexer.store import DocState, FileWrite, Store
 from indexer.vectorizer import embed_backlog
 from indexer.walker import IgnoreRules, WalkEntry, walk_project
 
-__all__ = ["IndexProgress", "ProgressCallback", "index_project", "run_lexical_phase"]
+__all__ = ["ProgressCallback", "index_project", "run_lexical_phase"]
 
 #: Files per atomic write; bigger batches mean fewer LanceDB versions.
 _BATCH_FILES = 200
@@ -37,30 +37,6 @@ _BATCH_CHUNKS = 4000
 _NOTIFY_FILES = 50
 #: …or this many seconds (when a file was done since).
 _NOTIFY_SECONDS = 1.0
-
-
-@dataclass(slots=True)
-class IndexProgress:
-    """Where a run is: phase, files and chunks done, and the rate of phase 2."""
-
-    phase: str = "scan"
-    files_total: int = 0
-    files_done: int = 0
-    chunks_done: int = 0
-    chunks_total: int = 0
-    chunks_embedded: int = 0
-    embed_rate: float = 0.0
-    errors: list[str] = field(default_factory=list)
-    files_changed: int = 0
-    """Files written, removed or failed so far (0: the run changed nothing yet)."""
-
-    @property
-    def eta_seconds(self) -> float | None:
-        """Seconds left in phase 2 at the current rate (None when unknown)."""
-        left = self.chunks_total - self.chunks_embedded
-        if self.phase != "embed" or self.embed_rate <= 0:
-            return None
-        return max(0.0, left / self.embed_rate)
 
 
 ProgressCallback = Callable[[IndexProgress], None]

@@ -25,7 +25,7 @@ from indexer.errors import (
     ValidationError,
 )
 from indexer.search import ChunkHit, DocumentHit, FileGroup, SearchOptions, SearchResponse
-from indexer.writer_claim import find_writer
+from indexer.writer import find_writer
 
 __all__ = ["RemoteLode", "find_server"]
 

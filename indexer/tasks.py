@@ -30,8 +30,8 @@ from indexer.embed import Embedder
 from indexer.errors import ConflictError, NotFoundError
 from indexer.health import StorageHealth, is_storage_failure
 from indexer.ids import uuid7
-from indexer.models import Task
-from indexer.pipeline import IndexProgress, run_lexical_phase
+from indexer.models import IndexProgress, Task
+from indexer.pipeline import run_lexical_phase
 from indexer.priority import lower_thread_priority
 from indexer.storage_failure import describe_storage_failure, storage_cause, storage_error
 from indexer.store import OPTIMIZE_AFTER_ROWS, Store

@@ -22,10 +22,9 @@ from indexer.activity import SearchActivity
 from indexer.chunker import embedding_input
 from indexer.embed import Embedder, embed_on_one_thread
 from indexer.memory import release_free_memory
-from indexer.models import SkippedFile, StoredChunk
+from indexer.models import IndexProgress, SkippedFile, StoredChunk
 
 if TYPE_CHECKING:
-    from indexer.pipeline import IndexProgress
     from indexer.store import Store
 
 __all__ = ["EmbedStats", "StopSignal", "embed_backlog", "model_batches"]
@@ -120,8 +119,6 @@ def embed_backlog(
     written ``write_rows`` or more at a time (and whatever is left when the pass stops).
     While ``activity`` has searches running, the model yields to them (``_encode``).
     """
-    from indexer.pipeline import IndexProgress
-
     state = state or IndexProgress()
     stats = EmbedStats()
     run = _Run(

@@ -82,8 +82,7 @@ def serve_command(
     """
     from indexer.api import resolve_project_root
     from indexer.cli._stop import STOP_WAIT, exit_now, fast_exit_wanted
-    from indexer.writer_claim import find_writer
-    from indexer.writer_lock import WriterBusyError
+    from indexer.writer import WriterBusyError, find_writer
     from server.app import server_url
     from server.context import open_context, register_paths
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -95,6 +96,29 @@ def real_embedder() -> Embedder:
     from indexer.embed import load_embedder
 
     return load_embedder()
+
+
+#: Fixtures whose tests are slow whatever their module says: the real model, the local S3
+#: server (a moto subprocess).
+SLOW_FIXTURES = frozenset({"real_embedder", "s3_endpoint", "s3_env"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m "not slow"`` deselects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``slow`` every test that takes one of the ``SLOW_FIXTURES``."""
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True)
+def _fast_tests_leave_the_model_alone(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test not marked ``slow`` must not load the real model (torch) in this process: it
+    takes the fake embedder, or it is a slow test (``./scripts/test`` skips those)."""
+    watch = request.node.get_closest_marker("slow") is None and "torch" not in sys.modules
+    yield
+    if watch and "torch" in sys.modules:
+        pytest.fail("this test loaded the real model: use the fake embedder, or mark it @pytest.mark.slow")
 
 
 def pytest_configure(config: pytest.Config) -> None:

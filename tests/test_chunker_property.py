@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from blake3 import blake3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -59,6 +60,7 @@ def _mutate(data: bytes, edits: list[tuple[int, int, bytes]]) -> bytes:
     return data
 
 
+@pytest.mark.slow  # 150 random texts: seconds (the mutated fixtures below are the fast check)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     language=st.sampled_from(supported_languages()),

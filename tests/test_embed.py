@@ -45,6 +45,7 @@ def torch_copy() -> object:
     return embedder._load_copy()
 
 
+@pytest.mark.slow
 def test_onnx_queries_equal_torch_vectors(
     torch_copy: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -66,6 +67,7 @@ def test_onnx_queries_equal_torch_vectors(
     assert exported[0].stat().st_ino == inode  # reused, not exported again (a new one is renamed in)
 
 
+@pytest.mark.slow
 def test_the_embedder_uses_onnx_for_queries_and_torch_when_told(
     torch_copy: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -82,6 +84,7 @@ def test_the_embedder_uses_onnx_for_queries_and_torch_when_told(
     assert (a * documents).sum(axis=1).min() > 0.99999
 
 
+@pytest.mark.slow
 def test_int8_queries_stay_close_to_torch_and_are_quantized_once(
     torch_copy: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -110,6 +113,7 @@ def test_int8_queries_stay_close_to_torch_and_are_quantized_once(
     assert twin.stat().st_ino == inode  # reused, not quantized again
 
 
+@pytest.mark.slow
 def test_a_failed_quantization_keeps_the_float_graph(
     torch_copy: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -126,6 +130,7 @@ def test_a_failed_quantization_keeps_the_float_graph(
     assert "int8 quantization failed: disk full" in caplog.text
 
 
+@pytest.mark.slow
 def test_a_damaged_int8_graph_is_quantized_again(
     torch_copy: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -140,6 +145,7 @@ def test_a_damaged_int8_graph_is_quantized_again(
     assert float((encode(QUERIES[:1]) * expected).sum()) > 0.97
 
 
+@pytest.mark.slow
 def test_token_counting_first_still_sets_up_onnx_and_a_failing_runtime_falls_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -224,6 +230,7 @@ def test_a_bad_int8_setting_names_the_variable(tmp_path: Path) -> None:
     assert len(out.output.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_a_query_graph_embeds_queries_like_the_model_without_torch(
     torch_copy: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -271,6 +278,7 @@ def test_a_query_graph_embeds_queries_like_the_model_without_torch(
     assert np.array_equal(pickle.loads(done.stdout), expected)
 
 
+@pytest.mark.slow
 def test_document_texts_go_to_the_full_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LODE_CACHE_DIR", str(tmp_path))
     embedder = load_embedder(EmbedConfig())

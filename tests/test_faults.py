@@ -2,10 +2,14 @@
 check that the next run leaves a store with nothing duplicate, orphan, missing, stale or
 unembedded, identical to a clean index of the same files, chunks and symbol rows alike
 (issues 28 and 27): a first index, edits, and a full re-chunk of unchanged files (the case
-where only the write intents show that chunks and symbols are out of step)."""
+where only the write intents show that chunks and symbols are out of step).
+
+Each run is a real process (``tests/faults/forkserver.py`` forks it from one that imported
+lode once: a run that imports LanceDB afresh spent half its time doing so)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -14,6 +18,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 import pytest
 from click.testing import CliRunner
@@ -65,14 +70,56 @@ def _env(db: Path, **extra: str) -> dict[str, str]:
     }
 
 
-def _run(repo: Path, db: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "indexer", "index", str(repo), "--json", *args],
-        env=_env(db, **extra),
-        capture_output=True,
-        timeout=300,
-        check=False,
-    )
+class Runs:
+    """``lode index`` runs, each a child process of the fork server (``forkserver.py``)."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.server = subprocess.Popen(
+            [sys.executable, str(_FAULTS / "forkserver.py")],
+            env=_env(tmp / "no-db"),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def __call__(self, repo: Path, db: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[bytes]:
+        """``lode index REPO --json ARGS`` on ``db`` with ``extra`` in its environment."""
+        command = ["index", str(repo), "--json", *args]
+        out, err = self.tmp / "run.out", self.tmp / "run.err"
+        job = {"args": command, "env": {"LODE_DB": str(db), **extra}, "stdout": str(out), "stderr": str(err)}
+        stdin, stdout = self._pipes()
+        stdin.write(json.dumps(job) + "\n")
+        stdin.flush()
+        answer = stdout.readline()
+        assert answer, f"the fork server ended (exit {self.server.wait()})"
+        code = json.loads(answer)["returncode"]
+        return subprocess.CompletedProcess(command, code, out.read_bytes(), err.read_bytes())
+
+    def _pipes(self) -> tuple[IO[str], IO[str]]:
+        assert self.server.stdin is not None
+        assert self.server.stdout is not None
+        return self.server.stdin, self.server.stdout
+
+    def close(self) -> None:
+        """End the fork server (it leaves when its stdin closes)."""
+        stdin, stdout = self._pipes()
+        stdin.close()
+        try:
+            self.server.wait(timeout=30)
+        finally:
+            if self.server.poll() is None:
+                self.server.kill()
+                self.server.wait()
+            stdout.close()
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> Iterator[Runs]:
+    """Index runs in child processes of one fork server."""
+    runs = Runs(tmp_path)
+    yield runs
+    runs.close()
 
 
 @contextmanager
@@ -116,9 +163,9 @@ def _snapshot(lode: Lode) -> Snapshot:
     return out
 
 
-def _commits(repo: Path, db: Path, tmp: Path, *args: str) -> int:
+def _commits(run: Runs, repo: Path, db: Path, tmp: Path, *args: str) -> int:
     counter = tmp / "commits.txt"
-    done = _run(repo, db, *args, LODE_TEST_COMMITS_FILE=str(counter))
+    done = run(repo, db, *args, LODE_TEST_COMMITS_FILE=str(counter))
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     return int(counter.read_text())
 
@@ -131,7 +178,9 @@ def _kill_points(total: int) -> list[int]:
 
 
 @pytest.mark.parametrize("scenario", ["first-index", "edits", "rechunk"])
-def test_a_kill_after_any_commit_is_repaired_by_the_next_run(tmp_path: Path, scenario: str) -> None:
+def test_a_kill_after_any_commit_is_repaired_by_the_next_run(
+    tmp_path: Path, run: Runs, scenario: str
+) -> None:
     repo, base = tmp_path / "repo", tmp_path / "base-db"
     if scenario != "first-index":
         _write_repo(repo, 1 if scenario == "edits" else 2)
@@ -151,7 +200,7 @@ def test_a_kill_after_any_commit_is_repaired_by_the_next_run(tmp_path: Path, sce
     dry = tmp_path / "dry-db"
     if base.exists():
         shutil.copytree(base, dry)
-    total = _commits(repo, dry, tmp_path, *args)
+    total = _commits(run, repo, dry, tmp_path, *args)
     least = 5 if scenario == "rechunk" else 10  # a re-chunk embeds nothing: no phase 2 commits
     assert total >= least, f"only {total} commits: the run did not write what it should"
     print(f"{scenario}: {total} commits, kills after {_kill_points(total)}")
@@ -160,8 +209,10 @@ def test_a_kill_after_any_commit_is_repaired_by_the_next_run(tmp_path: Path, sce
         db = tmp_path / f"db-{point}"
         if base.exists():
             shutil.copytree(base, db)
-        run = _run(repo, db, *args, LODE_TEST_KILL_AFTER=str(point))
-        assert run.returncode == -signal.SIGKILL, f"commit {point} of {total}: {run.stderr.decode()[-1500:]}"
+        killed_run = run(repo, db, *args, LODE_TEST_KILL_AFTER=str(point))
+        assert killed_run.returncode == -signal.SIGKILL, (
+            f"commit {point} of {total}: {killed_run.stderr.decode()[-1500:]}"
+        )
         killed += 1
         with _lode(db) as lode:
             lode.index(repo, name="demo")
@@ -180,7 +231,7 @@ _FULL_AT = 4
 
 @pytest.mark.parametrize("scenario", ["first-index", "edits"])
 def test_a_full_disk_at_any_write_is_one_line_and_the_rerun_after_freeing_space_is_clean(
-    tmp_path: Path, scenario: str
+    tmp_path: Path, run: Runs, scenario: str
 ) -> None:
     """The disk fills up before one commit of a run (and stays full): the run stops with one
     line naming the full disk (exit 2, no traceback), and once there is room again the same
@@ -197,14 +248,14 @@ def test_a_full_disk_at_any_write_is_one_line_and_the_rerun_after_freeing_space_
     dry = tmp_path / "dry-db"
     if base.exists():
         shutil.copytree(base, dry)
-    total = _commits(repo, dry, tmp_path)
+    total = _commits(run, repo, dry, tmp_path)
     points = sorted({1 + round(k * (total - 1) / (_FULL_AT - 1)) for k in range(_FULL_AT)})
     print(f"{scenario}: {total} commits, the disk full from {points}")
     for point in points:
         db = tmp_path / f"db-{point}"
         if base.exists():
             shutil.copytree(base, db)
-        full = _run(repo, db, LODE_TEST_ENOSPC_AT=str(point))
+        full = run(repo, db, LODE_TEST_ENOSPC_AT=str(point))
         stderr = full.stderr.decode()
         assert "Traceback" not in stderr, f"full from commit {point} of {total}: {stderr[-1500:]}"
         said = [line for line in stderr.splitlines() if "the disk holding the index" in line]
@@ -216,7 +267,7 @@ def test_a_full_disk_at_any_write_is_one_line_and_the_rerun_after_freeing_space_
         else:
             assert full.returncode == 2, stderr[-1500:]
             assert said[0].startswith("lode: error: "), said[0]
-        again = _run(repo, db)  # space freed: the same command again
+        again = run(repo, db)  # space freed: the same command again
         assert again.returncode == 0, f"after a full disk at commit {point}: {again.stderr.decode()[-1500:]}"
         with _lode(db) as lode:
             assert _snapshot(lode) == reference, f"after a full disk at commit {point} of {total}"

@@ -1,4 +1,6 @@
-"""Kill tests: SIGKILL an indexing subprocess mid-run; the next run repairs and completes."""
+"""Kill tests: SIGKILL an indexing subprocess mid-run; the next run repairs and completes.
+The model is the fake one (``tests/slowdown`` puts it in): the kills and the embedding
+cache's accounting are the point, and a real model took most of the minute it ran."""
 
 from __future__ import annotations
 
@@ -30,6 +32,10 @@ def _make_repo(root: Path, files: int) -> None:
         (folder / f"mod_{i}.py").write_text(body + "\n")
 
 
+#: The environment of a subprocess with the fake model (``tests/slowdown/sitecustomize.py``).
+_FAKE_MODEL = {"LODE_MODEL": "fake-hash-256"}
+
+
 def _store(db: Path) -> Store | None:
     info = read_store_info(db)
     if not info:
@@ -37,13 +43,25 @@ def _store(db: Path) -> Store | None:
     return open_store(db, info["model_id"], int(info["dimension"]))
 
 
-def _spawn(repo: Path, db: Path) -> subprocess.Popen[bytes]:
+def _env(db: Path, pause: float = 0.5) -> dict[str, str]:
+    """A run on ``db`` with the fake model, pausing ``pause`` s after each durable write."""
     # tests/slowdown/sitecustomize.py pauses after each durable write, so the kill lands
     # between two writes of a run that is really in progress (not after it finished)
     slow = os.pathsep.join(
         (str(Path(__file__).resolve().parent.parent), str(Path(__file__).parent / "slowdown"))
     )
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "LODE_DB": str(db), "PYTHONPATH": slow}
+    return {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "LODE_DB": str(db),
+        "PYTHONPATH": slow,
+        "LODE_TEST_PAUSE": str(pause),
+        **_FAKE_MODEL,
+    }
+
+
+def _spawn(repo: Path, db: Path) -> subprocess.Popen[bytes]:
+    env = _env(db)
     log = (db.parent / "kill.log").open("ab")
     proc = subprocess.Popen(
         [sys.executable, "-m", "indexer", "index", str(repo), "--json"],
@@ -104,7 +122,7 @@ def test_sigkill_in_both_phases_then_complete(tmp_path: Path) -> None:
 
     done = subprocess.run(
         [sys.executable, "-m", "indexer", "index", str(repo), "--json"],
-        env={**os.environ, "HF_HUB_OFFLINE": "1", "LODE_DB": str(db)},
+        env=_env(db, pause=0),
         capture_output=True,
         check=True,
     )

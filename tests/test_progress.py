@@ -13,17 +13,18 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from live import serve_in_thread
 from rich.console import Console
 
+from indexer import pipeline
 from indexer.api import Lode
 from indexer.cli import cli
 from indexer.cli._progress import BarClock, IndexBar, eta_text
 from indexer.config import load_config
 from indexer.embed import FakeEmbedder
-from indexer.models import IndexReport
-from indexer.pipeline import IndexProgress
+from indexer.models import IndexProgress, IndexReport
 
 API = "/api/v1"
 
@@ -44,8 +45,9 @@ def adds_up(report: IndexReport) -> bool:
     return report.chunks_written + report.chunks_from_earlier == given
 
 
-def test_phase_1_reports_files_as_they_are_done(tmp_path: Path) -> None:
-    root = make_files(tmp_path / "proj", 180)  # one batch of files (200): written once, at the end
+def test_phase_1_reports_files_as_they_are_done(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pipeline, "_NOTIFY_FILES", 10)  # (50 by default: 180 files showed as much)
+    root = make_files(tmp_path / "proj", 45)  # one batch of files (200): written once, at the end
     seen: list[tuple[str, int, int]] = []
     lode = Lode(load_config(env={}, overrides={"db": tmp_path / "db"}), embedder=FakeEmbedder())
     try:
@@ -54,9 +56,9 @@ def test_phase_1_reports_files_as_they_are_done(tmp_path: Path) -> None:
         lode.close()
     steps = sorted({done for phase, done, _total in seen if phase == "chunk"})
     assert steps[0] == 0
-    assert steps[-1] == 180
+    assert steps[-1] == 45
     assert len(steps) >= 5
-    assert max(b - a for a, b in itertools.pairwise(steps)) <= 50  # not once per write
+    assert max(b - a for a, b in itertools.pairwise(steps)) <= 10  # not once per write
 
 
 def test_files_done_advances_over_http(tmp_path: Path) -> None:

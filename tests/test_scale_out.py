@@ -25,9 +25,7 @@ from indexer.errors import ReadOnlyError
 from indexer.search import SearchOptions
 from indexer.store import StoreAccess, open_store
 from indexer.store import _maintenance as maintenance
-from indexer.writer_claim import find_writer, writer_claim
-from indexer.writer_lease import LEASE_OBJECT, WriterLease
-from indexer.writer_lock import WriterBusyError
+from indexer.writer import LEASE_OBJECT, WriterBusyError, WriterLease, find_writer, writer_claim
 
 QUERIES = [
     "parse the request document",
@@ -138,7 +136,7 @@ def test_a_reader_never_writes_and_refuses_every_write(s3_env: dict[str, str], r
 _HOLDER = textwrap.dedent(
     """
     import json, sys, time
-    from indexer.writer_lease import WriterLease
+    from indexer.writer import WriterLease
     WriterLease(sys.argv[1], json.loads(sys.argv[2]), ttl=30).acquire("lode watch")
     print("held", flush=True)
     time.sleep(120)
@@ -191,8 +189,7 @@ def _etag(lease: WriterLease) -> str | None:
 _RACER = textwrap.dedent(
     """
     import json, sys, time
-    from indexer.writer_lease import WriterLease
-    from indexer.writer_lock import WriterBusyError
+    from indexer.writer import WriterBusyError, WriterLease
     start = float(sys.argv[3])
     time.sleep(max(0.0, start - time.time()))
     try:
@@ -226,7 +223,7 @@ def test_a_writer_whose_lease_was_taken_stops(s3_env: dict[str, str]) -> None:
     lease = WriterLease(str(config.db), config.storage.options, ttl=30, on_lost=lambda: lost.append("lost"))
     lease.acquire("lode serve")
     try:
-        from indexer import writer_lease
+        from indexer.writer import _lease as writer_lease
 
         held = writer_lease._HELD[str(config.db)]
         held.renew()

@@ -495,6 +495,7 @@ def test_a_row_id_lance_cannot_read_any_more_makes_the_search_try_again(
     assert len(calls) == 2
 
 
+@pytest.mark.slow
 def test_searches_keep_answering_while_the_writer_folds_optimizes_and_prunes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -570,13 +570,18 @@ def test_host_name_drops_the_port(header: str, host: str) -> None:
     assert host_name(header) == host
 
 
-def test_a_listener_that_does_not_answer_is_not_taken_for_no_server(tmp_path: Path) -> None:
+def test_a_listener_that_does_not_answer_is_not_taken_for_no_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Something accepts connections on lode's port but never answers (a busy server): the
     CLI says so instead of indexing in-process beside it; nothing listening is no server."""
     import socket
 
+    from indexer import remote
     from indexer.cli._common import make_config, server_for
     from indexer.errors import ServerUnavailableError
+
+    monkeypatch.setattr(remote, "_PATIENT_SECONDS", 0.5)  # (5 s: the wait is not the point)
 
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))

@@ -286,7 +286,7 @@ def test_the_loser_of_two_writers_started_at_once_is_one_line(
     db.mkdir()
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time; from pathlib import Path; from indexer.writer_lock import WriterLock\n"
+         "import sys, time; from pathlib import Path; from indexer.writer import WriterLock\n"
          "WriterLock(Path(sys.argv[1])).acquire('lode serve'); print('held', flush=True); time.sleep(120)",
          str(db)],
         env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, text=True,
@@ -295,7 +295,7 @@ def test_the_loser_of_two_writers_started_at_once_is_one_line(
         assert holder.stdout is not None
         assert holder.stdout.readline().strip() == "held"
         # both asked who writes before either held the claim: the check at start saw nobody
-        monkeypatch.setattr("indexer.writer_claim.find_writer", lambda config: None)
+        monkeypatch.setattr("indexer.writer.find_writer", lambda config: None)
         result = CliRunner().invoke(cli, ["serve", "--no-watch", "--db", str(db)], env={"LODE_PORT": "9"})
         _one_line_error(result, "lode serve")
         assert "serving" not in result.output
@@ -394,7 +394,7 @@ def test_a_writer_that_lost_its_lease_says_so_before_it_exits(s3_endpoint: str, 
     from live import free_port
     from local_s3 import new_bucket
 
-    from indexer.writer_lease import LEASE_OBJECT, LOST_EXIT_STATUS, WriterLease
+    from indexer.writer import LEASE_OBJECT, LOST_EXIT_STATUS, WriterLease
 
     db = f"s3://{new_bucket(s3_endpoint)}/idx"
     env = {

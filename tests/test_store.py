@@ -222,7 +222,7 @@ def _maintenance_in_children(monkeypatch: pytest.MonkeyPatch) -> _Children:
     return children
 
 
-@pytest.mark.parametrize("in_child", [False, True])
+@pytest.mark.parametrize("in_child", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_vector_index_keeps_small_partitions_as_the_table_grows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_child: bool
 ) -> None:
@@ -451,6 +451,7 @@ def _text_index(store: Store) -> tuple[int, int]:
     return len(index.segments), int(dataset.stats.index_stats("search_text_idx")["num_unindexed_rows"])
 
 
+@pytest.mark.slow
 def test_new_rows_are_folded_into_the_text_indexes_and_optimize_merges_the_segments(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -483,6 +484,7 @@ def test_new_rows_are_folded_into_the_text_indexes_and_optimize_merges_the_segme
     }
 
 
+@pytest.mark.slow
 def test_a_big_table_of_small_fragments_is_optimized_in_a_child(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -542,6 +544,7 @@ def test_a_failed_fold_or_merge_never_fails_a_write_or_an_optimize(
     assert len(store.text_candidates("chunks", "zebra", ChunkFilter(), 10)) == 3
 
 
+@pytest.mark.slow
 def test_optimize_rewrites_small_fragments_only_and_leaves_one_segment_per_index(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -718,6 +721,7 @@ def _cache_after_cycles(tmp_path: Path, cycles: int) -> int:
         store.close()
 
 
+@pytest.mark.slow
 def test_the_connections_caches_stay_within_their_bounds_as_versions_accumulate(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -78,6 +78,7 @@ def test_phase_two_embeds_each_text_once_in_budgeted_calls(tmp_path: Path) -> No
     assert 16 <= max(calls) <= 16_384 // 550  # ~600 characters each: ~27 a call, not 64
 
 
+@pytest.mark.slow
 def test_phase_two_waits_while_a_big_optimize_runs_in_children(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

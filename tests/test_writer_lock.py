@@ -20,13 +20,13 @@ from live import free_port, serve_in_thread, wait_task
 from indexer.cli import cli
 from indexer.config import load_config
 from indexer.embed import FakeEmbedder
-from indexer.writer_lock import WriterBusyError, WriterLock, current_writer
+from indexer.writer import WriterBusyError, WriterLock, current_writer
 
 _HOLDER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from indexer.writer_lock import WriterLock
+    from indexer.writer import WriterLock
     WriterLock(Path(sys.argv[1])).acquire("lode watch")
     print("held", flush=True)
     time.sleep(120)
@@ -120,3 +120,24 @@ def test_lode_serve_refuses_an_index_another_process_writes(tmp_path: Path) -> N
         assert time.monotonic() - started < 30
     finally:
         _stop(proc)
+
+
+def test_the_writer_package_exports_its_public_names_sorted() -> None:
+    import indexer.writer
+
+    assert indexer.writer.__all__ == [
+        "LEASE_OBJECT",
+        "LOCK_FILE",
+        "LOST_EXIT_STATUS",
+        "WriterBusyError",
+        "WriterClaim",
+        "WriterInfo",
+        "WriterLease",
+        "WriterLock",
+        "current_lease_writer",
+        "current_writer",
+        "find_writer",
+        "writer_claim",
+    ]
+    assert indexer.writer.__all__ == sorted(indexer.writer.__all__)
+    assert all(hasattr(indexer.writer, name) for name in indexer.writer.__all__)

@@ -17,7 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
-from indexer.pipeline import IndexProgress
+from indexer.models import IndexProgress
 
 __all__ = ["ETA_AFTER", "BarClock", "IndexBar", "eta_text"]
 

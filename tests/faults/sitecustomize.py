@@ -7,6 +7,8 @@ write boundary. With ``LODE_TEST_ENOSPC_AT=N`` the disk is full from the N-th co
 it and every later one raise what Lance raises then, and nothing is written.
 ``LODE_TEST_COMMITS_FILE`` receives the count of a run that was not killed.
 The model is replaced by the deterministic fake embedder (the model is not the point).
+The variables are read when they are used, so a run forked from a process that loaded this
+module earlier (``forkserver.py``) takes its own.
 """
 
 import atexit
@@ -22,22 +24,24 @@ from lance.dataset import DatasetOptimizer
 import indexer.api
 from indexer.embed import FakeEmbedder
 
-_KILL_AFTER = int(os.environ.get("LODE_TEST_KILL_AFTER", "0"))
-_ENOSPC_AT = int(os.environ.get("LODE_TEST_ENOSPC_AT", "0"))
 #: Lance's words for a full disk (as a real run on a full tmpfs printed them).
 _ENOSPC = "lance error: LanceError(IO): No space left on device (os error 28), lance-file/src/writer.rs:191:9"
-_COUNT_FILE = os.environ.get("LODE_TEST_COMMITS_FILE")
 _state = {"commits": 0}
+
+
+def _setting(name):  # type: ignore[no-untyped-def]
+    return int(os.environ.get(name, "0"))
 
 
 def _counted(func):  # type: ignore[no-untyped-def]
     @functools.wraps(func)
     def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
-        if _ENOSPC_AT and _state["commits"] + 1 >= _ENOSPC_AT:
+        enospc_at = _setting("LODE_TEST_ENOSPC_AT")
+        if enospc_at and _state["commits"] + 1 >= enospc_at:
             raise RuntimeError(_ENOSPC)
         result = func(*args, **kwargs)
         _state["commits"] += 1
-        if _state["commits"] == _KILL_AFTER:
+        if _state["commits"] == _setting("LODE_TEST_KILL_AFTER"):
             os.kill(os.getpid(), signal.SIGKILL)
         return result
 
@@ -72,6 +76,7 @@ indexer.api.load_embedder = lambda *a, **k: FakeEmbedder()  # type: ignore[assig
 
 @atexit.register
 def _report() -> None:
-    if _COUNT_FILE:
-        with open(_COUNT_FILE, "w") as out:
+    count_file = os.environ.get("LODE_TEST_COMMITS_FILE")
+    if count_file:
+        with open(count_file, "w") as out:
             out.write(str(_state["commits"]))

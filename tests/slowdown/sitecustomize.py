@@ -1,5 +1,7 @@
-"""Loaded only by the kill test's subprocesses (via PYTHONPATH): pauses after every
-durable write so a SIGKILL lands between writes at a predictable moment."""
+"""Loaded only by the kill tests' subprocesses (via PYTHONPATH): pauses after every
+durable write so a SIGKILL lands between writes at a predictable moment. With
+``LODE_MODEL=fake-hash-256`` the model is the deterministic fake embedder (for a test whose
+point is not the model)."""
 
 import os
 import time
@@ -24,3 +26,9 @@ def _slow_write(*args, **kwargs):  # type: ignore[no-untyped-def]
 
 _pipeline._FileWriter.flush = _slow_flush  # type: ignore[method-assign]
 _vectorizer._write = _slow_write
+
+if os.environ.get("LODE_MODEL") == "fake-hash-256":
+    import indexer.api
+    from indexer.embed import FakeEmbedder
+
+    indexer.api.load_embedder = lambda *a, **k: FakeEmbedder()  # type: ignore[assignment]

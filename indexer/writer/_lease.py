@@ -37,12 +37,12 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from indexer.errors import ConfigError, StoreError
 from indexer.storage_failure import is_storage_failure, storage_error
-from indexer.writer_lock import WriterBusyError, WriterInfo
+from indexer.writer._info import UNKNOWN_WRITER, WriterBusyError, WriterInfo
 
 __all__ = ["LEASE_OBJECT", "WriterLease", "current_lease_writer"]
 
@@ -317,15 +317,7 @@ class WriterLease:
         from obstore.exceptions import AlreadyExistsError, PreconditionError
 
         record = {
-            **asdict(
-                WriterInfo(
-                    pid=os.getpid(),
-                    host=socket.gethostname(),
-                    command=command,
-                    url=url,
-                    started_at=datetime.now(UTC).isoformat(timespec="seconds"),
-                )
-            ),
+            **asdict(WriterInfo.of_this_process(command, url)),
             "token": uuid.uuid4().hex,
             "ttl_seconds": self.ttl,
         }
@@ -346,7 +338,7 @@ class WriterLease:
                 raise storage_error(exc, self.db, doing=f"take the writer's lease of {self.db}") from exc
             return _Held(self, record, e_tag)
         found = _read(self._objects())
-        raise WriterBusyError(self.db, _info(found[0]) if found else WriterInfo(0, "?", "lode", None, ""))
+        raise WriterBusyError(self.db, _info(found[0]) if found else UNKNOWN_WRITER)
 
     def release(self) -> None:
         """Give the claim up; the lease is released when the process's last claim is."""

@@ -1,12 +1,4 @@
-"""Who may write an index: one interface over the local lock and the object-storage lease.
-
-A local folder's writer holds ``writer.lock`` (``indexer.writer_lock``: a ``flock``, freed
-by the kernel however its holder dies); an index on object storage has no folder to lock,
-and its writer holds ``writer.lease`` (``indexer.writer_lease``: a lease object changed
-only by conditional puts, renewed while the writer runs and expired when it stops). Both
-refuse a second writer with a ``WriterBusyError`` naming the first, and both name it to
-any other process that asks (``find_writer``), with the URL where a server answers.
-"""
+"""One interface over the local lock and the object-storage lease."""
 
 from __future__ import annotations
 
@@ -14,8 +6,9 @@ from pathlib import Path
 from typing import Protocol
 
 from indexer.config import LodeConfig, is_object_store
-from indexer.writer_lease import WriterLease, current_lease_writer
-from indexer.writer_lock import WriterInfo, WriterLock, current_writer
+from indexer.writer._info import WriterInfo
+from indexer.writer._lease import WriterLease, current_lease_writer
+from indexer.writer._lock import WriterLock, current_writer
 
 __all__ = ["WriterClaim", "find_writer", "writer_claim"]
 

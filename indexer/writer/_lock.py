@@ -16,55 +16,19 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import threading
 import time
-from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from dataclasses import asdict
 from pathlib import Path
 
-from indexer.errors import ConflictError
+from indexer.writer._info import UNKNOWN_WRITER, WriterBusyError, WriterInfo
 
-__all__ = ["LOCK_FILE", "WriterBusyError", "WriterInfo", "WriterLock", "current_writer"]
+__all__ = ["LOCK_FILE", "WriterLock", "current_writer"]
 
 #: The lock's file name inside the index folder.
 LOCK_FILE = "writer.lock"
 #: How long an acquire retries while another process only reads the lock's facts.
 _ACQUIRE_SECONDS = 1.0
-
-
-@dataclass(frozen=True, slots=True)
-class WriterInfo:
-    """Who writes an index."""
-
-    pid: int
-    """The writing process."""
-    host: str
-    """The machine it runs on."""
-    command: str
-    """What it is: ``lode serve``, ``lode watch``, ``lode mcp``, ``lode index``…"""
-    url: str | None
-    """Where it answers HTTP (a server), else None."""
-    started_at: str
-    """When it took the lock (ISO 8601)."""
-
-    def describe(self) -> str:
-        """``lode serve (pid 4242, http://127.0.0.1:7370)``."""
-        where = f", {self.url}" if self.url else ""
-        return f"{self.command} (pid {self.pid} on {self.host}{where})"
-
-
-class WriterBusyError(ConflictError):
-    """Another process writes this index; ``writer`` says which."""
-
-    def __init__(self, db: Path | str, writer: WriterInfo) -> None:
-        how = (
-            f"go through it (it answers at {writer.url}), or stop it first"
-            if writer.url
-            else "stop it first, or run `lode serve` so that every command goes through one writer"
-        )
-        super().__init__(f"the index {db} is written by {writer.describe()}: {how}", "db")
-        self.writer = writer
 
 
 def _lock_path(db: Path) -> Path:
@@ -177,19 +141,13 @@ class WriterLock:
                 # a reader holds it shared for an instant; a writer's facts are written
                 if (other is not None and other.pid != os.getpid()) or time.monotonic() > deadline:
                     os.close(fd)
-                    raise WriterBusyError(self.db, other or WriterInfo(0, "?", "lode", None, "")) from None
+                    raise WriterBusyError(self.db, other or UNKNOWN_WRITER) from None
                 time.sleep(0.02)
         return _Held(fd, self._write_info(fd, command, url))
 
     @staticmethod
     def _write_info(fd: int, command: str, url: str | None) -> WriterInfo:
-        info = WriterInfo(
-            pid=os.getpid(),
-            host=socket.gethostname(),
-            command=command,
-            url=url,
-            started_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        )
+        info = WriterInfo.of_this_process(command, url)
         os.ftruncate(fd, 0)
         os.lseek(fd, 0, os.SEEK_SET)
         os.write(fd, json.dumps(asdict(info)).encode())
