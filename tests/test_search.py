@@ -407,14 +407,14 @@ def test_chunk_search_by_row_ids_equals_the_search_by_ids(
     indexed: Lode, mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     queries = ["cart item", "session token refresh", "parse the request", "render widget"]
-    real_read = indexed.store.search.chunk_views_at_rows
+    real_read = indexed.store.chunks.views_at_rows
     pinned_reads: list[int] = []
 
     def spy(row_ids: list[int], version: int | None = None) -> dict[int, ChunkView]:
         pinned_reads.append(len(row_ids))
         return real_read(row_ids, version)
 
-    monkeypatch.setattr(indexed.store.search, "chunk_views_at_rows", spy)
+    monkeypatch.setattr(indexed.store.chunks, "views_at_rows", spy)
     by_rows = {q: _search(indexed, q, granularity="chunk", mode=mode, limit=20) for q in queries}
     assert len(pinned_reads) == len(queries), "each search read its page by row id, once"
     # a pinned version that cannot be read (its files removed): the search falls back to ids
@@ -424,7 +424,7 @@ def test_chunk_search_by_row_ids_equals_the_search_by_ids(
         read_rows.append(len(row_ids))
         raise OSError(f"version {version} was cleaned up")
 
-    monkeypatch.setattr(indexed.store.search, "chunk_views_at_rows", gone)
+    monkeypatch.setattr(indexed.store.chunks, "views_at_rows", gone)
     for q in queries:
         a, b = _by_id(_search(indexed, q, granularity="chunk", mode=mode, limit=20)), _by_id(by_rows[q])
         assert a, q
@@ -450,7 +450,7 @@ def test_a_write_between_finding_and_reading_rows_never_shows_another_chunk(
         before = _search(api, "cart item", granularity=granularity, **sizes)
         assert any(h.file_path == "src/shop/cart.py" for h in _chunks(before))
         cart = store.documents.states(project_id)["src/shop/cart.py"].id
-        real_read = store.search.chunk_views_at_rows
+        real_read = store.chunks.views_at_rows
         reads: list[int] = []
 
         def read_after_a_rewrite(row_ids: list[int], version: int | None = None) -> object:
@@ -461,12 +461,12 @@ def test_a_write_between_finding_and_reading_rows_never_shows_another_chunk(
             reads.append(len(row_ids))
             return real_read(row_ids, version)
 
-        monkeypatch.setattr(store.search, "chunk_views_at_rows", read_after_a_rewrite)
+        monkeypatch.setattr(store.chunks, "views_at_rows", read_after_a_rewrite)
         during = _search(api, "cart item", granularity=granularity, **sizes)
         assert len(reads) == 1
         fields = [(h.id, h.relevance_score, h.file_path, h.content) for h in _chunks(during)]
         assert fields == [(h.id, h.relevance_score, h.file_path, h.content) for h in _chunks(before)]
-        monkeypatch.setattr(store.search, "chunk_views_at_rows", real_read)
+        monkeypatch.setattr(store.chunks, "views_at_rows", real_read)
         after = _chunks(_search(api, "cart item", granularity=granularity, **sizes))
         assert after
         assert all(h.file_path != "src/shop/cart.py" for h in after)
@@ -481,7 +481,7 @@ def test_a_row_id_lance_cannot_read_any_more_makes_the_search_try_again(
     indexed: Lode, monkeypatch: pytest.MonkeyPatch, granularity: str
 ) -> None:
     expected = _by_id(_search(indexed, "cart item", granularity=granularity))
-    real_read = indexed.store.search.chunk_views_at_rows
+    real_read = indexed.store.chunks.views_at_rows
     calls: list[int] = []
 
     def gone_once(row_ids: list[int], version: int | None = None) -> dict[int, ChunkView]:
@@ -490,7 +490,7 @@ def test_a_row_id_lance_cannot_read_any_more_makes_the_search_try_again(
             raise OSError("Not found: code_chunks.lance/data/….lance")
         return real_read(row_ids, version)
 
-    monkeypatch.setattr(indexed.store.search, "chunk_views_at_rows", gone_once)
+    monkeypatch.setattr(indexed.store.chunks, "views_at_rows", gone_once)
     assert _by_id(_search(indexed, "cart item", granularity=granularity)) == expected
     assert len(calls) == 2
 

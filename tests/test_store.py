@@ -25,8 +25,8 @@ from indexer.store import (
     open_store,
     read_store_info,
 )
-from indexer.store._candidates import NPROBES
 from indexer.store._lance._indexes import Indexes
+from indexer.store._search import NPROBES
 
 
 def _chunk(i: int, text: str) -> Chunk:
@@ -428,7 +428,7 @@ def test_rows_outside_the_vector_index_are_searched_in_memory_as_lance_would(
         new_ids = [c.id for n in range(3) for c in s.chunks.of_files([document_id(project.id, f"new{n}.py")])]
         first = unit(60)
         s.vectors.write(new_ids[:60], first, _hashes(new_ids[:60]))  # half of them get their vector
-        assert s.search._layouts.of(
+        assert s.search._unindexed.layout(
             "code_chunks", "embedding", s.db.dataset("code_chunks")
         ).unindexed_embedded
         filters = [

@@ -318,8 +318,8 @@ def test_a_definition_comes_with_its_code(indexed: Lode) -> None:
 
 def test_search_can_read_the_symbol_index_without_a_query(indexed: Lode) -> None:
     store = indexed.store
-    defining = store.symbols.chunk_ids(["push_item"], "definition")
-    using = store.symbols.chunk_ids(["@items"], "reference")
+    defining = list(dict.fromkeys(s.chunk_id for s in store.symbols.definitions(["push_item"])))
+    using = list(dict.fromkeys(s.chunk_id for s in store.symbols.references(["@items"])))
     chunks = {c.id: c.chunk for c in store.chunks.get([*defining, *using])}
     assert [chunks[i].node_name for i in defining] == ["push_item"]
     assert {chunks[i].node_name for i in using} == {"push_item"}  # initialize assigns it: a definition

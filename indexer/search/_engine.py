@@ -383,9 +383,9 @@ class Searcher:
         """
         folded = folded or {}
         by_row = [c.row_id for c, _ in ranked if not c.id]
-        at_rows = self.store.search.chunk_views_at_rows(by_row, version) if by_row else {}
+        at_rows = self.store.chunks.views_at_rows(by_row, version) if by_row else {}
         with_ids = [(c.id, c.row_id) for c, _ in ranked if c.id]
-        by_id = {v.id: v for v in self.store.search.chunk_views(with_ids, version)} if with_ids else {}
+        by_id = {v.id: v for v in self.store.chunks.views(with_ids, version)} if with_ids else {}
         hits: list[ChunkHit] = []
         for c, score in ranked:
             view = by_id.get(c.id) if c.id else at_rows.get(c.row_id)
@@ -555,7 +555,7 @@ class Searcher:
             for fid, items in by_file.items()
         }
         wanted = [(c.id, c.row_id) for ranked in top.values() for c, _ in ranked]
-        views = {v.id: v for v in self.store.search.chunk_views(wanted)} if wanted else {}
+        views = {v.id: v for v in self.store.chunks.views(wanted)} if wanted else {}
         return {
             fid: [to_hit(views[c.id], s, names) for c, s in ranked if c.id in views]
             for fid, ranked in top.items()

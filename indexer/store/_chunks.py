@@ -4,23 +4,27 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from contextlib import suppress
 from typing import Any
 
 import numpy as np
 
-from indexer.models import Chunk, ChunkFilter, FileChunk, StoredChunk
+from indexer.models import Chunk, ChunkFilter, ChunkView, FileChunk, StoredChunk
 from indexer.store._filters import chunk_where
 from indexer.store._lance._db import Db
 from indexer.store._rows import (
     CHUNK_COLUMNS,
     CHUNK_FIELDS,
+    VIEW_COLUMNS,
     FileWrite,
     chunk_columns,
     chunks_from_columns,
     parts,
     rows,
     table_from_columns,
+    to_chunk_view,
     to_stored_chunk,
+    unpack_view,
     vector_matrix,
 )
 from indexer.store._schema import CHUNKS, chunks_schema
@@ -31,8 +35,8 @@ __all__ = ["Chunks"]
 
 
 class Chunks:
-    """Writes and reads of ``code_chunks`` by id, file and filter (the ranked reads of a
-    search are ``Search``'s)."""
+    """Writes and reads of ``code_chunks`` by id, row id, file and filter (the ranked reads
+    of a search are ``Search``'s)."""
 
     def __init__(self, db: Db) -> None:
         self._db = db
@@ -66,23 +70,68 @@ class Chunks:
         """Chunks by id, in the order asked (unknown ids are left out)."""
         found: dict[str, StoredChunk] = {}
         for part in parts(list(ids)):
-            table = (
-                self._db.table(CHUNKS)
-                .search()
-                .where(in_list("id", part))
-                .select(CHUNK_COLUMNS)
-                .limit(None)
-                .to_arrow()
-            )
+            table = self._db.select(CHUNKS, in_list("id", part), CHUNK_COLUMNS)
             found.update((r["id"], to_stored_chunk(r)) for r in rows(table))
         return [found[i] for i in ids if i in found]
+
+    def views(self, refs: Sequence[tuple[str, int]], version: int | None = None) -> list[ChunkView]:
+        """Views of chunks by (id, row id) as search candidates carry them, in the order asked;
+        read in ``version`` of the chunk table when given (the version they were found in).
+
+        Reading by row id skips the id lookup; a row id that no longer holds its chunk
+        (the table was compacted or rewritten since) falls back to the lookup by id.
+        """
+        found: dict[str, ChunkView] = {}
+        known = [row_id for _, row_id in refs if row_id >= 0]
+        if known and version is not None:
+            with suppress(OSError, RuntimeError, ValueError):  # that version's files pruned since
+                found.update((v.id, v) for v in self.views_at_rows(known, version).values())
+        elif known:
+            try:
+                table = self._db.arrow(
+                    CHUNKS, lambda t: t.take_row_ids(known).select(VIEW_COLUMNS).to_arrow()
+                )
+                found.update((r["id"], to_chunk_view(r)) for r in rows(table))
+            except (OSError, RuntimeError, ValueError):  # rows moved by a compaction: by id below
+                pass
+        missing = [i for i, _ in refs if i not in found]
+        if missing:
+            found.update((c.id, ChunkView.of(c)) for c in self.get(missing))
+        return [found[i] for i, _ in refs if i in found]
+
+    def views_at_rows(self, row_ids: Sequence[int], version: int | None = None) -> dict[int, ChunkView]:
+        """Views of chunks by row id in version ``version`` of the chunk table (the version
+        the row ids were found in; when None, the newest, and the caller checks that it did
+        not change since)."""
+        if not row_ids:
+            return {}
+        dataset = self._db.dataset(CHUNKS, version)
+        table = dataset._take_rows(list(row_ids), columns=["content", "view", "role", "_rowid"])
+        found = zip(
+            table["_rowid"].to_pylist(),
+            table["view"].to_pylist(),
+            table["content"].to_pylist(),
+            table["role"].to_pylist(),
+            strict=True,
+        )
+        views = {
+            int(row_id): unpack_view(view, content, role)
+            for row_id, view, content, role in found
+            if view is not None
+        }
+        if len(views) < table.num_rows:  # rows an older lode wrote after the migration: no view cell
+            missing = [r for r in row_ids if r not in views]
+            full = dataset._take_rows(missing, columns=[*VIEW_COLUMNS, "_rowid"])
+            views.update((int(r["_rowid"]), to_chunk_view(r)) for r in rows(full))
+        return views
 
     def of_files(self, file_ids: Sequence[str]) -> list[StoredChunk]:
         """Every chunk of these files, by file then position."""
         out: list[StoredChunk] = []
         for part in parts(list(file_ids)):
-            query = self._db.table(CHUNKS).search().where(in_list("file_id", part)).select(CHUNK_COLUMNS)
-            out.extend(to_stored_chunk(r) for r in rows(query.limit(None).to_arrow()))
+            out.extend(
+                map(to_stored_chunk, rows(self._db.select(CHUNKS, in_list("file_id", part), CHUNK_COLUMNS)))
+            )
         out.sort(key=lambda c: (c.file_path, c.chunk.chunk_index))
         return out
 
@@ -92,8 +141,7 @@ class Chunks:
         select = ["file_id", *CHUNK_FIELDS]
         cols: dict[str, list[Any]] = {name: [] for name in select}
         for part in parts(list(file_ids)):
-            query = self._db.table(CHUNKS).search().where(in_list("file_id", part)).select(select)
-            found = query.limit(None).to_arrow()
+            found = self._db.select(CHUNKS, in_list("file_id", part), select)
             for name in select:
                 cols[name].extend(found[name].to_pylist())
         out: dict[str, list[Chunk]] = {}
@@ -114,8 +162,7 @@ class Chunks:
         out: list[StoredChunk] = []
         for start in range(0, len(clauses), 100):
             where = " OR ".join(clauses[start : start + 100])
-            table = self._db.table(CHUNKS).search().where(where).select(CHUNK_COLUMNS).limit(None).to_arrow()
-            out.extend(to_stored_chunk(r) for r in rows(table))
+            out.extend(map(to_stored_chunk, rows(self._db.select(CHUNKS, where, CHUNK_COLUMNS))))
         unique = {c.id: c for c in out}
         return sorted(unique.values(), key=lambda c: (c.file_id, c.chunk.chunk_index))
 

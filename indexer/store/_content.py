@@ -12,11 +12,11 @@ import numpy as np
 import pyarrow as pa
 
 from indexer.models import ChunkFilter
-from indexer.store._candidates import NPROBES
 from indexer.store._filters import chunk_where
 from indexer.store._lance._db import Db
 from indexer.store._schema import CHUNKS
-from indexer.store._sql import and_all, in_list, quote
+from indexer.store._search import NPROBES
+from indexer.store._sql import and_all, in_list, literal_regex, quote
 from indexer.store._vocabulary import TermRun, Vocabulary
 
 __all__ = ["Content", "ContentRow"]
@@ -52,11 +52,6 @@ class ContentRow:
     """The chunk's vector when asked for and computed (None while phase 2 is pending)."""
     row_id: int = -1
     """Where the row was when read (for ``chunk_contents``; -1 when unknown)."""
-
-
-def literal_regex(text: str) -> str:
-    """A Rust-regex literal matching ``text`` exactly (every non-alphanumeric hex-escaped)."""
-    return "".join(ch if ch.isascii() and ch.isalnum() else f"\\x{{{ord(ch):x}}}" for ch in text)
 
 
 def _substring(term: str, case_sensitive: bool) -> str:
@@ -190,13 +185,7 @@ class Content:
             found.update(zip(table["id"].to_pylist(), table["content"].to_pylist(), strict=True))
         missing = [i for i, _ in refs if i not in found]
         if missing:
-            table = (
-                self._db.table(CHUNKS)
-                .search()
-                .where(in_list("id", missing))
-                .select(["id", "content"])
-                .limit(None)
-            ).to_arrow()
+            table = self._db.select(CHUNKS, in_list("id", missing), ["id", "content"])
             found.update(zip(table["id"].to_pylist(), table["content"].to_pylist(), strict=True))
         return {i: found[i] or "" for i, _ in refs if i in found}
 

@@ -56,14 +56,7 @@ class Documents:
             "id", "file_path", "content_hash", "file_size", "last_modified", "chunk_count", "embedded",
             "chunker_version",
         ]  # fmt: skip
-        table = (
-            self._db.table(DOCUMENTS)
-            .search()
-            .where(f"project_id = {quote(project_id)}")
-            .select(cols)
-            .limit(None)
-            .to_arrow()
-        )
+        table = self._db.select(DOCUMENTS, f"project_id = {quote(project_id)}", cols)
         states = {}
         for r in rows(table):
             r["chunker_version"] = r["chunker_version"] or 0  # null: cut before versions were kept
@@ -143,7 +136,7 @@ class Documents:
     def find(self, project_id: str, file_path: str) -> Document | None:
         """The document of ``file_path`` in a project, if indexed."""
         where = f"project_id = {quote(project_id)} AND file_path = {quote(file_path)}"
-        found = rows(self._db.table(DOCUMENTS).search().where(where).select(_DOC_META).limit(1).to_arrow())
+        found = rows(self._db.select(DOCUMENTS, where, _DOC_META, limit=1))
         return to_document(found[0]) if found else None
 
     def content_at(self, project_ids: Sequence[str], file_path: str) -> tuple[str, str] | None:
@@ -157,14 +150,7 @@ class Documents:
 
     def content(self, document_id: str) -> str | None:
         """The full text of a document as indexed."""
-        found = rows(
-            self._db.table(DOCUMENTS)
-            .search()
-            .where(in_list("id", [document_id]))
-            .select(["content"])
-            .limit(None)
-            .to_arrow()
-        )
+        found = rows(self._db.select(DOCUMENTS, in_list("id", [document_id]), ["content"]))
         return found[0]["content"] if found else None
 
     def contents(self, ids: Sequence[str]) -> dict[str, str]:
@@ -172,17 +158,14 @@ class Documents:
         by column, for the outline's ``cat`` and ``grep``)."""
         out: dict[str, str] = {}
         for part in parts(list(ids)):
-            query = self._db.table(DOCUMENTS).search().where(in_list("id", part)).select(["id", "content"])
-            found = query.limit(None).to_arrow()
+            found = self._db.select(DOCUMENTS, in_list("id", part), ["id", "content"])
             out.update(zip(found["id"].to_pylist(), found["content"].to_pylist(), strict=True))
         return {doc_id: text or "" for doc_id, text in out.items()}
 
     def page(self, project_id: str, offset: int = 0, limit: int = 100) -> tuple[list[Document], int]:
         """A page of a project's documents by path, and the total count."""
         where = f"project_id = {quote(project_id)}"
-        table = (
-            self._db.table(DOCUMENTS).search().where(where).select(["file_path", "id"]).limit(None).to_arrow()
-        )
+        table = self._db.select(DOCUMENTS, where, ["file_path", "id"])
         ordered = sorted(zip(table["file_path"].to_pylist(), table["id"].to_pylist(), strict=True))
         page = [doc_id for _, doc_id in ordered[offset : offset + limit]]
         by_id = {d.id: d for d in self.get(page)}
@@ -190,7 +173,7 @@ class Documents:
 
     def keywords(self) -> dict[str, tuple[str, ...]]:
         """Document id → key phrases, for every document with any (one read of the table)."""
-        table = self._db.table(DOCUMENTS).search().select(["id", "keywords"]).limit(None).to_arrow()
+        table = self._db.select(DOCUMENTS, None, ["id", "keywords"])
         ids, keywords = table["id"].to_pylist(), table["keywords"].to_pylist()
         return {i: tuple(k) for i, k in zip(ids, keywords, strict=True) if k}
 
@@ -204,7 +187,7 @@ class Documents:
         """Paths of a project's files an older lode chunked (another chunker version):
         their symbols and roles come once they are chunked again."""
         where = and_all([f"project_id = {quote(project_id)}", _outdated()])
-        table = self._db.table(DOCUMENTS).search().where(where).select(["file_path"]).limit(None).to_arrow()
+        table = self._db.select(DOCUMENTS, where, ["file_path"])
         return sorted(table["file_path"].to_pylist())
 
     def count_outdated(self, project_id: str | None = None) -> int:

@@ -127,10 +127,8 @@ class Files:
             self._db.table(INTENTS).delete(in_list("file_id", part))
 
     def _intents(self, project_id: str) -> set[str]:
-        table = (
-            self._db.table(INTENTS).search().where(f"project_id = {quote(project_id)}").select(["file_id"])
-        )
-        return set(table.limit(None).to_arrow()["file_id"].to_pylist())
+        table = self._db.select(INTENTS, f"project_id = {quote(project_id)}", ["file_id"])
+        return set(table["file_id"].to_pylist())
 
     def _file_hashes(self, table: str, project_id: str) -> tuple[dict[str, set[str]], dict[str, int]]:
         """file id → the ``file_hash`` values of its rows in ``table``, and its row count."""
@@ -215,7 +213,5 @@ class Files:
 
     def errors(self, project_id: str | None = None) -> list[dict[str, Any]]:
         """Recorded failures: project_id, file_path, stage, reason, at."""
-        query = self._db.table(FILE_ERRORS).search()
-        if project_id:
-            query = query.where(f"project_id = {quote(project_id)}")
-        return rows(query.select(["project_id", "file_path", "stage", "reason", "at"]).limit(None).to_arrow())
+        where = f"project_id = {quote(project_id)}" if project_id else None
+        return rows(self._db.select(FILE_ERRORS, where, ["project_id", "file_path", "stage", "reason", "at"]))

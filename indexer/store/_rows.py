@@ -81,12 +81,7 @@ def vector_matrix(column: Any, dimension: int) -> np.ndarray:
 #: The columns of a ``Chunk``, in its fields' order.
 CHUNK_FIELDS = [f.name for f in dataclasses.fields(Chunk)]
 #: The columns read to build a ``StoredChunk``.
-CHUNK_COLUMNS = [
-    "id", "file_id", "project_id", "file_path", "chunk_index", "content", "chunk_hash", "embedded",
-    "start_byte", "end_byte", "start_line", "end_line", "node_type", "node_name", "language",
-    "parent_context", "scope_path", "definitions", "references", "indexed_at", "role", "unit_start_line",
-    "unit_end_line", "signature",
-]  # fmt: skip
+CHUNK_COLUMNS = ["id", "file_id", "project_id", "file_path", "embedded", "indexed_at", "role", *CHUNK_FIELDS]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,46 +1,165 @@
 """The search's store queries: candidate lists (nearest vectors, BM25 matches, chunks a
-filter admits), the facts ranking reads of them and the views a page shows, each read
-through pylance in one pinned version of the chunk or document table."""
+filter admits) and the facts ranking reads of them, each read through pylance in one
+pinned version of the chunk or document table (``Chunks.views`` reads a page of them)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from contextlib import suppress
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from indexer.models import ChunkFilter, ChunkView
-from indexer.store._candidates import (
-    CANDIDATE_COLUMNS,
-    FACT_COLUMNS,
-    NAMES,
-    NPROBES,
-    UNIT_COLUMNS,
-    VECTOR_COLUMN,
-    Candidate,
-    ChunkFacts,
-    Detail,
-    TableKind,
-    TextField,
-    columns_of,
-    facts_of,
-    to_candidates,
-    where_of,
-)
-from indexer.store._chunks import Chunks
-from indexer.store._filters import chunk_where
+from indexer.models import ChunkFilter
+from indexer.store._filters import chunk_where, document_where
 from indexer.store._lance._db import Db
-from indexer.store._lance._nearest import UnindexedVectors, VectorLayouts, nearest_first
+from indexer.store._lance._nearest import UnindexedVectors, nearest_first
 from indexer.store._lance._scan import count_admitted
-from indexer.store._rows import VIEW_COLUMNS, rows, to_chunk_view, unpack_view
-from indexer.store._schema import CHUNKS
+from indexer.store._rows import rows
+from indexer.store._schema import CHUNKS, DOCUMENTS
 from indexer.store._sql import and_all, in_list
 
-__all__ = ["Search"]
+__all__ = ["NPROBES", "Candidate", "ChunkFacts", "Detail", "Search", "TableKind", "TextField"]
+
+#: IVF partitions probed per query once a vector index exists.
+NPROBES = 32
+
+TableKind = Literal["chunks", "documents"]
+TextField = Literal["search_text", "name_text"]
+#: What a candidate carries besides its row id: ``full`` (ids, and for chunks file id, name
+#: and definitions), ``id`` (the id only), ``file`` (a chunk's file id, a document's id) or
+#: ``row`` (nothing). Reading any column of 100 hits costs a full-text query as much as its
+#: search, so a caller that pins the table version keys chunks by row id and reads only
+#: the page it shows.
+Detail = Literal["full", "id", "file", "row"]
+_NAMES: dict[str, str] = {"chunks": CHUNKS, "documents": DOCUMENTS}
+_VECTOR_COLUMN = {"chunks": "embedding", "documents": "content_embedding"}
+_CANDIDATE_COLUMNS = {"chunks": ["id", "file_id", "node_name", "definitions"], "documents": ["id"]}
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One entry of a candidate list: ids, the names it defines, and its raw score."""
+
+    id: str
+    """The row's id (empty for a candidate found with ``detail="row"``)."""
+    file_id: str
+    """The chunk's file (empty unless found with ``detail="full"``)."""
+    score: float
+    """Cosine similarity for vector lists, BM25 for full-text lists."""
+    node_name: str = ""
+    definitions: tuple[str, ...] = ()
+    row_id: int = -1
+    """Where the row was when found (``Chunks.views`` reads it without an id lookup)."""
+
+    @property
+    def key(self) -> str:
+        """What identifies the candidate within one search: its id, else its row id (padded,
+        so ties in a fused ranking fall in table order)."""
+        return self.id or f"@{self.row_id:020d}"
+
+
+def _where(kind: TableKind, flt: ChunkFilter, embedded_only: bool = False) -> str | None:
+    """The WHERE text selecting the rows of table ``kind`` that ``flt`` admits."""
+    if kind == "chunks":
+        return chunk_where(flt, embedded_only=embedded_only)
+    return document_where(flt, embedded_only=embedded_only)
+
+
+def _columns(kind: TableKind, detail: Detail) -> list[str]:
+    """The columns a candidate of table ``kind`` found with ``detail`` reads."""
+    if detail == "file":
+        return ["file_id"] if kind == "chunks" else ["id"]
+    return {"full": _CANDIDATE_COLUMNS[kind], "id": ["id"], "row": []}[detail]
+
+
+def _to_candidates(kind: TableKind, table: Any, score_column: str) -> list[Candidate]:
+    """Candidates from a result table, read column by column (a dict per row costs a
+    100-row list ~0.3 ms)."""
+    raw = table[score_column].to_pylist()
+    scores = [1.0 - r for r in raw] if score_column == "_distance" else raw
+    n = len(scores)
+    names = set(table.column_names)
+
+    def column(name: str, default: Any) -> list[Any]:
+        return table[name].to_pylist() if name in names else [default] * n
+
+    row_ids, ids = column("_rowid", -1), column("id", None)
+    if kind == "documents":
+        return [
+            Candidate(ids[i] or "", ids[i] or "", float(scores[i]), row_id=int(row_ids[i])) for i in range(n)
+        ]
+    file_ids, node_names, definitions = (
+        column("file_id", None),
+        column("node_name", None),
+        column("definitions", None),
+    )
+    return [
+        Candidate(
+            ids[i] or "",
+            file_ids[i] or "",
+            float(scores[i]),
+            node_names[i] or "",
+            tuple(definitions[i] or ()),
+            int(row_ids[i]),
+        )
+        for i in range(n)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkFacts:
+    """What ranking needs of a candidate besides its score: role and unit."""
+
+    role: str
+    """The chunk's role (``indexer.roles``)."""
+    file_id: str
+    """Its file."""
+    unit: tuple[Any, ...]
+    """Identifies the unit the chunk is (a piece of) within its file: pieces of one split
+    unit share it."""
+    start_line: int
+    """First line of its unit (of the chunk itself when it is a whole unit)."""
+    end_line: int
+    """Last line of its unit."""
+
+
+#: Columns read for ``ChunkFacts``.
+_FACT_COLUMNS = ["id", "role", "file_id", "node_type", "scope_path", "start_line", "end_line"]
+_UNIT_COLUMNS = ["unit_start_line", "unit_end_line"]
+
+
+def _facts_of(table: pa.Table) -> list[tuple[int, str, ChunkFacts]]:
+    """(row id, chunk id, facts) of each row of ``table``."""
+    names = set(table.column_names)
+    cols = {
+        name: table[name].to_pylist() for name in [*_FACT_COLUMNS, *_UNIT_COLUMNS, "_rowid"] if name in names
+    }
+    n = table.num_rows
+    unit_starts, unit_ends = cols.get("unit_start_line", [None] * n), cols.get("unit_end_line", [None] * n)
+    out = []
+    for i, row_id in enumerate(cols["_rowid"]):
+        start, end = cols["start_line"][i], cols["end_line"][i]
+        unit_start, unit_end = unit_starts[i] or 0, unit_ends[i] or 0
+        if unit_start > 0:  # the chunker says which unit a piece is of (every piece shares it)
+            unit: tuple[Any, ...] = ("unit", unit_start, unit_end)
+        else:  # an index of an older chunker: pieces of one unit share its kind and scope path
+            scope = tuple(cols["scope_path"][i] or ())
+            unit = (cols["node_type"][i], scope) if scope else (cols["node_type"][i], start)
+            unit_start, unit_end = start, end
+        facts = ChunkFacts(
+            role=cols["role"][i] or "implementation",
+            file_id=cols["file_id"][i],
+            unit=unit,
+            start_line=unit_start if unit_start > 0 else start,
+            end_line=unit_end if unit_end > 0 else end,
+        )
+        out.append((int(row_id), cols["id"][i], facts))
+    return out
+
 
 #: A table that had chunks without a vector is counted again after this long at the earliest.
 _RECOUNT_SECONDS = 1.0
@@ -49,12 +168,10 @@ _RECOUNT_SECONDS = 1.0
 class Search:
     """Nearest-neighbour and BM25 candidate lists, and what ranking and a page read of them."""
 
-    def __init__(self, db: Db, chunks: Chunks) -> None:
+    def __init__(self, db: Db) -> None:
         self._db = db
-        self._chunks = chunks
-        #: (table, version) → how its vectors are laid out for a search.
-        self._layouts = VectorLayouts()
-        #: In-memory vectors of the rows outside the vector index.
+        #: How each version's vectors are laid out, and in-memory vectors of the rows
+        #: outside the vector index.
         self._unindexed = UnindexedVectors()
         #: (chunk table version, whether every chunk of it has its vector, when counted).
         self._embedded_version: tuple[int, bool, float] | None = None
@@ -78,22 +195,22 @@ class Search:
         ``all_embedded_at`` holds, so no placeholder vector can be found. ``version`` pins
         the table version searched (its newest when None).
         """
-        where = where_of(kind, flt, embedded_only=embedded_only)
+        where = _where(kind, flt, embedded_only=embedded_only)
         nearest = {
-            "column": VECTOR_COLUMN[kind],
+            "column": _VECTOR_COLUMN[kind],
             "q": np.asarray(vector, dtype=np.float32),
             "k": k,
             "nprobes": NPROBES,
             "metric": "cosine",
         }
-        dataset = self._db.dataset(NAMES[kind], version)
-        columns = [*columns_of(kind, detail), "_distance"]
-        layout = self._layouts.of(NAMES[kind], VECTOR_COLUMN[kind], dataset)
+        dataset = self._db.dataset(_NAMES[kind], version)
+        columns = [*_columns(kind, detail), "_distance"]
+        layout = self._unindexed.layout(_NAMES[kind], _VECTOR_COLUMN[kind], dataset)
         if not layout.indexed:
             table = dataset.to_table(
                 columns=columns, filter=where, prefilter=True, nearest=nearest, with_row_id=True
             )
-            return to_candidates(kind, table, "_distance")
+            return _to_candidates(kind, table, "_distance")
         # the index answers for the rows it covers; rows written since it was built or
         # last updated are searched exactly, and only where some have their vector (new
         # rows of an index run are placeholders until phase 2), in memory (``_nearest``)
@@ -115,13 +232,13 @@ class Search:
                 layout,
                 nearest,
                 columns,
-                embedded=where_of(kind, ChunkFilter(), embedded_only=True) or "true",
-                where=where_of(kind, flt),
-                scan_where=where_of(kind, flt, embedded_only=True),
+                embedded=_where(kind, ChunkFilter(), embedded_only=True) or "true",
+                where=_where(kind, flt),
+                scan_where=_where(kind, flt, embedded_only=True),
             )
             parts.append(found)
         table = nearest_first(parts, k)
-        return to_candidates(kind, table, "_distance")
+        return _to_candidates(kind, table, "_distance")
 
     def text_candidates(
         self,
@@ -144,15 +261,15 @@ class Search:
 
         if not text.strip():
             return []
-        table = self._db.dataset(NAMES[kind], version).to_table(
-            columns=[*columns_of(kind, detail), "_score"],
-            filter=where_of(kind, flt),
+        table = self._db.dataset(_NAMES[kind], version).to_table(
+            columns=[*_columns(kind, detail), "_score"],
+            filter=_where(kind, flt),
             prefilter=True,  # filters before ranking
             full_text_query=MatchQuery(text, field),
             limit=k,
             with_row_id=True,
         )
-        return to_candidates(kind, table, "_score")
+        return _to_candidates(kind, table, "_score")
 
     def vector_candidates_many(self, vectors: np.ndarray, flt: ChunkFilter, k: int) -> list[list[Candidate]]:
         """For each query vector, the ``k`` nearest embedded chunks admitted by ``flt``
@@ -187,9 +304,9 @@ class Search:
     def admitted_chunks(self, flt: ChunkFilter, k: int, version: int | None = None) -> list[Candidate]:
         """Up to ``k`` chunks ``flt`` admits (ids, names, definitions), in table order."""
         table = self._db.dataset(CHUNKS, version).to_table(
-            columns=CANDIDATE_COLUMNS["chunks"], filter=chunk_where(flt) or "true", limit=k, with_row_id=True
+            columns=_CANDIDATE_COLUMNS["chunks"], filter=chunk_where(flt) or "true", limit=k, with_row_id=True
         )
-        return to_candidates(
+        return _to_candidates(
             "chunks", table.append_column("_score", pa.array([1.0] * table.num_rows)), "_score"
         )
 
@@ -205,7 +322,7 @@ class Search:
         table order; ``detail`` and ``version`` as for ``vector_candidates``."""
         if not scores:
             return []
-        columns = columns_of("chunks", detail)
+        columns = _columns("chunks", detail)
         table = self._db.dataset(CHUNKS, version).to_table(
             columns=list(dict.fromkeys([*columns, "id"])),
             filter=and_all([in_list("id", scores), chunk_where(flt)]),
@@ -213,7 +330,7 @@ class Search:
         )
         ids = table["id"].to_pylist()
         table = table.append_column("_score", pa.array([scores[i] for i in ids], pa.float64()))
-        found = to_candidates("chunks", table, "_score")
+        found = _to_candidates("chunks", table, "_score")
         return found if "id" in columns else [replace(c, id="") for c in found]
 
     def chunk_facts(
@@ -227,10 +344,10 @@ class Search:
         dataset = self._db.dataset(CHUNKS, version)
         row_ids = sorted({c.row_id for c in candidates if c.row_id >= 0})
         present = set(dataset.schema.names)
-        columns = [*FACT_COLUMNS, *(c for c in UNIT_COLUMNS if c in present)]
+        columns = [*_FACT_COLUMNS, *(c for c in _UNIT_COLUMNS if c in present)]
         try:
             taken = dataset._take_rows(row_ids, columns=[*columns, "_rowid"])
-            at_rows = {row: (cid, f) for row, cid, f in facts_of(taken)}
+            at_rows = {row: (cid, f) for row, cid, f in _facts_of(taken)}
         except (OSError, RuntimeError, ValueError):
             # a row id of another version (Lance 13 refuses deleted rows and fragments
             # gone): every candidate by its id
@@ -247,60 +364,9 @@ class Search:
             table = dataset.to_table(
                 columns=columns, filter=in_list("id", [c.id for c in lost]), with_row_id=True
             )
-            by_id = {cid: f for _, cid, f in facts_of(table)}
+            by_id = {cid: f for _, cid, f in _facts_of(table)}
             found.update((c.key, by_id[c.id]) for c in lost if c.id in by_id)
         return found
-
-    def chunk_views(self, refs: Sequence[tuple[str, int]], version: int | None = None) -> list[ChunkView]:
-        """Views of chunks by (id, row id) as search candidates carry them, in the order asked;
-        read in ``version`` of the chunk table when given (the version they were found in).
-
-        Reading by row id skips the id lookup; a row id that no longer holds its chunk
-        (the table was compacted or rewritten since) falls back to the lookup by id.
-        """
-        found: dict[str, ChunkView] = {}
-        known = [row_id for _, row_id in refs if row_id >= 0]
-        if known and version is not None:
-            with suppress(OSError, RuntimeError, ValueError):  # that version's files pruned since
-                found.update((v.id, v) for v in self.chunk_views_at_rows(known, version).values())
-        elif known:
-            try:
-                table = self._db.arrow(
-                    CHUNKS, lambda t: t.take_row_ids(known).select(VIEW_COLUMNS).to_arrow()
-                )
-                found.update((r["id"], to_chunk_view(r)) for r in rows(table))
-            except (OSError, RuntimeError, ValueError):  # rows moved by a compaction: by id below
-                pass
-        missing = [i for i, _ in refs if i not in found]
-        if missing:
-            found.update((c.id, ChunkView.of(c)) for c in self._chunks.get(missing))
-        return [found[i] for i, _ in refs if i in found]
-
-    def chunk_views_at_rows(self, row_ids: Sequence[int], version: int | None = None) -> dict[int, ChunkView]:
-        """Views of chunks by row id in version ``version`` of the chunk table (the version
-        the row ids were found in; when None, the newest, and the caller checks that it did
-        not change since)."""
-        if not row_ids:
-            return {}
-        dataset = self._db.dataset(CHUNKS, version)
-        table = dataset._take_rows(list(row_ids), columns=["content", "view", "role", "_rowid"])
-        found = zip(
-            table["_rowid"].to_pylist(),
-            table["view"].to_pylist(),
-            table["content"].to_pylist(),
-            table["role"].to_pylist(),
-            strict=True,
-        )
-        views = {
-            int(row_id): unpack_view(view, content, role)
-            for row_id, view, content, role in found
-            if view is not None
-        }
-        if len(views) < table.num_rows:  # rows an older lode wrote after the migration: no view cell
-            missing = [r for r in row_ids if r not in views]
-            full = dataset._take_rows(missing, columns=[*VIEW_COLUMNS, "_rowid"])
-            views.update((int(r["_rowid"]), to_chunk_view(r)) for r in rows(full))
-        return views
 
     def chunk_table_version(self) -> int:
         """The chunk table's newest version: a search pinned to it (``version=``) reads

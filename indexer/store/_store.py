@@ -79,7 +79,7 @@ class Store:
         self.symbols = Symbols(db)
         self.vocabulary = Vocabulary(db)
         self.vectors = Vectors(db)
-        self.search = Search(db, self.chunks)
+        self.search = Search(db)
         self.content = Content(db, self.vocabulary)
         self.files = Files(db, self.documents, self.chunks, self.symbols, self.vocabulary)
         self.indexes = Indexes(db, self.vocabulary.ensure)

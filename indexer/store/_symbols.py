@@ -194,21 +194,6 @@ class Symbols:
         self._names_cache = (key, names)
         return names
 
-    def chunk_ids(
-        self,
-        names: Sequence[str],
-        role: Literal["definition", "reference"],
-        project_ids: Sequence[str] = (),
-        limit: int | None = 1000,
-    ) -> list[str]:
-        """Ids of the chunks that define (or use) any of ``names``, without a query text:
-        what ``has_definitions`` / ``has_references`` name."""
-        if role == "definition":
-            found = self.definitions(names, project_ids=project_ids, limit=limit)
-        else:
-            found = self.references(names, project_ids=project_ids, limit=limit)
-        return list(dict.fromkeys(s.chunk_id for s in found if s.chunk_id))
-
     def count(self, project_id: str | None = None, role: str | None = None) -> int:
         """Number of symbol rows, optionally of one project and/or role."""
         where = and_all(

@@ -53,7 +53,7 @@ class Tasks:
 
     def get(self, task_id: str) -> Task:
         """A task by id; NotFoundError otherwise."""
-        found = rows(self._db.table(TASKS).search().where(in_list("id", [task_id])).limit(1).to_arrow())
+        found = rows(self._db.select(TASKS, in_list("id", [task_id]), limit=1))
         if not found:
             raise NotFoundError(f"no task {quote_value(task_id)}")
         return _to_task(found[0])
@@ -68,10 +68,7 @@ class Tasks:
                 in_list("status", statuses) if statuses else None,
             ]
         )
-        query: Any = self._db.table(TASKS).search()
-        if where:
-            query = query.where(where)
-        tasks = [_to_task(r) for r in rows(query.limit(None).to_arrow())]
+        tasks = [_to_task(r) for r in rows(self._db.select(TASKS, where))]
         tasks.sort(key=lambda t: (t.created_at is not None, t.created_at), reverse=True)
         return tasks[:limit] if limit else tasks
 
@@ -79,8 +76,7 @@ class Tasks:
         """Drop finished tasks (done, failed, cancelled) but the ``keep`` newest; returns how
         many went. A watcher queues a task per save: unpruned, every queue read grows."""
         finished = in_list("status", FINISHED_STATUSES)
-        table = self._db.table(TASKS).search().where(finished).select(["id", "finished_at", "created_at"])
-        found = rows(table.limit(None).to_arrow())
+        found = rows(self._db.select(TASKS, finished, ["id", "finished_at", "created_at"]))
         if len(found) <= keep:
             return 0
         stamps = [(r["finished_at"] or r["created_at"], r["id"]) for r in found]

@@ -61,14 +61,7 @@ class Vectors:
         unique = sorted(set(hashes) - {""})
         for part in parts(unique):
             keys = [self._cache_key(h) for h in part]
-            table = (
-                self._db.table(EMBEDDING_CACHE)
-                .search()
-                .where(in_list("key", keys))
-                .select(["key", "text_hash", "vector"])
-                .limit(None)
-                .to_arrow()
-            )
+            table = self._db.select(EMBEDDING_CACHE, in_list("key", keys), ["key", "text_hash", "vector"])
             if table.num_rows:
                 matrix = vector_matrix(table["vector"], self._db.dimension)
                 wanted = set(keys)
@@ -103,14 +96,7 @@ class Vectors:
         """The vectors of the embedded chunks among ``ids`` (others are left out)."""
         found: dict[str, np.ndarray] = {}
         for part in parts(sorted(set(ids))):
-            table = (
-                self._db.table(CHUNKS)
-                .search()
-                .where(f"{in_list('id', part)} AND embedded = true")
-                .select(["id", "embedding"])
-                .limit(None)
-                .to_arrow()
-            )
+            table = self._db.select(CHUNKS, f"{in_list('id', part)} AND embedded = true", ["id", "embedding"])
             matrix = vector_matrix(table["embedding"], self._db.dimension)
             found.update(zip(table["id"].to_pylist(), matrix, strict=True))
         return found
@@ -119,7 +105,7 @@ class Vectors:
         """(chunk id, priority) of every chunk without a vector of its current text (none
         yet, or one made for another text), highest priority first."""
         where = and_all([BACKLOG, f"project_id = {quote(project_id)}" if project_id else None])
-        table = self._db.table(CHUNKS).search().where(where).select(["id", "priority"]).limit(None).to_arrow()
+        table = self._db.select(CHUNKS, where, ["id", "priority"])
         pairs = list(zip(table["id"].to_pylist(), table["priority"].to_pylist(), strict=True))
         pairs.sort(key=lambda p: (-(p[1] or 0), p[0]))
         return pairs
@@ -129,7 +115,7 @@ class Vectors:
         found: dict[str, StoredChunk] = {}
         for part in parts(list(ids)):
             where = f"{in_list('id', part)} AND {BACKLOG}"
-            table = self._db.table(CHUNKS).search().where(where).select(CHUNK_COLUMNS).limit(None).to_arrow()
+            table = self._db.select(CHUNKS, where, CHUNK_COLUMNS)
             found.update((r["id"], to_stored_chunk(r)) for r in rows(table))
         return [found[i] for i in ids if i in found]
 
@@ -172,10 +158,7 @@ class Vectors:
         at = {chunk_id: i for i, chunk_id in enumerate(ids)}
         with self._db.write_lock:
             schema = self._db.table(CHUNKS).schema
-            tables = [
-                self._db.table(CHUNKS).search().where(in_list("id", part)).limit(None).to_arrow()
-                for part in parts(list(at))
-            ]
+            tables = [self._db.select(CHUNKS, in_list("id", part)) for part in parts(list(at))]
             found = pa.concat_tables(tables).select(schema.names).cast(schema)
             if not found.num_rows:
                 return 0
@@ -207,14 +190,7 @@ class Vectors:
         per_file: dict[str, list[np.ndarray]] = defaultdict(list)
         pending: set[str] = set()
         for part in parts(sorted(set(file_ids))):
-            table = (
-                self._db.table(CHUNKS)
-                .search()
-                .where(in_list("file_id", part))
-                .select(["file_id", "embedded", "embedding"])
-                .limit(None)
-                .to_arrow()
-            )
+            table = self._db.select(CHUNKS, in_list("file_id", part), ["file_id", "embedded", "embedding"])
             matrix = vector_matrix(table["embedding"], self._db.dimension)
             for i, (fid, done) in enumerate(
                 zip(table["file_id"].to_pylist(), table["embedded"].to_pylist(), strict=True)
@@ -248,7 +224,7 @@ class Vectors:
                 f"project_id = {quote(project_id)}" if project_id else None,
             ]
         )
-        table = self._db.table(DOCUMENTS).search().where(where).select(["id"]).limit(None).to_arrow()
+        table = self._db.select(DOCUMENTS, where, ["id"])
         return self.complete_documents(table["id"].to_pylist())
 
     def coverage(self, project_id: str | None = None) -> float:

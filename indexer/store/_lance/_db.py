@@ -149,6 +149,18 @@ class Db:
             self.cache.clear()
             self._cached_versions = versions
 
+    def select(
+        self, name: str, where: str | None = None, columns: list[str] | None = None, limit: int | None = None
+    ) -> pa.Table:
+        """The ``columns`` (all when None) of at most ``limit`` rows of table ``name`` that
+        ``where`` admits (every row when None), read through LanceDB's query builder."""
+        query = self.table(name).search()
+        if where:
+            query = query.where(where)
+        if columns is not None:
+            query = query.select(columns)
+        return query.limit(limit).to_arrow()
+
     def reader(self, name: str) -> TableReader:
         """The pylance reader of table ``name`` (see ``_reader``)."""
         with self.readers_lock:

@@ -2,8 +2,8 @@
 
 A vector index covers the rows it was built or last updated on; a search asks it for
 those (``fast_search``) and searches the rest exactly, only where some have their vector
-(new rows of an index run are placeholders until phase 2). ``VectorLayouts`` says, per
-table version, which fragments the index misses and whether any row there has a vector.
+(new rows of an index run are placeholders until phase 2): ``UnindexedVectors.layout``
+says, per table version, which fragments the index misses and whether any has vectors.
 
 While an index run fills in vectors (phase 2), the rows it wrote sit in fragments the
 vector index misses until the next optimize, most of them still placeholders. Lance's own
@@ -34,7 +34,6 @@ __all__ = [
     "MAX_CACHED_ROWS",
     "UnindexedVectors",
     "VectorLayout",
-    "VectorLayouts",
     "fragment_key",
     "nearest_first",
 ]
@@ -48,7 +47,7 @@ _LAYOUTS_KEPT = 8
 
 @dataclass(frozen=True, slots=True)
 class VectorLayout:
-    """How one version of a table's vectors can be searched (see ``VectorLayouts``)."""
+    """How one version of a table's vectors can be searched (``UnindexedVectors.layout``)."""
 
     indexed: bool
     """Whether a vector index exists."""
@@ -58,41 +57,6 @@ class VectorLayout:
     """Whether any row of those fragments has its vector (``embedded = true``)."""
     keys: tuple[tuple[str, ...], ...] = ()
     """What identifies the state of each of those fragments (``fragment_key``)."""
-
-
-class VectorLayouts:
-    """The vector layout of the last few versions of each table searched (thread-safe)."""
-
-    def __init__(self) -> None:
-        """No layout known yet."""
-        self._layouts: OrderedDict[tuple[str, int], VectorLayout] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def of(self, name: str, column: str, dataset: Any) -> VectorLayout:
-        """Where the vectors of one version of a table are: whether an index covers them,
-        the fragments it misses, and whether any row there has its vector (cached per
-        version: a version never changes)."""
-        key = (name, int(dataset.version))
-        with self._lock:
-            known = self._layouts.get(key)
-        if known is not None:
-            return known
-        covered: set[int] | None = None
-        for index in dataset.describe_indices():
-            if column in index.field_names and is_vector_index(index.index_type):
-                covered = {f for segment in index.segments for f in segment.fragment_ids}
-        if covered is None:
-            layout = VectorLayout(indexed=False)
-        else:
-            unindexed = tuple(f for f in dataset.get_fragments() if f.fragment_id not in covered)
-            embedded = count_admitted(dataset, "embedded = true", fragments=list(unindexed), limit=1) > 0
-            keys = tuple(fragment_key(name, f) for f in unindexed)
-            layout = VectorLayout(indexed=True, unindexed=unindexed, unindexed_embedded=embedded, keys=keys)
-        with self._lock:
-            self._layouts[key] = layout
-            while len(self._layouts) > _LAYOUTS_KEPT:
-                self._layouts.popitem(last=False)
-        return layout
 
 
 def nearest_first(parts: list[pa.Table], k: int) -> pa.Table:
@@ -122,13 +86,41 @@ def fragment_key(table: str, fragment: Any) -> tuple[str, ...]:
 
 
 class UnindexedVectors:
-    """Per-fragment caches of the vectors outside a table's vector index (thread-safe)."""
+    """Per-fragment caches of the vectors outside a table's vector index, and the vector
+    layout of the last few versions of each table searched (thread-safe)."""
 
     def __init__(self, max_rows: int = MAX_CACHED_ROWS) -> None:
         """An empty cache holding at most ``max_rows`` vectors."""
         self.max_rows = max_rows
         self._rows: OrderedDict[tuple[str, ...], _Rows] = OrderedDict()
+        self._layouts: OrderedDict[tuple[str, int], VectorLayout] = OrderedDict()
         self._lock = threading.Lock()
+
+    def layout(self, name: str, column: str, dataset: Any) -> VectorLayout:
+        """Where the vectors of one version of a table are: whether an index covers them,
+        the fragments it misses, and whether any row there has its vector (cached per
+        version: a version never changes)."""
+        key = (name, int(dataset.version))
+        with self._lock:
+            known = self._layouts.get(key)
+        if known is not None:
+            return known
+        covered: set[int] | None = None
+        for index in dataset.describe_indices():
+            if column in index.field_names and is_vector_index(index.index_type):
+                covered = {f for segment in index.segments for f in segment.fragment_ids}
+        if covered is None:
+            layout = VectorLayout(indexed=False)
+        else:
+            unindexed = tuple(f for f in dataset.get_fragments() if f.fragment_id not in covered)
+            embedded = count_admitted(dataset, "embedded = true", fragments=list(unindexed), limit=1) > 0
+            keys = tuple(fragment_key(name, f) for f in unindexed)
+            layout = VectorLayout(indexed=True, unindexed=unindexed, unindexed_embedded=embedded, keys=keys)
+        with self._lock:
+            self._layouts[key] = layout
+            while len(self._layouts) > _LAYOUTS_KEPT:
+                self._layouts.popitem(last=False)
+        return layout
 
     def nearest(
         self,
