@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
@@ -30,29 +31,14 @@ __all__ = ["Projects"]
 
 
 def _to_project(row: dict[str, Any]) -> Project:
+    values = {f.name: row[f.name] for f in dataclasses.fields(Project)}
     return Project(
-        id=row["id"],
-        name=row["name"],
-        root=row["root"],
-        include=tuple(row["include"] or ()),
-        exclude=tuple(row["exclude"] or ()),
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        last_indexed_at=row["last_indexed_at"],
+        **{**values, "include": tuple(row["include"] or ()), "exclude": tuple(row["exclude"] or ())}
     )
 
 
 def _to_row(project: Project) -> dict[str, Any]:
-    return {
-        "id": project.id,
-        "name": project.name,
-        "root": project.root,
-        "include": list(project.include),
-        "exclude": list(project.exclude),
-        "created_at": project.created_at,
-        "updated_at": project.updated_at,
-        "last_indexed_at": project.last_indexed_at,
-    }
+    return {**dataclasses.asdict(project), "include": list(project.include), "exclude": list(project.exclude)}
 
 
 class Projects:

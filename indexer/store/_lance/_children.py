@@ -4,13 +4,14 @@ store (see ``_jobs`` for why a big store's maintenance runs in children)."""
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 from typing import Any
 
 from indexer.errors import StoreError
 from indexer.memory import child_env
-from indexer.storage_failure import storage_cause, storage_error
+from indexer.storage_failure import log_failure, storage_cause, storage_error
 from indexer.store._lance import _jobs
 from indexer.store._lance._db import Db
 from indexer.store._schema import CHUNKS
@@ -21,8 +22,11 @@ __all__ = [
     "OPTIMIZE_TIMEOUT",
     "VECTOR_INDEX_TIMEOUT",
     "in_process",
+    "job_ran",
     "run_job",
 ]
+
+log = logging.getLogger(__name__)
 
 #: Stores with fewer chunks than this fold and optimize in this process, bigger ones in a
 #: child process.
@@ -67,3 +71,16 @@ def run_job(
         if storage_cause(done.stderr).waits:  # a full disk, refused credentials… (one line)
             raise storage_error(done.stderr)
         raise StoreError(f"{what} failed: {done.stderr.strip()[-2000:]}")
+
+
+def job_ran(
+    db: Db, job: str, args: list[Any], here: bool, what: str, failed: str, timeout: float = OPTIMIZE_TIMEOUT
+) -> bool:
+    """``run_job`` with the store's storage options; False when the job failed, which is
+    logged as ``failed`` (the caller then does the work another way)."""
+    try:
+        run_job(job, args, db.access.lance_options(), here, what, timeout)
+    except JOB_FAILURES as exc:
+        log_failure(log, failed, exc)
+        return False
+    return True

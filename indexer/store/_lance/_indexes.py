@@ -8,8 +8,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from indexer.storage_failure import log_failure
-from indexer.store._lance._children import JOB_FAILURES, VECTOR_INDEX_TIMEOUT, in_process, run_job
+from indexer.store._lance._children import VECTOR_INDEX_TIMEOUT, in_process, job_ran
 from indexer.store._lance._db import Db
 from indexer.store._lance._jobs import is_vector_index
 from indexer.store._schema import (
@@ -132,19 +131,12 @@ class Indexes:
         )
         # in a child for a big table: training and assigning ~115k vectors took ~360 MB for
         # a moment, which the indexing process kept as its peak (1.56-1.78 GB on 5,000 files)
-        if not in_process(self._db):
-            try:
-                run_job(
-                    "create_vector_index",
-                    [table.uri, column, VECTOR_PARTITION_ROWS],
-                    self._db.access.lance_options(),
-                    False,
-                    f"building the vector index of {name}",
-                    VECTOR_INDEX_TIMEOUT,
-                )
-                return
-            except JOB_FAILURES as exc:
-                log_failure(log, f"building the vector index of {name} in a child failed; here then", exc)
+        what, args = f"building the vector index of {name}", [table.uri, column, VECTOR_PARTITION_ROWS]
+        failed = f"{what} in a child failed; here then"
+        if not in_process(self._db) and job_ran(
+            self._db, "create_vector_index", args, False, what, failed, VECTOR_INDEX_TIMEOUT
+        ):
+            return
         table.create_index(
             column,
             config=IvfSq(distance_type="cosine", target_partition_size=VECTOR_PARTITION_ROWS),

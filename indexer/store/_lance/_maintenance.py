@@ -13,7 +13,7 @@ from typing import Any
 from indexer.priority import lower_thread_priority, threads_named
 from indexer.storage_failure import log_failure
 from indexer.store._access import store_uri
-from indexer.store._lance._children import JOB_FAILURES, in_process, run_job
+from indexer.store._lance._children import JOB_FAILURES, in_process, job_ran, run_job
 from indexer.store._lance._db import Db
 from indexer.store._lance._indexes import Indexes
 from indexer.store._lance._versions import Versions
@@ -107,7 +107,7 @@ class Maintenance:
         20 s), and its delta segments are merged after; in a child process too unless
         ``here``."""
         db = self._db
-        options = db.access.lance_options()
+        uri = db.table(name).uri
         dataset = db.own_dataset(name)
         fragments = [f.metadata.physical_rows for f in dataset.get_fragments()]
         log.debug(
@@ -117,31 +117,21 @@ class Maintenance:
             max(fragments, default=0),
         )
         # rows written, deleted or not (pylance's count_rows holds the GIL: ``count_admitted``)
-        if any(rows >= COMPACT_TARGET_ROWS for rows in fragments):
-            try:
-                uri = db.table(name).uri
-                run_job("optimize_table", [uri, COMPACT_TARGET_ROWS], options, here, f"optimizing {uri}")
-                return
-            except JOB_FAILURES as exc:
-                log_failure(log, f"optimizing {name} in a child failed; optimizing here", exc)
-        if not here:
-            # a big store's table of small fragments (a first index of 50k+ chunks, the
-            # documents): rewriting the chunks whole took this process +280 MB for 1 s (the
-            # peak of a 107k-chunk first index), the documents' +220 MB it kept
-            try:
-                run_job(
-                    "optimize_small_table", [store_uri(db.path), name], options, False, f"optimizing {name}"
-                )
-                return
-            except JOB_FAILURES as exc:
-                log_failure(log, f"optimizing {name} in a child failed; optimizing here", exc)
+        failed = f"optimizing {name} in a child failed; optimizing here"
+        if any(rows >= COMPACT_TARGET_ROWS for rows in fragments) and job_ran(
+            db, "optimize_table", [uri, COMPACT_TARGET_ROWS], here, f"optimizing {uri}", failed
+        ):
+            return
+        # a big store's table of small fragments (a first index of 50k+ chunks, the
+        # documents): rewriting the chunks whole took this process +280 MB for 1 s (the
+        # peak of a 107k-chunk first index), the documents' +220 MB it kept
+        small = [store_uri(db.path), name]
+        if not here and job_ran(db, "optimize_small_table", small, False, f"optimizing {name}", failed):
+            return
         db.table(name).optimize(cleanup_older_than=_NO_CLEANUP)
-        try:
-            uri = db.table(name).uri
-            run_job("merge_segments", [uri, True], options, here, f"merging the index segments of {uri}")
-        except JOB_FAILURES as exc:
-            # more segments to search until the next optimize merges them
-            log_failure(log, f"merging the index segments of {name} failed", exc)
+        # (when it fails: more segments to search until the next optimize merges them)
+        what = f"merging the index segments of {uri}"
+        job_ran(db, "merge_segments", [uri, True], here, what, f"merging the index segments of {name} failed")
 
     def settled(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds while ``optimize`` runs a big store's maintenance
