@@ -95,7 +95,7 @@ def open_big_store(
         if log:
             print(f"bigstore: indexing {files} files ({copies} copies)…", file=sys.stderr, flush=True)
         report = lode.index(base / "src", name=PROJECT)
-        chunks = lode.store.count_chunks()
+        chunks = lode.store.chunks.count()
     finally:
         lode.close()
     seconds = round(time.perf_counter() - started, 1)
@@ -119,16 +119,16 @@ def refresh_store(db: Path, embedder: Embedder | None) -> bool:
     try:
         try:
             lode.hold_writer("bench refresh")  # its writer upgrades an older schema
-            lode.store.ensure_indexes()
+            lode.store.indexes.ensure()
         except StoreVersionError:
             return False
-        if lode.store.unindexed_rows():
+        if lode.store.indexes.unindexed_rows():
             # something wrote into the shared store (an interrupted older bench_http, which
             # used to index into it) and left rows outside the indexes: fold them in
-            lode.store.optimize()
+            lode.store.maintenance.optimize()
         # keep only the current version (migrations and index rebuilds leave the old
         # files behind: 13 GB instead of ~1 GB, which bench_http copies every run)
-        lode.store.prune_versions(keep=timedelta(0))
+        lode.store.versions.prune(keep=timedelta(0))
     finally:
         lode.close()
     return True

@@ -65,12 +65,12 @@ def embedder_for(db: Path) -> Embedder:
 def sample_requests(lode: Lode, project: str, count: int, seed: int = 0) -> list[ContentRequest]:
     """Requests built from the names of units the store holds, cycling through the shapes."""
     store = lode.store
-    pid = store.get_project(project).id
-    docs, _ = store.list_documents(pid, 0, 100_000)
+    pid = store.projects.get(project).id
+    docs, _ = store.documents.page(pid, 0, 100_000)
     rng = random.Random(seed)
     picked = rng.sample(docs, min(len(docs), count * 2))
     names = []
-    for stored in store.chunks_of_files([d.id for d in picked]):
+    for stored in store.chunks.of_files([d.id for d in picked]):
         longest = sorted(iter_identifiers(stored.chunk.content), key=len)[-1:]
         named = stored.chunk.node_name or (longest[0] if longest else "")
         if len(named) > 3:
@@ -168,7 +168,7 @@ def run(db: Path, project: str, count: int) -> dict[str, Any]:
         requests = sample_requests(lode, project, count)
         return {
             "model": lode.store.model_id,
-            "chunks": lode.store.count_chunks(lode.store.get_project(project).id),
+            "chunks": lode.store.chunks.count(lode.store.projects.get(project).id),
             "queries": len(requests),
             "latency": measure(lode.content, requests),
             "seconds": round(time.perf_counter() - started, 1),

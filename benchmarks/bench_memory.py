@@ -95,7 +95,7 @@ def _emit(out: TextIO, event: str, **fields: Any) -> None:
 
 
 def _disk(lode: Any) -> dict[str, Any]:
-    usage = lode.store.disk_usage()
+    usage = lode.store.versions.disk_usage()
     return {
         "on_disk": usage.on_disk,
         "held": usage.held,
@@ -219,7 +219,7 @@ def run_child(corpus: Path, db: Path, phase2_seconds: float | None, edits: int) 
         "phase2_end",
         embedded=second.chunks_embedded,
         cache_hits=second.embedding_cache_hits,
-        connection_cache_mb=round(lode.store.connection_cache_bytes() / 2**20, 1),
+        connection_cache_mb=round(lode.store.db.connection_cache_bytes() / 2**20, 1),
     )
     _emit(out, "disk", label="after_phase2", **_disk(lode))
     _emit(out, "edits")
@@ -375,7 +375,7 @@ def _settle(db: Path) -> dict[str, Any]:
         try:
             store = lode.open_readonly()
             assert store is not None
-            disk = store.disk_usage()
+            disk = store.versions.disk_usage()
         finally:
             lode.close()
         waited = time.time() - began

@@ -173,7 +173,7 @@ def index_timed(config: LodeConfig, root: Path, embedder: Embedder) -> dict[str,
         started = time.perf_counter()
         lode.index(root, name=PROJECT)
         vectors = time.perf_counter() - started
-        chunks = lode.store.count_chunks()
+        chunks = lode.store.chunks.count()
     finally:
         lode.close()
     return {
@@ -193,7 +193,7 @@ def search_timed(
     lode = Lode(config, embedder=embedder)
     out: dict[str, Any] = {}
     try:
-        lode.store.prewarm()
+        lode.store.indexes.prewarm()
         for mode, granularity in CONFIGS:
             for query in queries[:5]:  # warm: caches filled, as on a server that has run a while
                 lode.search(SearchOptions(query=query, mode=mode, granularity=granularity))
@@ -348,8 +348,8 @@ def _first_copy_text_hash(chunk: StoredChunk) -> str:
 def _spread_vectors(lode: Lode) -> None:
     """Give every chunk outside the first copy a perturbed vector, and its document the mean."""
     store = lode.store
-    project = store.get_project(PROJECT)
-    states = store.document_states(project.id)
+    project = store.projects.get(PROJECT)
+    states = store.documents.states(project.id)
     by_copy: dict[str, list[str]] = {}
     for path, state in states.items():
         by_copy.setdefault(path.split("/", 1)[0], []).append(state.id)
@@ -357,21 +357,21 @@ def _spread_vectors(lode: Lode) -> None:
         if copy == "copy_000":
             continue
         if number % 10 == 0:  # each write leaves a version holding the rows it replaced
-            store.prune_versions(keep=timedelta(0))
+            store.versions.prune(keep=timedelta(0))
         for start in range(0, len(file_ids), 500):
             part = file_ids[start : start + 500]
-            chunks = store.chunks_of_files(part)
+            chunks = store.chunks.of_files(part)
             # the vector the model made for the same chunk in the first copy
             origin = {c.id: _first_copy_text_hash(c) for c in chunks}
-            cached = store.cache_get(list(origin.values()))
+            cached = store.vectors.cached(list(origin.values()))
             kept = [c for c in chunks if origin[c.id] in cached]
             if kept:
                 base = np.stack([cached[origin[c.id]] for c in kept])
                 seed = int(copy.removeprefix("copy_")) * 100_003 + start
                 # a synthetic vector, recorded as its chunk's own (the store is a benchmark's)
                 own = [embedding_input(c.file_path, c.chunk)[1] for c in kept]
-                store.set_chunk_vectors([c.id for c in kept], perturb(base, seed), own)
-            store.complete_documents(part)
+                store.vectors.write([c.id for c in kept], perturb(base, seed), own)
+            store.vectors.complete_documents(part)
 
 
 def size_store(profile: Profile, size: int, embedder: Embedder) -> tuple[Path, Path, int]:
@@ -391,16 +391,16 @@ def size_store(profile: Profile, size: int, embedder: Embedder) -> tuple[Path, P
     try:
         print(f"scale: building a store of ~{size} chunks…", file=sys.stderr, flush=True)
         lode.index(src, name=PROJECT)
-        per_copy = lode.store.count_chunks()
+        per_copy = lode.store.chunks.count()
         copies = max(1, math.ceil(size / per_copy))
         copy_corpus(src, profile.corpus, range(1, copies))
         # the copies' text and metadata only: their vectors are the first copy's, perturbed
         # (written once each: through phase 2 and then again, a 1M-chunk build filled 73 GB)
         lode.index(src, name=PROJECT, embed=False)
         _spread_vectors(lode)
-        lode.store.optimize()
-        lode.store.prune_versions(keep=timedelta(0))
-        chunks = lode.store.count_chunks()
+        lode.store.maintenance.optimize()
+        lode.store.versions.prune(keep=timedelta(0))
+        chunks = lode.store.chunks.count()
     finally:
         lode.close()
     marker.write_text(json.dumps({"wanted": wanted, "chunks": chunks, "copies": copies}))
@@ -420,7 +420,7 @@ def measure_here(db: str, queries: list[str], graph_file: str) -> dict[str, Any]
     lode = open_for_queries(config, graph)
     out: dict[str, Any] = {}
     try:
-        lode.store.prewarm()
+        lode.store.indexes.prewarm()
         for mode, granularity in CONFIGS:
             for query in queries[:5]:
                 lode.search(SearchOptions(query=query, mode=mode, granularity=granularity))

@@ -127,7 +127,7 @@ def embedded_chunks(db: Path) -> int:
         return 0
     store = open_store(db, info["model_id"], int(info["dimension"]))
     try:
-        return store.count_chunks(embedded=True)
+        return store.chunks.count(embedded=True)
     finally:
         store.close()
 

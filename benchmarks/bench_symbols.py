@@ -73,11 +73,11 @@ def timed(calls: list[Callable[[], Any]], repeat: int) -> dict[str, Any]:
 def sample_names(lode: Lode, count: int) -> list[tuple[str, str | None]]:
     """(name, a file that uses it) for ``count`` defined names spread over the store."""
     store = lode.store
-    names = [n for n in store.definition_names() if len(n) > 2]
+    names = [n for n in store.symbols.names() if len(n) > 2]
     step = max(1, len(names) // count)
     out: list[tuple[str, str | None]] = []
     for name in names[::step][:count]:
-        sites = store.find_references([name], limit=1)
+        sites = store.symbols.references([name], limit=1)
         out.append((name, sites[0].file_path if sites else None))
     return out
 
@@ -153,7 +153,7 @@ def small_store(tmp: Path) -> tuple[Path, int]:
     lode = Lode(load_config(overrides={"db": tmp / "db"}))
     try:
         lode.index(root, name=spec.name, embed=False)
-        chunks = lode.store.count_chunks()
+        chunks = lode.store.chunks.count()
     finally:
         lode.close()
     return tmp / "db", chunks

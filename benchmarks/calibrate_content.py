@@ -64,7 +64,7 @@ def _corpus_sims(name: str, embedder: Embedder, limit: int) -> dict[str, list[fl
         lode = Lode(load_config(env={}, overrides={"db": Path(tmp) / "db"}), embedder=embedder)
         try:
             project = lode.index(root, name=name).project_id
-            items = lode.store.chunks_with_vectors(ChunkFilter(project_ids=(project,)))
+            items = lode.store.chunks.with_vectors(ChunkFilter(project_ids=(project,)))
         finally:
             lode.close()
     chunks = [c for c, v in items if v is not None]
@@ -100,7 +100,7 @@ def _concept_sims(embedder: Embedder) -> dict[str, list[float]]:
             project = lode.index(root, name="lode").project_id
             items = [
                 (c, v)
-                for c, v in lode.store.chunks_with_vectors(ChunkFilter(project_ids=(project,)))
+                for c, v in lode.store.chunks.with_vectors(ChunkFilter(project_ids=(project,)))
                 if v is not None
             ]
         finally:

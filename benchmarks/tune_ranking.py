@@ -113,7 +113,7 @@ def _open_trees(reindex: bool, limit: int) -> list[dict[str, Any]]:
         for tree_name, texts in (("blanked", blanked), ("original", files)):
             base = cache_dir() / "tune" / f"{corpus.name}-{tree_name}"
             lode = Lode(load_config(overrides={"db": base / "db"}), embedder=embedder)
-            if reindex or not (base / "db").exists() or not lode.store.list_projects():
+            if reindex or not (base / "db").exists() or not lode.store.projects.all():
                 tree = base / "tree" / corpus.name
                 if not tree.exists():
                     _write_tree(texts, tree)

@@ -344,10 +344,10 @@ class Lode:
 
     def settle_later(self) -> bool:
         """Before this process ends: leave a job that prunes the table versions its writes
-        replaced once readers may no longer read them (``Store.prune_later``); True when
+        replaced once readers may no longer read them (``Versions.prune_later``); True when
         one was left."""
         store = self._store
-        return store is not None and not store.access.read_only and store.prune_later()
+        return store is not None and not store.access.read_only and store.versions.prune_later()
 
     def close(self) -> None:
         """Release the store (and the writer's claim)."""
@@ -368,15 +368,15 @@ class Lode:
         check_project_fields(name or None, include, exclude)
         root = resolve_project_root(path, force=force)
         self.hold_writer()
-        existing = self.store.find_project_by_root(str(root))
+        existing = self.store.projects.find_by_root(str(root))
         if existing is not None:
             return existing
-        return self.store.add_project(name or root.name, str(root), include, exclude)
+        return self.store.projects.add(name or root.name, str(root), include, exclude)
 
     def list_projects(self) -> list[Project]:
         """Every registered project."""
         store = self.open_readonly()
-        return store.list_projects() if store else []
+        return store.projects.all() if store else []
 
     def remove_project(self, ref: str) -> Project:
         """Forget a project and its index rows (source files are never touched)."""
@@ -385,9 +385,9 @@ class Lode:
             from indexer.errors import NotFoundError
 
             raise NotFoundError(f"no project {quote(ref)}")
-        project = store.get_project(ref)
+        project = store.projects.get(ref)
         self.hold_writer("lode projects remove")
-        self.store.delete_project(project.id)
+        self.store.projects.delete(project.id)
         return project
 
     # ---- indexing -------------------------------------------------------------------
@@ -441,7 +441,7 @@ class Lode:
             from_version=self.upgraded_from or int(info.get("schema_version", "0")),
             to_version=SCHEMA_VERSION,
             files_rechunked=rechunked,
-            files_awaiting_rechunk=store.count_outdated_files(),
+            files_awaiting_rechunk=store.documents.count_outdated(),
             vectors_outdated=store.stats()["vectors_outdated"],
         )
 
@@ -453,8 +453,8 @@ class Lode:
         self.hold_writer()
         store = self.store
         done = 0
-        for project in store.list_projects():
-            paths = store.outdated_files(project.id)
+        for project in store.projects.all():
+            paths = store.documents.outdated(project.id)
             if not paths:
                 continue
             try:
@@ -481,20 +481,20 @@ class Lode:
         store = self.open_readonly()
         if store is None:
             return {"db": str(self.config.db), "exists": False, "projects": []}
-        errors = store.file_errors()
+        errors = store.files.errors()
         projects = [
             {
                 "id": p.id,
                 "name": p.name,
                 "root": p.root,
-                "files": store.count_documents(p.id),
-                "chunks": store.count_chunks(p.id),
-                "semantic_coverage": round(store.semantic_coverage(p.id), 4),
-                "files_awaiting_rechunk": store.count_outdated_files(p.id),
+                "files": store.documents.count(p.id),
+                "chunks": store.chunks.count(p.id),
+                "semantic_coverage": round(store.vectors.coverage(p.id), 4),
+                "files_awaiting_rechunk": store.documents.count_outdated(p.id),
                 "failed_files": sum(1 for e in errors if e["project_id"] == p.id),
                 "last_indexed_at": p.last_indexed_at.isoformat() if p.last_indexed_at else None,
             }
-            for p in store.list_projects()
+            for p in store.projects.all()
         ]
         return {
             "db": str(self.config.db),
@@ -503,7 +503,7 @@ class Lode:
             "dimension": store.dimension,
             **store.stats(),
             "projects": projects,
-            "tasks": [task_summary(t) for t in store.list_tasks(statuses=LIVE_STATUSES)],
+            "tasks": [task_summary(t) for t in store.tasks.all(statuses=LIVE_STATUSES)],
         }
 
     # ---- search ---------------------------------------------------------------------

@@ -15,7 +15,7 @@ two arenas: with these settings the same run stayed within 1.2–1.3 GB through 
 +4 % from 10 % into it to its end (see docs/performance.md, "Memory and disk"). Only
 glibc has ``mallopt`` with these parameters; elsewhere it does nothing.
 
-``child_env`` gives the store's maintenance children (``_lance_jobs``: compaction, index
+``child_env`` gives the store's maintenance children (``store._lance._jobs``: compaction, index
 merges and builds) the same settings through glibc's ``MALLOC_*`` variables: the first
 optimize of phase 2 rewriting 107k chunks peaked at 600 MB in a child with glibc's
 defaults, 500 MB with these, in the same time.

@@ -4,7 +4,7 @@ Phase 1 makes every changed file lexically searchable and filterable at once: ch
 are written with their text and metadata, and with a vector only when the embedding
 cache already has one. Phase 2 (``indexer.vectorizer``) fills in the missing vectors.
 Both phases are restartable: a killed run leaves a consistent store that the next run
-repairs (``Store.repair``) and continues.
+repairs (``Files.repair``) and continues.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def index_project(
     )
     report.lexical_seconds = round(time.perf_counter() - started, 3)
     # fold the new rows into the indexes (and compact) before phase 2 reads and rewrites them
-    store.maybe_optimize()
+    store.maintenance.maybe_optimize()
     if embed and not _is_cancelled(cancel):
         stats = embed_backlog(store, embedder, project.id, state=state, progress=progress, cancel=cancel)
         report.model_seconds = round(stats.model_seconds, 3)
@@ -87,8 +87,8 @@ def index_project(
         report.files_failed.extend(stats.failed)
     # the writer is idle now: fold in even a few rows, and what the last vector writes took
     # out of the indexes (the first searches after a run would pay for it)
-    store.maybe_optimize(settle=True)
-    store.prune_if_due()
+    store.maintenance.maybe_optimize(settle=True)
+    store.versions.prune_if_due()
     _count_vectors(store, project.id, report)
     report.seconds = round(time.perf_counter() - started, 3)
     state.phase = "done"
@@ -99,7 +99,7 @@ def index_project(
 def _count_vectors(store: Store, project_id: str, report: IndexReport) -> None:
     """Fill in the chunks left without a vector, and the earlier runs' chunks phase 2 took
     on (what makes the report's chunk counts add up)."""
-    report.chunks_queued = store.count_chunks(project_id) - store.count_chunks(project_id, embedded=True)
+    report.chunks_queued = store.chunks.count(project_id) - store.chunks.count(project_id, embedded=True)
     given = report.chunks_embedded + report.embedding_cache_hits + report.chunks_queued
     report.chunks_from_earlier = max(0, given - report.chunks_written)
 
@@ -130,15 +130,15 @@ def run_lexical_phase(
     report.files_skipped.extend(walked.skipped)
     # a crash leaves half-written files anywhere: repair on whole-project runs (start-up,
     # rescans, lode index), not on every saved file
-    dirty = store.repair(project.id) if not paths else set()
-    retry = {e["file_path"] for e in store.file_errors(project.id) if e["stage"] == "chunk"}
-    states = store.document_states(project.id)
+    dirty = store.files.repair(project.id) if not paths else set()
+    retry = {e["file_path"] for e in store.files.errors(project.id) if e["stage"] == "chunk"}
+    states = store.documents.states(project.id)
     # files another chunker cut are chunked again, whatever their bytes
     stale = {path for path, state in states.items() if state.chunker_version != CHUNKER_VERSION}
     changed, unchanged = _diff(walked.files, states, full=full, force=dirty | retry | stale)
     report.files_unchanged = len(unchanged)
     gone = _deleted(states, {e.rel_path for e in walked.files}, paths)
-    store.delete_files([states[p].id for p in gone])
+    store.files.delete([states[p].id for p in gone])
     report.files_deleted = len(gone)
     state.files_changed += len(gone) + len(dirty)
     state.phase, state.files_total = "chunk", len(changed)
@@ -153,9 +153,9 @@ def run_lexical_phase(
         writer.accept(entry, states.get(entry.rel_path), prepared)
     writer.flush()
     if writer.indexed:  # the last rows too: a few hundred unfolded rows cost every search ms
-        store.fold_new_rows(force=True, everything=writer.folded, rewritten=False)
+        store.maintenance.fold_new_rows(force=True, everything=writer.folded, rewritten=False)
     stamp = datetime.now(UTC)
-    store.mark_indexed(project.id, stamp)
+    store.projects.mark_indexed(project.id, stamp)
     return report
 
 
@@ -233,7 +233,7 @@ class _FileWriter:
             self.stat_updates.append((old.id, prepared.size, entry.mtime))
             self.report.files_unchanged += 1
         elif prepared.kind == "failed":
-            self.store.record_file_error(self.project.id, entry.rel_path, "chunk", prepared.reason)
+            self.store.files.record_error(self.project.id, entry.rel_path, "chunk", prepared.reason)
             self.report.files_failed.append(SkippedFile(entry.rel_path, prepared.reason))
         elif prepared.write is not None:
             write = prepared.write
@@ -263,27 +263,27 @@ class _FileWriter:
         """Write everything queued: new versions (with cached vectors), stats, removals."""
         if self.pending:
             hashes = [h for _, hs in self.pending for h in hs]
-            cached = self.store.cache_get(hashes)
+            cached = self.store.vectors.cached(hashes)
             writes = [_with_vectors(w, cached) for w, _ in self.pending]
-            self.store.replace_files(writes, maybe_new=self.all_new)
+            self.store.files.replace(writes, maybe_new=self.all_new)
             if not self.indexed:
                 # a new store gets its full-text indexes from the first batch, so words are
                 # searchable seconds into a first index (later rows are scanned until folded in)
-                self.store.ensure_text_indexes()
+                self.store.indexes.ensure_text()
                 self.indexed = True
             else:  # searches of the store meanwhile would scan every row not in an index
-                self.folded = self.store.fold_new_rows() or self.folded
+                self.folded = self.store.maintenance.fold_new_rows() or self.folded
             # each write and fold is a new version: those it replaced go once readers may no
             # longer read them, during the run (a long first index piled up gigabytes)
-            self.store.prune_if_due()
+            self.store.versions.prune_if_due()
             hits = sum(1 for h in hashes if h in cached)
             self.report.embedding_cache_hits += hits
             self.report.files_indexed += len(writes)
             self.report.chunks_written += len(hashes)
             self.state.chunks_done += len(hashes)
-        self.store.update_file_stats(self.stat_updates)
-        self.store.delete_files(self.drop)
-        self.store.clear_file_errors(self.project.id, self.failed_ok, stage="chunk")
+        self.store.documents.update_stats(self.stat_updates)
+        self.store.files.delete(self.drop)
+        self.store.files.clear_errors(self.project.id, self.failed_ok, stage="chunk")
         self.pending, self.pending_chunks, self.all_new = [], 0, True
         self.stat_updates, self.drop, self.failed_ok = [], [], []
         self._notify()

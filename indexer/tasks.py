@@ -143,8 +143,8 @@ class IndexWorker:
     # ---- lifecycle ----------------------------------------------------------------
     def start(self) -> None:
         """Requeue interrupted tasks and start the worker thread."""
-        for task in self.store.list_tasks(statuses=("running",)):
-            self.store.save_task(
+        for task in self.store.tasks.all(statuses=("running",)):
+            self.store.tasks.save(
                 dataclasses.replace(task, status="queued", phase="queued", message="resumed")
             )
         self._thread = threading.Thread(target=self._run, name="lode-writer", daemon=True)
@@ -156,7 +156,7 @@ class IndexWorker:
 
         Waits up to ``timeout`` seconds for the writer thread. If it still runs (inside
         the model, or an optimize), waits for the write unit in progress and lets no
-        other begin (``Store.hold_writes``): the store is whole, and a process may exit
+        other begin (``Db.hold_writes``): the store is whole, and a process may exit
         at once, the thread with it. True when the thread ended.
         """
         self._stop.set()
@@ -169,7 +169,7 @@ class IndexWorker:
         self._thread.join(timeout)
         if not self._thread.is_alive():
             return True
-        if not self.store.hold_writes(_UNIT_WAIT):
+        if not self.store.db.hold_writes(_UNIT_WAIT):
             log.warning("the index writer is still inside a write after %.0f s", _UNIT_WAIT)
         return False
 
@@ -185,7 +185,7 @@ class IndexWorker:
         """Queue work for a project; a request while one is still queued joins it."""
         with self._lock:
             retrying = [t for t in self._retrying.values() if t.project_id == project_id and t.kind == kind]
-            queued = retrying or [t for t in self.store.list_tasks(project_id, ("queued",)) if t.kind == kind]
+            queued = retrying or [t for t in self.store.tasks.all(project_id, ("queued",)) if t.kind == kind]
             if queued:
                 task = queued[0]
                 merged_paths: tuple[str, ...] = (
@@ -218,7 +218,7 @@ class IndexWorker:
         """Write a queued task's row; a storage failure is one for ``/health`` too, and
         the caller's ``StorageError`` (a watcher keeps its batch and tries again)."""
         try:
-            self.store.save_task(task)
+            self.store.tasks.save(task)
         except Exception as exc:
             if not is_storage_failure(exc):
                 raise
@@ -230,7 +230,7 @@ class IndexWorker:
         (the watcher's start-up reconcile and rescans): a check that finds every file as
         indexed leaves no task. Joins a queued task of the project, or a queued check."""
         with self._lock:
-            if any(t.kind == "index" for t in self.store.list_tasks(project_id, ("queued",))):
+            if any(t.kind == "index" for t in self.store.tasks.all(project_id, ("queued",))):
                 joined = True
             else:
                 joined = False
@@ -253,11 +253,11 @@ class IndexWorker:
             or self._retrying.get(task_id)
             or self._unchanged.get(task_id)
         )
-        return live if live is not None else self.store.get_task(task_id)
+        return live if live is not None else self.store.tasks.get(task_id)
 
     def list(self, project_id: str | None = None, limit: int | None = 100) -> list[Task]:
         """Tasks newest first, live ones with current progress."""
-        tasks = self.store.list_tasks(project_id, limit=limit)
+        tasks = self.store.tasks.all(project_id, limit=limit)
         return [self._live.get(t.id) or self._retrying.get(t.id) or t for t in tasks]
 
     def rate(self, task_id: str) -> float:
@@ -277,7 +277,7 @@ class IndexWorker:
                 return dataclasses.replace(task, status="cancelled", phase="cancelled", finished_at=_now())
             if task.status == "queued":
                 task = dataclasses.replace(task, status="cancelled", phase="cancelled", finished_at=_now())
-                self.store.save_task(task)
+                self.store.tasks.save(task)
                 self._retrying.pop(task_id, None)
                 return task
             self._paused.add(task.project_id)
@@ -302,8 +302,8 @@ class IndexWorker:
     def _run(self) -> None:
         lower_thread_priority(self.config.server.index_nice)
         try:  # indexes an older lode left missing or built differently (e.g. the vector index)
-            self.store.ensure_indexes()
-            self.store.adopt_unindexed_rows()  # rows a stopped server left unfolded
+            self.store.indexes.ensure()
+            self.store.maintenance.adopt_unindexed_rows()  # rows a stopped server left unfolded
         except BaseException as exc:
             self._failed("index maintenance at start", exc)
         while not self._stop.is_set():
@@ -357,14 +357,18 @@ class IndexWorker:
                 self.last_error = None
         if time.monotonic() - self._last_work >= _QUIET_SECONDS:
             # idle: fold in even a few hundred rows (each costs every full-text query ~27 µs)
-            if self.store.maybe_optimize(quiet=True) and failure is not None and failure.unwritable:
+            if (
+                self.store.maintenance.maybe_optimize(quiet=True)
+                and failure is not None
+                and failure.unwritable
+            ):
                 self.storage.recovered()  # it wrote: the full disk (…) is over
                 self.last_error = None
                 self._backoff = 0.0
-            self.store.prune_if_due()
+            self.store.versions.prune_if_due()
             if time.monotonic() - self._last_prune >= _PRUNE_EVERY:
                 self._last_prune = time.monotonic()
-                self.store.prune_tasks(KEEP_FINISHED_TASKS)
+                self.store.tasks.prune(KEEP_FINISHED_TASKS)
 
     def _step(self) -> bool:
         """Do one piece of work; False when there was nothing to do."""
@@ -380,7 +384,7 @@ class IndexWorker:
         queued task sees it either still queued or already running."""
         with self._lock:
             retrying = list(self._retrying.values())
-            queued = [t for t in self.store.list_tasks(statuses=("queued",)) if t.id not in self._retrying]
+            queued = [t for t in self.store.tasks.all(statuses=("queued",)) if t.id not in self._retrying]
             queued += [t for t in self._checks.values() if t.status == "queued"]
             queued += retrying
             if not queued:
@@ -403,7 +407,7 @@ class IndexWorker:
             if task.kind == "delete":
                 self._delete_project(task)
                 return
-            project = self.store.get_project(task.project_id)
+            project = self.store.projects.get(task.project_id)
             state = IndexProgress()
             report = run_lexical_phase(
                 self.store, self.embedder, project, self.config, paths=task.paths, full=task.full,
@@ -421,15 +425,15 @@ class IndexWorker:
             if report.chunks_written <= report.embedding_cache_hits:
                 # every chunk it wrote has its vector (or it only removed files): done; a
                 # backlog left by others is embedded by their tasks (or ``_drain_orphan_backlog``)
-                total = self.store.count_chunks(task.project_id)
-                embedded = self.store.count_chunks(task.project_id, embedded=True)
+                total = self.store.chunks.count(task.project_id)
+                embedded = self.store.chunks.count(task.project_id, embedded=True)
                 self._finish(dataclasses.replace(task, chunks_total=total, chunks_embedded=embedded), "done")
                 return
             # every file is written and lexically searchable (phase 1 made the full-text
             # indexes): say so; a big run folds its rows into the indexes before phase 2
             # rewrites them (small ones wait for a quiet moment: ``_maintain``)
             self._publish(dataclasses.replace(task, phase="embed"), force=True)
-            self.store.maybe_optimize(rows=OPTIMIZE_AFTER_ROWS, seconds=math.inf)
+            self.store.maintenance.maybe_optimize(rows=OPTIMIZE_AFTER_ROWS, seconds=math.inf)
         except NotFoundError as exc:
             if task.id in self._checks:  # the project went away meanwhile
                 self._drop_check(task.id, IndexProgress())
@@ -469,7 +473,7 @@ class IndexWorker:
             )
             self._retrying[task.id] = queued
         try:  # shown queued, when the store takes the write (else its row says running)
-            self.store.save_task(queued)
+            self.store.tasks.save(queued)
         except Exception as again:
             if not is_storage_failure(again):
                 raise
@@ -502,7 +506,7 @@ class IndexWorker:
             # every vector is in: fold in the rows a big run's last writes left outside
             # the indexes before saying done, so the searches that follow cost what later
             # ones do (small leftovers wait for ``_maintain``)
-            self.store.maybe_optimize(rows=OPTIMIZE_AFTER_ROWS, seconds=math.inf, settle=True)
+            self.store.maintenance.maybe_optimize(rows=OPTIMIZE_AFTER_ROWS, seconds=math.inf, settle=True)
             for other in [
                 t for t in self._live.values() if t.project_id == task.project_id and t.phase == "embed"
             ]:
@@ -513,11 +517,11 @@ class IndexWorker:
 
     def _drain_orphan_backlog(self) -> bool:
         """Embed what a previous process left without vectors (restart after a kill)."""
-        for project in self.store.list_projects():
+        for project in self.store.projects.all():
             if project.id in self._paused:
                 continue
             backlog = [
-                cid for cid, _ in self.store.embedding_backlog(project.id) if cid not in self._failed_chunks
+                cid for cid, _ in self.store.vectors.backlog(project.id) if cid not in self._failed_chunks
             ]
             if backlog:
                 self._preempt.clear()
@@ -529,7 +533,9 @@ class IndexWorker:
                 if stats.embedded or stats.cache_hits:
                     self._notify(project.id)
                 if not stop.is_set():
-                    self.store.maybe_optimize(rows=OPTIMIZE_AFTER_ROWS, seconds=math.inf, settle=True)
+                    self.store.maintenance.maybe_optimize(
+                        rows=OPTIMIZE_AFTER_ROWS, seconds=math.inf, settle=True
+                    )
                 return True
         return False
 
@@ -543,7 +549,7 @@ class IndexWorker:
         for other in list(self._live.values()):
             if other.project_id == task.project_id and other.id != task.id:
                 self._finish(other, "cancelled")
-        self.store.delete_project(task.project_id)
+        self.store.projects.delete(task.project_id)
         self._finish(task, "done")
         self._notify(task.project_id)
 
@@ -581,7 +587,7 @@ class IndexWorker:
         now = time.monotonic()
         if force or now - self._last_save >= _SAVE_EVERY:
             self._last_save = now
-            self.store.save_task(task)
+            self.store.tasks.save(task)
 
     def _drop_check(self, task_id: str, state: IndexProgress) -> None:
         """End a check that changed nothing: no task row, ``get`` answers ``done``."""
@@ -604,7 +610,7 @@ class IndexWorker:
             self.last_error = None
             self._backoff = 0.0
         task = dataclasses.replace(task, status=status, phase=status, finished_at=_now(), updated_at=_now())
-        self.store.save_task(task)
+        self.store.tasks.save(task)
         self._live.pop(task.id, None)
         self._cancel.pop(task.id, None)
         self._rates.pop(task.id, None)

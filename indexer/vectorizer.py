@@ -46,7 +46,7 @@ _WINDOW = 2048
 #: Vectors written together: a write costs about the same for 64 rows as for 256 (~0.4–0.8 s
 #: of CPU on a 60k–110k-row table), CPU the model would otherwise have.
 _WRITE_ROWS = 256
-#: How often a model batch waiting for a big store's optimize (``maintenance_settled``)
+#: How often a model batch waiting for a big store's optimize (``Maintenance.settled``)
 #: checks whether the pass was cancelled.
 _MAINTENANCE_POLL_SECONDS = 0.2
 #: Texts per model call while searches run (``SearchActivity``): ~0.5–1 s of the model on
@@ -136,16 +136,16 @@ def embed_backlog(
     state.phase = "embed"
     # a run killed between a file's last vectors and its document's leaves the document
     # unembedded with nothing left in the backlog to complete it
-    store.complete_pending_documents(project_id)
-    state.chunks_total = store.count_chunks(project_id)
-    state.chunks_embedded = store.count_chunks(project_id, embedded=True)
+    store.vectors.complete_pending(project_id)
+    state.chunks_total = store.chunks.count(project_id)
+    state.chunks_embedded = store.chunks.count(project_id, embedded=True)
     if progress is not None:  # the totals, also when there is nothing left to embed
         progress(state)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lode-vector-writer") as pool:
         run.pool = pool
         while not run.stopped():
             run.drain()  # the backlog must not see chunks whose vectors are still being written
-            backlog = [cid for cid, _ in store.embedding_backlog(project_id) if cid not in run.failed]
+            backlog = [cid for cid, _ in store.vectors.backlog(project_id) if cid not in run.failed]
             if not backlog:
                 break
             for start in range(0, len(backlog), _WINDOW):
@@ -190,11 +190,11 @@ class _Run:
     def window(self, ids: Sequence[str]) -> None:
         """Embed one window of the backlog: cached vectors first, then the model's batches."""
         self.drain()  # the cache must hold every vector made so far, or a text is embedded twice
-        chunks = self.store.chunks_for_embedding(ids)
+        chunks = self.store.vectors.pending_chunks(ids)
         if not chunks:
             return
         texts = {c.id: embedding_input(c.file_path, c.chunk) for c in chunks}
-        cached = self.store.cache_get([key for _, key in texts.values()])
+        cached = self.store.vectors.cached([key for _, key in texts.values()])
         hits = [c for c in chunks if texts[c.id][1] in cached]
         self.stats.cache_hits += len(hits)
         self._write(_batch_of(hits, texts, cached, {}, self._failed_paths()))
@@ -204,7 +204,7 @@ class _Run:
                 todo.setdefault(texts[c.id][1], []).append(c)
         groups = sorted(todo.values(), key=lambda g: len(g[0].chunk.content))
         for part in model_batches(groups, self.batch_size):
-            while not self.store.maintenance_settled(_MAINTENANCE_POLL_SECONDS):
+            while not self.store.maintenance.settled(_MAINTENANCE_POLL_SECONDS):
                 if self.stopped():
                     return
             if self.stopped():
@@ -397,28 +397,28 @@ def _embed_one_by_one(
         except Exception as exc:
             failed.add(chunk.id)
             reason = f"embedding failed: {exc}"
-            store.record_file_error(chunk.project_id, chunk.file_path, "embed", reason)
+            store.files.record_error(chunk.project_id, chunk.file_path, "embed", reason)
             stats.failed.append(SkippedFile(chunk.file_path, reason))
     return good
 
 
 def _write(store: Store, batch: _Batch, fold: bool) -> None:
-    with store.write_unit():  # a stop never leaves chunks embedded and their document not
-        store.cache_put(batch.new)
-        store.set_chunk_vectors(batch.ids, batch.vectors, batch.text_hashes)
-        store.complete_documents(batch.file_ids)
+    with store.db.write_unit():  # a stop never leaves chunks embedded and their document not
+        store.vectors.remember(batch.new)
+        store.vectors.write(batch.ids, batch.vectors, batch.text_hashes)
+        store.vectors.complete_documents(batch.file_ids)
     by_project: dict[str, list[str]] = {}
     for project_id, path in batch.done_files:
         by_project.setdefault(project_id, []).append(path)
     for project_id, paths in by_project.items():
-        store.clear_file_errors(project_id, paths, stage="embed")
+        store.files.clear_errors(project_id, paths, stage="embed")
     if fold:
         # every vector write rewrites its rows outside the indexes; a long pass folds
         # them in as it goes (lexical queries asked meanwhile stay fast)
-        store.maybe_optimize()
+        store.maintenance.maybe_optimize()
         # the rows (and fragments, once compacted) it replaced go once the readers'
         # window has passed, not at the end
-        store.prune_if_due()
+        store.versions.prune_if_due()
         # glibc keeps freed pages inside its heaps, past its trim threshold's reach: a
         # long pass gave back 4-72 MB a write (``indexer.memory``)
         started = time.perf_counter()

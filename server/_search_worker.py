@@ -35,7 +35,7 @@ THREADS = 4
 def answer(lode: Lode, request: Any) -> tuple[int, bytes]:
     """The HTTP status and JSON body for one search request (a ``SearchRequest``)."""
     try:
-        lode.store.forget_if_changed()
+        lode.store.db.forget_if_changed()
         return 200, encode_json(to_search_response(lode.search(to_options(request))))
     except BaseException as exc:  # a storage panic too: answer it, never lose the request
         if isinstance(exc, KeyboardInterrupt | SystemExit | GeneratorExit):
@@ -69,7 +69,7 @@ def serve(config: LodeConfig, graph: QueryGraph | None, source: IO[bytes], out: 
     try:
         lode.searcher.query_vector("warm up")  # loads the model
         try:
-            lode.store.prewarm()
+            lode.store.indexes.prewarm()
         except BaseException as exc:  # only a slower first search (a damaged index's panic too:
             if isinstance(exc, KeyboardInterrupt | SystemExit):  # dying here crash-looped)
                 raise

@@ -49,8 +49,8 @@ class VersionWatch:
         """Ask the store for its newest chunk table version (a failure is logged, not raised)."""
         try:
             store = self.lode.store
-            store.forget_if_changed()
-            self.version = store.chunk_table_version()
+            store.db.forget_if_changed()
+            self.version = store.search.chunk_table_version()
         except BaseException as exc:  # storage trouble (a panic too) shows in the requests that meet it
             if isinstance(exc, KeyboardInterrupt | SystemExit):
                 raise
@@ -132,7 +132,7 @@ class ServerContext:
                 self.model_error = repr(exc)
                 log.exception("the embedding model failed to load")
             try:
-                self.lode.store.prewarm()
+                self.lode.store.indexes.prewarm()
             except BaseException as exc:  # a panic of a damaged index too: never kill this thread
                 if not is_storage_failure(exc):
                     raise
@@ -200,12 +200,12 @@ def open_context(
         lode.close()
         raise
     store = lode.store
-    store.yield_writes_to_searches(config.server.index_nice)
+    store.maintenance.yield_writes_to_searches(config.server.index_nice)
     worker = IndexWorker(store, lode.lazy_embedder, config, activity=lode.activity)
     ctx = ServerContext(config=config, lode=lode, worker=worker)
     worker.start()
-    for project in store.list_projects():
-        if store.count_outdated_files(project.id):
+    for project in store.projects.all():
+        if store.documents.count_outdated(project.id):
             # files an older lode chunked (an upgrade): their symbols and roles come now,
             # not at their next edit (vectors made before it are made again when idle)
             worker.submit(project.id)
@@ -213,7 +213,7 @@ def open_context(
         from indexer.watch import WatchService
 
         ctx.watcher = WatchService(worker, config.watch)
-        ctx.watcher.start(store.list_projects())
+        ctx.watcher.start(store.projects.all())
     ctx.versions = VersionWatch(lode, config.storage.read_consistency_seconds)
     ctx.versions.start()
     if warm:
@@ -259,7 +259,7 @@ def register_paths(ctx: ServerContext, paths: list[str]) -> list[Project]:
 
 def _free_name(ctx: ServerContext, root: Path) -> str:
     """``parent-name``, or that with ``-2``, ``-3``… until no project has it."""
-    taken = {p.name for p in ctx.lode.store.list_projects()}
+    taken = {p.name for p in ctx.lode.store.projects.all()}
     base = f"{root.parent.name}-{root.name}" if root.parent.name else root.name
     name, n = base, 1
     while name in taken:

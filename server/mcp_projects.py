@@ -38,8 +38,8 @@ PROJECTS_DESCRIPTION = (
 
 def _project_row(ctx: ServerContext, project: Project) -> tuple[str, dict[str, Any]]:
     store = ctx.lode.store
-    files, chunks = store.count_documents(project.id), store.count_chunks(project.id)
-    embedded = round(100 * store.semantic_coverage(project.id))
+    files, chunks = store.documents.count(project.id), store.chunks.count(project.id)
+    embedded = round(100 * store.vectors.coverage(project.id))
     live = [t for t in ctx.worker.list(project.id, limit=5) if t.live]
     item: dict[str, Any] = {"name": project.name, "root": project.root, "files": files, "chunks": chunks,
                             "embedded_percent": embedded}  # fmt: skip
@@ -97,7 +97,7 @@ def _answer(
 
 
 def _list(ctx: ServerContext, args: dict[str, Any]) -> str:
-    projects = ctx.lode.store.list_projects()
+    projects = ctx.lode.store.projects.all()
     head = (
         f"{len(projects)} projects"
         if projects
@@ -115,7 +115,7 @@ def _register(ctx: ServerContext, args: dict[str, Any]) -> str:
     ctx.require_writer()  # a read-only server names its writer
     root = resolve_project_root(args["path"])
     store = ctx.lode.store
-    project = store.find_project_by_root(str(root)) or store.add_project(
+    project = store.projects.find_by_root(str(root)) or store.projects.add(
         args["name"] or root.name, str(root), tuple(args["include"]), tuple(args["exclude"])
     )
     ctx.worker.submit(project.id)
@@ -135,7 +135,7 @@ def _reindex(ctx: ServerContext, args: dict[str, Any]) -> str:
 
 
 def _status(ctx: ServerContext, args: dict[str, Any]) -> str:
-    names = {p.id: p.name for p in ctx.lode.store.list_projects()}
+    names = {p.id: p.name for p in ctx.lode.store.projects.all()}
     pid = resolve_project(ctx, args["project"]).id if args["project"] else None
     tasks = ctx.worker.list(pid, limit=10)
     head = f"{sum(t.live for t in tasks)} tasks running or queued; latest first"

@@ -42,10 +42,10 @@ def resolve_project(ctx: ServerContext, ref: str | None, field: str = "project")
     if ref:
         check_text(field, ref)
         try:
-            return store.get_project(ref)
+            return store.projects.get(ref)
         except NotFoundError as exc:
             raise NotFoundError(str(exc), field) from None
-    projects = store.list_projects()
+    projects = store.projects.all()
     if len(projects) == 1:
         return projects[0]
     names = quote_items(sorted(p.name for p in projects)) if projects else "none is registered"
@@ -64,8 +64,8 @@ class _Target:
 
 def _by_path(ctx: ServerContext, path: str, project: str | None) -> tuple[Project, str]:
     store = ctx.lode.store
-    candidates = [resolve_project(ctx, project)] if project else store.list_projects()
-    found = [(p, d.id) for p in candidates if (d := store.find_document(p.id, path)) is not None]
+    candidates = [resolve_project(ctx, project)] if project else store.projects.all()
+    found = [(p, d.id) for p in candidates if (d := store.documents.find(p.id, path)) is not None]
     if not found:
         where = f" in project {quote(project)}" if project else ""
         raise NotFoundError(f"no indexed file {quote(path)}{where} (search or outline find it)", "path")
@@ -92,7 +92,7 @@ def _unit(ctx: ServerContext, project: Project, path: str, unit: str) -> tuple[i
 
 def target_of_node(ctx: ServerContext, outline: Outline, node: OutlineNode) -> _Target:
     """What ``read`` reads for an outline node of a file (the whole file, or the unit's lines)."""
-    project = ctx.lode.store.get_project(outline.project)
+    project = ctx.lode.store.projects.get(outline.project)
     doc_id = outline.document_ids([node.path]).get(node.path)
     if doc_id is None:
         raise NotFoundError(f"no indexed file {quote(node.path)}", "path")
@@ -107,17 +107,17 @@ def _target(ctx: ServerContext, args: dict[str, Any]) -> _Target:
     start, end = args["start_line"], args["end_line"]
     if args["id"]:
         check_text("id", args["id"])
-        chunks = store.get_chunks([args["id"]])
+        chunks = store.chunks.get([args["id"]])
         if chunks:
             c = chunks[0]
-            project = store.get_project(c.project_id)
+            project = store.projects.get(c.project_id)
             label = f"{c.chunk.node_type} {c.chunk.node_name}".strip()
             return _Target(project, c.file_path, c.file_id, start or c.chunk.start_line,
                            end or c.chunk.end_line, label)  # fmt: skip
-        docs = store.get_documents([args["id"]])
+        docs = store.documents.get([args["id"]])
         if not docs:
             raise NotFoundError(f"no chunk or document with id {quote(args['id'])}", "id")
-        project = store.get_project(docs[0].project_id)
+        project = store.projects.get(docs[0].project_id)
         return _Target(project, docs[0].file_path, docs[0].id, start, end)
     raw = (args["path"] or "").strip()
     if not raw:
@@ -132,7 +132,7 @@ def _target(ctx: ServerContext, args: dict[str, Any]) -> _Target:
 
 
 def _lines(ctx: ServerContext, target: _Target) -> tuple[list[str], int, int]:
-    lines = (ctx.lode.store.document_content(target.document_id) or "").splitlines()
+    lines = (ctx.lode.store.documents.content(target.document_id) or "").splitlines()
     first = 1 if target.start is None else target.start
     last = len(lines) if target.end is None else min(target.end, len(lines))
     if first < 1 or (lines and first > len(lines)):
@@ -203,7 +203,7 @@ def add_read_tool(mcp: Any, get_ctx: Callable[[], ServerContext]) -> None:
             budget = check_budget(args["max_tokens"])
             ctx = get_ctx()
             target = _target(ctx, args)
-            many = len(ctx.lode.store.list_projects()) > 1
+            many = len(ctx.lode.store.projects.all()) > 1
             return render_read(ctx, target, budget, args["format"], many)
 
         return call(run)

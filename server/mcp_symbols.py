@@ -88,7 +88,7 @@ def _code(ctx: ServerContext, symbols: Sequence[Symbol]) -> dict[str, list[str]]
     out: dict[str, list[str]] = {}
     for s in symbols:
         if s.file_id not in texts:
-            texts[s.file_id] = (ctx.lode.store.document_content(s.file_id) or "").splitlines()
+            texts[s.file_id] = (ctx.lode.store.documents.content(s.file_id) or "").splitlines()
         out[s.id] = texts[s.file_id][s.start_line - 1 : s.end_line]
     return out
 
@@ -155,13 +155,13 @@ def _symbol_item(ranked: RankedSymbol, lines: list[str] | None = None) -> dict[s
 def _caller_units(ctx: ServerContext, callers: Sequence[Caller]) -> dict[tuple[str, str, str], Symbol]:
     """The definition of each caller's unit, by (project, path, qualified name), read in one query."""
     store = ctx.lode.store
-    ids = {p.name: p.id for p in store.list_projects()}
+    ids = {p.name: p.id for p in store.projects.all()}
     wanted = {(c.project, c.file_path, c.container) for c in callers if c.container}
     names = sorted({container.rsplit(".", 1)[-1] for _, _, container in wanted})
     project_ids = sorted({ids[p] for p, _, _ in wanted if p in ids})
     by_id = {v: k for k, v in ids.items()}
     out: dict[tuple[str, str, str], Symbol] = {}
-    for s in store.find_definitions(names, project_ids=project_ids, limit=20_000) if names else []:
+    for s in store.symbols.definitions(names, project_ids=project_ids, limit=20_000) if names else []:
         key = (by_id.get(s.project_id, ""), s.file_path, s.qualified_name)
         if key in wanted:
             out.setdefault(key, s)

@@ -187,14 +187,14 @@ def metrics_middleware(app: Any) -> Any:
 
 def _index_lines(ctx: ServerContext) -> list[str]:
     store = ctx.lode.store
-    projects = store.list_projects()
+    projects = store.projects.all()
     gauges = (
-        ("lode_index_documents", "Indexed files per project.", store.count_documents),
-        ("lode_index_chunks", "Indexed chunks per project.", store.count_chunks),
+        ("lode_index_documents", "Indexed files per project.", store.documents.count),
+        ("lode_index_chunks", "Indexed chunks per project.", store.chunks.count),
         (
             "lode_index_chunks_embedded",
             "Chunks with a vector per project.",
-            lambda pid: store.count_chunks(pid, embedded=True),
+            lambda pid: store.chunks.count(pid, embedded=True),
         ),
     )
     out: list[str] = []

@@ -82,14 +82,14 @@ def test_phase_two_yields_to_searches_and_still_finishes(lode: Lode, repo: Path,
     before each call (at most a few times the last call's time; the model then runs on one
     thread), yet embeds everything; with none it never waits and uses every thread."""
     lode.index(repo, embed=False)
-    store, project = lode.store, lode.store.get_project("repo")
+    store, project = lode.store, lode.store.projects.get("repo")
     embedder = _Recording(lode.lazy_embedder)
     activity = SearchActivity()
     if searching:
         activity.begin()
     started = time.monotonic()
     stats = embed_backlog(store, embedder, project.id, activity=activity)  # type: ignore[arg-type]
-    assert store.semantic_coverage(project.id) == 1.0
+    assert store.vectors.coverage(project.id) == 1.0
     assert stats.embedded == sum(embedder.calls) > 16
     assert max(embedder.calls) <= 16
     if searching:

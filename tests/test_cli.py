@@ -244,12 +244,12 @@ def test_status_in_process_lists_live_tasks(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     api = Lode(load_config(env={}, overrides={"db": tmp_path / "db"}), embedder=FakeEmbedder())
     api.index(repo, name="shop", embed=False)
-    project = api.store.get_project("shop")
-    api.store.save_task(
+    project = api.store.projects.get("shop")
+    api.store.tasks.save(
         Task(id="t-running", project_id=project.id, status="running", phase="embed", files_total=10,
              files_done=10, chunks_total=40, chunks_embedded=10)
     )  # fmt: skip
-    api.store.save_task(Task(id="t-done", project_id=project.id, status="done", phase="done"))
+    api.store.tasks.save(Task(id="t-done", project_id=project.id, status="done", phase="done"))
     api.close()
     out = CliRunner().invoke(cli, ["status", "--json"], env=_env(tmp_path / "db"))
     assert out.exit_code == 0, out.output

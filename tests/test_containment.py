@@ -46,8 +46,8 @@ def project(tmp_path: Path, outside: Path) -> Path:
 
 
 def _indexed(lode: Lode, name: str) -> set[str]:
-    project = lode.store.get_project(name)
-    return set(lode.store.document_states(project.id))
+    project = lode.store.projects.get(name)
+    return set(lode.store.documents.states(project.id))
 
 
 @pytest.mark.parametrize(

@@ -61,15 +61,15 @@ def test_real_model_index_search_and_incremental_runs(
     (repo / "src/web/router.go").unlink()
     deleted = api.index(repo)
     assert deleted.files_deleted == 1
-    project = api.store.get_project("repo")
-    assert "src/web/router.go" not in api.store.document_states(project.id)
+    project = api.store.projects.get("repo")
+    assert "src/web/router.go" not in api.store.documents.states(project.id)
     resp = api.search(SearchOptions(query="longest matching prefix route", granularity="chunk", limit=50))
     assert all(h.file_path != "src/web/router.go" for g in resp.groups for h in g.chunks)
 
     (repo / "src/web/session.rs").rename(repo / "src/web/sessions.rs")
     renamed = api.index(repo)
     # its chunks are embedded again: their texts carry the new path's words
-    moved = api.store.document_states(project.id)["src/web/sessions.rs"].chunk_count
+    moved = api.store.documents.states(project.id)["src/web/sessions.rs"].chunk_count
     assert (renamed.files_deleted, renamed.files_indexed, renamed.chunks_embedded) == (1, 1, moved)
     assert _top(api, "make session tokens expire later", languages=("rust",)) == (
         "src/web/sessions.rs",

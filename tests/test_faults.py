@@ -139,9 +139,9 @@ def _snapshot(lode: Lode) -> Snapshot:
     """Per file: its hash, its chunks' hashes, whether all are embedded, and its symbol rows
     (role, name, kind, line, the index of the chunk each names: which must be the file's)."""
     store = lode.store
-    project = store.list_projects()[0]
-    states = store.document_states(project.id)
-    chunks = store.chunks_of_files([s.id for s in states.values()])
+    project = store.projects.all()[0]
+    states = store.documents.states(project.id)
+    chunks = store.chunks.of_files([s.id for s in states.values()])
     out = {}
     for path, state in states.items():
         mine = sorted(
@@ -151,7 +151,7 @@ def _snapshot(lode: Lode) -> Snapshot:
         symbols = tuple(
             sorted(
                 (s.role, s.name, s.kind, s.start_line, index_of.get(s.chunk_id, -1))
-                for s in store.symbols_of_file(state.id)
+                for s in store.symbols.of_file(state.id)
             )
         )
         out[path] = (

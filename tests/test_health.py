@@ -127,13 +127,13 @@ def test_a_panic_while_prewarming_is_a_storage_failure_not_a_dead_thread(
 ) -> None:
     import threading
 
-    from indexer.store import Store
+    from indexer.store._lance._indexes import Indexes
     from server.context import open_context
 
-    def panic(_: Store) -> None:
+    def panic(_: Indexes) -> None:
         raise PanicException("corrupted full-text index")
 
-    monkeypatch.setattr(Store, "prewarm", panic)
+    monkeypatch.setattr(Indexes, "prewarm", panic)
     uncaught: list[BaseException | None] = []
     monkeypatch.setattr(threading, "excepthook", lambda args: uncaught.append(args.exc_value))
     config = load_config(env={}, overrides={"db": tmp_path / "db", "enabled": False})

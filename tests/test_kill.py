@@ -90,12 +90,12 @@ def _kill_when(proc: subprocess.Popen[bytes], db: Path, ready: object, timeout: 
 
 
 def _assert_consistent(store: Store, files: int) -> None:
-    project = store.list_projects()[0]
-    states = store.document_states(project.id)
+    project = store.projects.all()[0]
+    states = store.documents.states(project.id)
     assert len(states) == files
-    assert store.count_documents(project.id) == files  # no duplicate document rows
-    chunks = store.chunks_of_files([s.id for s in states.values()])
-    assert len(chunks) == store.count_chunks(project.id), "orphan chunks"
+    assert store.documents.count(project.id) == files  # no duplicate document rows
+    chunks = store.chunks.of_files([s.id for s in states.values()])
+    assert len(chunks) == store.chunks.count(project.id), "orphan chunks"
     for state in states.values():
         assert sum(1 for c in chunks if c.file_id == state.id) == state.chunk_count
 
@@ -107,17 +107,17 @@ def test_sigkill_in_both_phases_then_complete(tmp_path: Path) -> None:
     db = tmp_path / "db"
 
     # 1: killed during phase 1, after the first batch of chunks is written
-    _kill_when(_spawn(repo, db), db, lambda s: s.count_chunks() > 0)
+    _kill_when(_spawn(repo, db), db, lambda s: s.chunks.count() > 0)
     first = _store(db)
     assert first is not None
-    assert first.count_documents() < files, "the first kill must land inside phase 1"
+    assert first.documents.count() < files, "the first kill must land inside phase 1"
     # 2: killed during phase 2, after some vectors are written
-    _kill_when(_spawn(repo, db), db, lambda s: s.count_chunks(embedded=True) > 0)
+    _kill_when(_spawn(repo, db), db, lambda s: s.chunks.count(embedded=True) > 0)
 
     store = _store(db)
     assert store is not None
-    missing_vectors = store.count_chunks(embedded=False)
-    cached_before = store.cache_size()
+    missing_vectors = store.chunks.count(embedded=False)
+    cached_before = store.vectors.cache_size()
     assert missing_vectors > 0
 
     done = subprocess.run(
@@ -132,13 +132,13 @@ def test_sigkill_in_both_phases_then_complete(tmp_path: Path) -> None:
     store = _store(db)
     assert store is not None
     _assert_consistent(store, files)
-    assert store.count_chunks(embedded=False) == 0
-    total = store.count_chunks()
+    assert store.chunks.count(embedded=False) == 0
+    total = store.chunks.count()
     # every chunk text embedded exactly once over the three runs: the cache holds one vector per
     # distinct text, and the last run embedded only what was still missing
-    states = store.document_states(store.list_projects()[0].id)
-    hashes = {c.chunk.chunk_hash for c in store.chunks_of_files([s.id for s in states.values()])}
-    assert store.cache_size() == len(hashes)
-    assert report["chunks_embedded"] == store.cache_size() - cached_before
+    states = store.documents.states(store.projects.all()[0].id)
+    hashes = {c.chunk.chunk_hash for c in store.chunks.of_files([s.id for s in states.values()])}
+    assert store.vectors.cache_size() == len(hashes)
+    assert report["chunks_embedded"] == store.vectors.cache_size() - cached_before
     assert report["chunks_embedded"] <= missing_vectors + report["chunks_written"]
     assert total >= files

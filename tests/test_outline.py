@@ -452,12 +452,12 @@ def test_chunks_by_file_matches_chunks_of_files(pkg: Outline, tmp_path: Path) ->
     lode = _index(tmp_path, OUTLINE / "pkg", "pkg")
     try:
         store = lode.store
-        ids = [s.id for s in store.document_states(store.get_project("pkg").id).values()]
-        by_file = store.chunks_by_file(ids)
-        for stored in store.chunks_of_files(ids):
+        ids = [s.id for s in store.documents.states(store.projects.get("pkg").id).values()]
+        by_file = store.chunks.by_file(ids)
+        for stored in store.chunks.of_files(ids):
             assert stored.chunk in by_file[stored.file_id]
-        assert sum(map(len, by_file.values())) == len(store.chunks_of_files(ids))
-        assert set(store.document_contents(ids)) == set(ids)
+        assert sum(map(len, by_file.values())) == len(store.chunks.of_files(ids))
+        assert set(store.documents.contents(ids)) == set(ids)
     finally:
         lode.close()
 

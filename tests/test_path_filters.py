@@ -55,9 +55,9 @@ def _expected(globs: tuple[str, ...], exclude: tuple[str, ...] = ()) -> set[str]
 
 
 def _admitted(api: Lode, flt: ChunkFilter) -> tuple[set[str], set[str]]:
-    chunks = {c.file_path for c, _ in api.store.chunks_with_vectors(flt)}
+    chunks = {c.file_path for c, _ in api.store.chunks.with_vectors(flt)}
     where = document_where(flt)
-    table = api.store._t(DOCUMENTS).search().where(where or "true").select(["file_path"]).limit(None)
+    table = api.store.db.table(DOCUMENTS).search().where(where or "true").select(["file_path"]).limit(None)
     return chunks, set(table.to_arrow()["file_path"].to_pylist())
 
 

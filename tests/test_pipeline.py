@@ -15,14 +15,14 @@ from indexer.store import Store
 
 
 def _docs(store: Store, project_id: str) -> dict[str, str]:
-    return {path: s.content_hash for path, s in store.document_states(project_id).items()}
+    return {path: s.content_hash for path, s in store.documents.states(project_id).items()}
 
 
 def _check_consistent(store: Store, project_id: str) -> None:
     """One document per file, every chunk belongs to a document of the same content hash."""
-    states = store.document_states(project_id)
-    chunks = store.chunks_of_files([s.id for s in states.values()])
-    assert len(chunks) == store.count_chunks(project_id), "orphan chunks"
+    states = store.documents.states(project_id)
+    chunks = store.chunks.of_files([s.id for s in states.values()])
+    assert len(chunks) == store.chunks.count(project_id), "orphan chunks"
     for state in states.values():
         own = [c for c in chunks if c.file_id == state.id]
         assert len(own) == state.chunk_count, state.file_path
@@ -37,7 +37,7 @@ def test_index_fixture_repo(lode: Lode, repo: Path, fake_embedder: FakeEmbedder)
     assert report.chunks_written > 10
     assert report.chunks_embedded == fake_embedder.texts_embedded > 0
     store = lode.store
-    project = store.get_project("repo")
+    project = store.projects.get("repo")
     assert set(_docs(store, project.id)) == {
         ".gitignore",
         ".lodeignore",
@@ -51,7 +51,7 @@ def test_index_fixture_repo(lode: Lode, repo: Path, fake_embedder: FakeEmbedder)
         "src/web/session.rs",
         "src/web/widget.js",
     }
-    assert store.semantic_coverage(project.id) == 1.0
+    assert store.vectors.coverage(project.id) == 1.0
     _check_consistent(store, project.id)
 
 
@@ -96,11 +96,11 @@ def test_delete_file_removes_rows(lode: Lode, repo: Path) -> None:
     (repo / "src/web/router.go").unlink()
     report = lode.index(repo)
     assert report.files_deleted == 1
-    project = lode.store.get_project("repo")
+    project = lode.store.projects.get("repo")
     assert "src/web/router.go" not in _docs(lode.store, project.id)
-    assert not [c for c in lode.store.chunks_of_files([]) if c.file_path == "src/web/router.go"]
-    assert lode.store.count_chunks(project.id) == sum(
-        s.chunk_count for s in lode.store.document_states(project.id).values()
+    assert not [c for c in lode.store.chunks.of_files([]) if c.file_path == "src/web/router.go"]
+    assert lode.store.chunks.count(project.id) == sum(
+        s.chunk_count for s in lode.store.documents.states(project.id).values()
     )
 
 
@@ -111,7 +111,7 @@ def test_a_renamed_file_is_embedded_as_its_new_path_and_renamed_back_from_the_ca
     the old path's would describe another file), and renaming it back finds the first
     ones in the cache."""
     lode.index(repo)
-    chunks = len(lode.store.chunks_of_files([_doc_id(lode, "src/web/request.py")]))
+    chunks = len(lode.store.chunks.of_files([_doc_id(lode, "src/web/request.py")]))
     (repo / "src/web/request.py").rename(repo / "src/web/http_request.py")
     before = fake_embedder.texts_embedded
     report = lode.index(repo)
@@ -119,9 +119,9 @@ def test_a_renamed_file_is_embedded_as_its_new_path_and_renamed_back_from_the_ca
     assert report.files_indexed == 1
     assert report.chunks_embedded == chunks
     assert fake_embedder.texts_embedded == before + chunks
-    project = lode.store.get_project("repo")
+    project = lode.store.projects.get("repo")
     assert "src/web/http_request.py" in _docs(lode.store, project.id)
-    assert lode.store.semantic_coverage(project.id) == 1.0
+    assert lode.store.vectors.coverage(project.id) == 1.0
     (repo / "src/web/http_request.py").rename(repo / "src/web/request.py")
     report = lode.index(repo)
     assert report.chunks_embedded == 0
@@ -130,8 +130,8 @@ def test_a_renamed_file_is_embedded_as_its_new_path_and_renamed_back_from_the_ca
 
 
 def _doc_id(lode: Lode, path: str) -> str:
-    project = lode.store.get_project("repo")
-    return lode.store.document_states(project.id)[path].id
+    project = lode.store.projects.get("repo")
+    return lode.store.documents.states(project.id)[path].id
 
 
 def test_gitignore_change_drops_newly_ignored_files(lode: Lode, repo: Path) -> None:
@@ -139,7 +139,7 @@ def test_gitignore_change_drops_newly_ignored_files(lode: Lode, repo: Path) -> N
     (repo / ".gitignore").write_text((repo / ".gitignore").read_text() + "docs/\n")
     report = lode.index(repo)
     assert report.files_deleted == 1
-    project = lode.store.get_project("repo")
+    project = lode.store.projects.get("repo")
     assert "docs/guide.md" not in _docs(lode.store, project.id)
 
 
@@ -148,48 +148,48 @@ def test_model_failure_is_recorded_and_retried(lode: Lode, repo: Path, fake_embe
     report = lode.index(repo)
     assert report.files_failed
     assert {f.path for f in report.files_failed} == {"src/web/request.py"}
-    project = lode.store.get_project("repo")
-    errors = lode.store.file_errors(project.id)
+    project = lode.store.projects.get("repo")
+    errors = lode.store.files.errors(project.id)
     assert [(e["file_path"], e["stage"]) for e in errors] == [("src/web/request.py", "embed")]
-    assert lode.store.semantic_coverage(project.id) < 1.0
+    assert lode.store.vectors.coverage(project.id) < 1.0
     # the file stays lexically searchable
-    hits = lode.store.text_candidates("chunks", "RequestParser", _flt(project.id), 5)
+    hits = lode.store.search.text_candidates("chunks", "RequestParser", _flt(project.id), 5)
     assert hits
     fake_embedder.fail_on = None
     report = lode.index(repo)
     assert report.chunks_embedded >= 1
-    assert lode.store.file_errors(project.id) == []
-    assert lode.store.semantic_coverage(project.id) == 1.0
+    assert lode.store.files.errors(project.id) == []
+    assert lode.store.vectors.coverage(project.id) == 1.0
 
 
 def test_lexical_phase_only_then_backlog(lode: Lode, repo: Path, fake_embedder: FakeEmbedder) -> None:
     report = lode.index(repo, embed=False)
     assert report.chunks_embedded == 0
     assert fake_embedder.texts_embedded == 0
-    project = lode.store.get_project("repo")
-    assert lode.store.semantic_coverage(project.id) == 0.0
-    assert lode.store.text_candidates("chunks", "discount", _flt(project.id), 5)
+    project = lode.store.projects.get("repo")
+    assert lode.store.vectors.coverage(project.id) == 0.0
+    assert lode.store.search.text_candidates("chunks", "discount", _flt(project.id), 5)
     report = lode.index(repo)
     assert report.chunks_embedded == fake_embedder.texts_embedded > 0
-    assert lode.store.semantic_coverage(project.id) == 1.0
+    assert lode.store.vectors.coverage(project.id) == 1.0
 
 
 def test_repair_drops_orphans_and_half_written_files(lode: Lode, repo: Path) -> None:
     lode.index(repo)
     store = lode.store
-    project = store.get_project("repo")
-    state = store.document_states(project.id)["src/shop/cart.py"]
+    project = store.projects.get("repo")
+    state = store.documents.states(project.id)["src/shop/cart.py"]
     # simulate a crash between the chunk merge and the document merge: the document
     # disappears (orphan chunks) for one file, and another file's document is stale
-    store.delete_files([])  # no-op
+    store.files.delete([])  # no-op
     from indexer.store._schema import DOCUMENTS
 
-    store._t(DOCUMENTS).delete(f"id = '{state.id}'")
-    stale = store.document_states(project.id)["src/shop/pricing.py"]
-    store._t(DOCUMENTS).update(where=f"id = '{stale.id}'", values={"content_hash": "different"})
-    dirty = store.repair(project.id)
+    store.db.table(DOCUMENTS).delete(f"id = '{state.id}'")
+    stale = store.documents.states(project.id)["src/shop/pricing.py"]
+    store.db.table(DOCUMENTS).update(where=f"id = '{stale.id}'", values={"content_hash": "different"})
+    dirty = store.files.repair(project.id)
     assert dirty == {"src/shop/pricing.py"}
-    assert not store.chunks_of_files([state.id])
+    assert not store.chunks.of_files([state.id])
     report = lode.index(repo)
     assert report.files_indexed == 2
     _check_consistent(store, project.id)
@@ -220,7 +220,7 @@ def test_files_vanishing_during_run_are_skipped(
     monkeypatch.setattr(prepare, "_read", vanish)
     report = lode.index(repo)
     assert {s.path: s.reason for s in report.files_skipped}["src/web/widget.js"].startswith("vanished")
-    project = lode.store.get_project("repo")
+    project = lode.store.projects.get("repo")
     assert "src/web/widget.js" not in _docs(lode.store, project.id)
 
 
@@ -232,26 +232,26 @@ def _flt(project_id: str):  # type: ignore[no-untyped-def]
 
 def test_a_vanished_project_folder_deletes_nothing(lode: Lode, repo: Path, tmp_path: Path) -> None:
     lode.index(repo)
-    project = lode.store.get_project("repo")
-    before = lode.store.count_documents(project.id)
+    project = lode.store.projects.get("repo")
+    before = lode.store.documents.count(project.id)
     repo.rename(tmp_path / "moved-away")
     from indexer.pipeline import run_lexical_phase
 
     with pytest.raises(PathError, match="missing"):
         run_lexical_phase(lode.store, lode.lazy_embedder, project, lode.config)
-    assert lode.store.count_documents(project.id) == before
+    assert lode.store.documents.count(project.id) == before
 
 
 def test_partial_paths_delete_only_inside_them(lode: Lode, repo: Path) -> None:
     lode.index(repo)
-    project = lode.store.get_project("repo")
+    project = lode.store.projects.get("repo")
     (repo / "src/web/router.go").unlink()
     (repo / "src/shop/pricing.py").unlink()
     from indexer.pipeline import run_lexical_phase
 
     report = run_lexical_phase(lode.store, lode.lazy_embedder, project, lode.config, paths=("src/web",))
     assert report.files_deleted == 1
-    paths = set(lode.store.document_states(project.id))
+    paths = set(lode.store.documents.states(project.id))
     assert "src/web/router.go" not in paths
     assert "src/shop/pricing.py" in paths  # outside the paths given: left for a later diff
 
@@ -361,16 +361,16 @@ def test_worker_processes_leave_when_the_indexer_is_killed(tmp_path: Path) -> No
 def test_a_first_index_ends_with_its_vector_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Once enough chunks have vectors, the index run itself builds the vector index (a
     store left without one answers every semantic query by scanning all vectors)."""
-    from indexer.store import _maintenance
+    from indexer.store._lance import _indexes
 
-    monkeypatch.setattr(_maintenance, "VECTOR_INDEX_MIN_ROWS", 10)
-    monkeypatch.setattr(_maintenance, "VECTOR_PARTITION_ROWS", 8)
+    monkeypatch.setattr(_indexes, "VECTOR_INDEX_MIN_ROWS", 10)
+    monkeypatch.setattr(_indexes, "VECTOR_PARTITION_ROWS", 8)
     repo = make_repo(tmp_path / "repo")
     api = Lode(load_config(env={}, overrides={"db": tmp_path / "db"}), embedder=FakeEmbedder())
     try:
         api.index(repo, name="shop")
-        assert api.store.count_chunks(embedded=True) >= 10
-        indexed = {c for i in api.store._t("code_chunks").list_indices() for c in i.columns}
+        assert api.store.chunks.count(embedded=True) >= 10
+        indexed = {c for i in api.store.db.table("code_chunks").list_indices() for c in i.columns}
         assert "embedding" in indexed
     finally:
         api.close()
@@ -384,10 +384,10 @@ def test_a_rename_or_new_globs_during_a_run_are_kept(lode: Lode, repo: Path) -> 
     from indexer.pipeline import run_lexical_phase
 
     lode.index(repo)
-    stale = lode.store.get_project("repo")
-    lode.store.save_project(replace(stale, name="renamed", exclude=("docs/",)))
+    stale = lode.store.projects.get("repo")
+    lode.store.projects.save(replace(stale, name="renamed", exclude=("docs/",)))
     run_lexical_phase(lode.store, lode.lazy_embedder, stale, lode.config, full=True)
-    after = lode.store.get_project(stale.id)
+    after = lode.store.projects.get(stale.id)
     assert (after.name, after.exclude) == ("renamed", ("docs/",))
     assert after.last_indexed_at is not None
     assert stale.last_indexed_at is not None

@@ -17,7 +17,7 @@ from indexer.config import load_config
 from indexer.embed import FakeEmbedder
 from indexer.models import ChunkFilter
 from indexer.search import SearchOptions
-from indexer.store import _maintenance as maintenance
+from indexer.store._lance import _maintenance as maintenance
 from indexer.tasks import IndexWorker
 from indexer.vectorizer import embed_backlog
 
@@ -29,8 +29,8 @@ def _hits(lode: Lode, query: str, **kw: object) -> list[tuple[str, str]]:
 
 def test_lexical_search_and_filters_work_before_any_vector(lode: Lode, repo: Path) -> None:
     lode.index(repo, embed=False)
-    project = lode.store.get_project("repo")
-    assert lode.store.semantic_coverage(project.id) == 0.0
+    project = lode.store.projects.get("repo")
+    assert lode.store.vectors.coverage(project.id) == 0.0
     assert ("src/shop/pricing.py", "apply_discount") in _hits(lode, "apply_discount", mode="lexical")
     assert _hits(lode, "cart", mode="lexical", node_types=("method",), languages=("python",))
     hybrid = lode.search(SearchOptions(query="apply discount", granularity="chunk"))
@@ -45,22 +45,22 @@ def test_lexical_search_and_filters_work_before_any_vector(lode: Lode, repo: Pat
 def test_hybrid_fills_in_as_embedding_proceeds(lode: Lode, repo: Path) -> None:
     lode.index(repo, embed=False)
     store = lode.store
-    project = store.get_project("repo")
+    project = store.projects.get("repo")
 
     class StopAfter:
         """Stop phase 2 once some vectors are written."""
 
         def is_set(self) -> bool:
-            return store.count_chunks(project.id, embedded=True) >= 5
+            return store.chunks.count(project.id, embedded=True) >= 5
 
     embed_backlog(store, lode.lazy_embedder, project.id, cancel=StopAfter(), batch_size=5, write_rows=5)
-    partial = store.semantic_coverage(project.id)
+    partial = store.vectors.coverage(project.id)
     assert 0.0 < partial < 1.0
     before = lode.search(
         SearchOptions(query="session token expiry", granularity="chunk", mode="semantic", limit=50)
     )
     embed_backlog(store, lode.lazy_embedder, project.id)
-    assert store.semantic_coverage(project.id) == 1.0
+    assert store.vectors.coverage(project.id) == 1.0
     after = lode.search(
         SearchOptions(query="session token expiry", granularity="chunk", mode="semantic", limit=50)
     )
@@ -74,7 +74,7 @@ def test_stopped_phase_two_resumes_without_embedding_twice(tmp_path: Path, repo:
     lode = Lode(load_config(env={}, overrides={"db": tmp_path / "db"}), embedder=embedder)
     lode.index(repo, embed=False)
     store = lode.store
-    project = store.get_project("repo")
+    project = store.projects.get("repo")
     stop = threading.Event()
     calls = {"n": 0}
     real_embed = embedder.embed
@@ -87,13 +87,13 @@ def test_stopped_phase_two_resumes_without_embedding_twice(tmp_path: Path, repo:
 
     embedder.embed = counting_embed  # type: ignore[method-assign]
     first = embed_backlog(store, embedder, project.id, cancel=stop, batch_size=4)
-    assert 0 < store.count_chunks(project.id, embedded=True) < store.count_chunks(project.id)
+    assert 0 < store.chunks.count(project.id, embedded=True) < store.chunks.count(project.id)
     second = embed_backlog(store, embedder, project.id, batch_size=4)
-    total = store.count_chunks(project.id)
-    assert store.count_chunks(project.id, embedded=True) == total
+    total = store.chunks.count(project.id)
+    assert store.chunks.count(project.id, embedded=True) == total
     distinct = {
         c.chunk.chunk_hash
-        for c in store.chunks_of_files([s.id for s in store.document_states(project.id).values()])
+        for c in store.chunks.of_files([s.id for s in store.documents.states(project.id).values()])
     }
     assert first.embedded + second.embedded == len(distinct) == embedder.texts_embedded
     assert first.embedded + second.embedded + first.cache_hits + second.cache_hits == total
@@ -128,17 +128,17 @@ def test_edit_during_a_long_phase_two_is_searchable_at_once_and_embedded_first(
             lode, "freshly_saved_helper", mode="lexical"
         )
         store = lode.store
-        fresh = store.find_document(project.id, "src/shop/fresh.py")
+        fresh = store.documents.find(project.id, "src/shop/fresh.py")
         assert fresh is not None
         deadline = time.monotonic() + 10
-        while not all(c.embedded for c in store.chunks_of_files([fresh.id])) and time.monotonic() < deadline:
+        while not all(c.embedded for c in store.chunks.of_files([fresh.id])) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert all(c.embedded for c in store.chunks_of_files([fresh.id]))
-        assert store.semantic_coverage(project.id) < 1.0, "the edited file got its vector before the backlog"
+        assert all(c.embedded for c in store.chunks.of_files([fresh.id]))
+        assert store.vectors.coverage(project.id) < 1.0, "the edited file got its vector before the backlog"
         embedder.delay = 0.0  # shown: the rest of the backlog need not take its time
         done = worker.wait(first.id, timeout=60)
         assert done.status == "done"
-        assert store.semantic_coverage(project.id) == 1.0
+        assert store.vectors.coverage(project.id) == 1.0
     finally:
         worker.stop()
         lode.close()
@@ -147,9 +147,9 @@ def test_edit_during_a_long_phase_two_is_searchable_at_once_and_embedded_first(
 def test_readme_and_docs_are_embedded_before_code_written_at_the_same_time(lode: Lode, repo: Path) -> None:
     lode.index(repo, embed=False)
     store = lode.store
-    project = store.get_project("repo")
-    order = [cid for cid, _ in store.embedding_backlog(project.id)]
-    paths = {c.id: c.file_path for c in store.get_chunks(order)}
+    project = store.projects.get("repo")
+    order = [cid for cid, _ in store.vectors.backlog(project.id)]
+    paths = {c.id: c.file_path for c in store.chunks.get(order)}
     docs = [i for i, cid in enumerate(order) if paths[cid].endswith(".md")]
     code = [i for i, cid in enumerate(order) if paths[cid].endswith((".py", ".go", ".rs", ".js"))]
     assert docs
@@ -227,19 +227,19 @@ def test_vectors_are_written_in_groups_after_the_backlog_front(
     ``write_rows`` vectors (but the last), and every chunk ends up embedded once."""
     lode.index(repo, embed=False)
     store = lode.store
-    project = store.get_project("repo")
+    project = store.projects.get("repo")
     writes: list[int] = []
-    real = store.set_chunk_vectors
+    real = store.vectors.write
 
     def counting(ids, vectors, text_hashes):  # type: ignore[no-untyped-def]
         writes.append(len(ids))
         return real(ids, vectors, text_hashes)
 
-    monkeypatch.setattr(store, "set_chunk_vectors", counting)
-    total = store.count_chunks(project.id)
+    monkeypatch.setattr(store.vectors, "write", counting)
+    total = store.chunks.count(project.id)
     assert total > 30
     stats = embed_backlog(store, lode.lazy_embedder, project.id, batch_size=2, write_rows=10)
-    assert store.semantic_coverage(project.id) == 1.0
+    assert store.vectors.coverage(project.id) == 1.0
     assert sum(writes) == total == stats.embedded + stats.cache_hits
     front = 0
     while front < len(writes) and sum(writes[:front]) < 10:
@@ -257,12 +257,12 @@ def test_a_finished_run_leaves_no_row_outside_the_indexes(
     table folds its rows in before it returns."""
     monkeypatch.setattr(maintenance, "OPTIMIZE_MIN_ROWS", 8)
     lode.index(repo)
-    assert lode.store.count_chunks() > 8
-    assert lode.store.unindexed_rows() == 0
+    assert lode.store.chunks.count() > 8
+    assert lode.store.indexes.unindexed_rows() == 0
     # one saved file is a small change: it stays outside the indexes until more piles up
     (repo / "src" / "shop" / "pricing.py").write_text("def fresh_total(cart):\n    return 0\n")
     lode.index(repo)
-    assert 0 < lode.store.unindexed_rows() < 8
+    assert 0 < lode.store.indexes.unindexed_rows() < 8
 
 
 def test_a_long_phase_two_folds_its_rows_in_as_it_goes(
@@ -273,19 +273,19 @@ def test_a_long_phase_two_folds_its_rows_in_as_it_goes(
     monkeypatch.setattr(maintenance, "OPTIMIZE_MIN_ROWS", 8)
     lode.index(repo, embed=False)
     store = lode.store
-    project = store.get_project("repo")
-    assert store.unindexed_rows() == 0
+    project = store.projects.get("repo")
+    assert store.indexes.unindexed_rows() == 0
     calls: list[int] = []
-    real = store.optimize
+    real = store.maintenance.optimize
 
     def counting(**kw):  # type: ignore[no-untyped-def]
-        calls.append(store.count_chunks(project.id, embedded=True))
+        calls.append(store.chunks.count(project.id, embedded=True))
         return real(**kw)
 
-    monkeypatch.setattr(store, "optimize", counting)
+    monkeypatch.setattr(store.maintenance, "optimize", counting)
     embed_backlog(store, lode.lazy_embedder, project.id, batch_size=2, write_rows=8)
-    total = store.count_chunks(project.id)
-    assert store.semantic_coverage(project.id) == 1.0
+    total = store.chunks.count(project.id)
+    assert store.vectors.coverage(project.id) == 1.0
     assert len([n for n in calls if n < total]) >= 2, calls
 
 
@@ -305,14 +305,14 @@ def test_the_worker_optimizes_when_quiet_not_between_edits(
     project = lode.register(repo)
     worker = IndexWorker(lode.store, embedder, config)
     busy: list[bool] = []
-    real = lode.store.optimize
+    real = lode.store.maintenance.optimize
 
     def watching(**kw):  # type: ignore[no-untyped-def]
         # a task the worker was running (a queued one may arrive while it optimizes)
         busy.append(any(t.status == "running" for t in worker.list(project.id)))
         return real(**kw)
 
-    monkeypatch.setattr(lode.store, "optimize", watching)
+    monkeypatch.setattr(lode.store.maintenance, "optimize", watching)
     worker.start()
     try:
         worker.wait(worker.submit(project.id).id, timeout=30)
@@ -321,10 +321,10 @@ def test_the_worker_optimizes_when_quiet_not_between_edits(
             task = worker.submit(project.id, paths=[f"src/saved_{n}.py"])
             worker.wait(task.id, timeout=30)
         deadline = time.monotonic() + 10
-        while lode.store.unindexed_rows() and time.monotonic() < deadline:
+        while lode.store.indexes.unindexed_rows() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not any(busy), busy
-        assert lode.store.unindexed_rows() == 0
+        assert lode.store.indexes.unindexed_rows() == 0
         assert busy, "the quiet worker optimized"
     finally:
         worker.stop()
@@ -339,17 +339,17 @@ def test_an_idle_writer_folds_in_smaller_changes(
     monkeypatch.setattr(maintenance, "FORCED_FOLD_ROWS", 500)
     lode.index(repo)
     store = lode.store
-    store.optimize()
-    assert store.unindexed_rows() == 0
+    store.maintenance.optimize()
+    assert store.indexes.unindexed_rows() == 0
     (repo / "src" / "shop" / "pricing.py").write_text(
         "".join(f"def fresh_{n}(x):\n    return x + {n}\n\n\n" for n in range(70))
     )
     lode.index(repo)
-    assert store.optimize_threshold(quiet=True) < store.optimize_threshold()
-    assert store.unindexed_rows() > 0
-    assert not store.maybe_optimize()
-    assert store.maybe_optimize(quiet=True)
-    assert store.unindexed_rows() == 0
+    assert store.maintenance.threshold(quiet=True) < store.maintenance.threshold()
+    assert store.indexes.unindexed_rows() > 0
+    assert not store.maintenance.maybe_optimize()
+    assert store.maintenance.maybe_optimize(quiet=True)
+    assert store.indexes.unindexed_rows() == 0
 
 
 def test_rows_a_stopped_server_left_unfolded_are_folded_by_the_next(
@@ -362,16 +362,16 @@ def test_rows_a_stopped_server_left_unfolded_are_folded_by_the_next(
     config = load_config(env={}, overrides={"db": tmp_path / "db"})
     lode = Lode(config, embedder=FakeEmbedder())
     lode.index(repo)
-    assert lode.store.unindexed_rows() >= 4
+    assert lode.store.indexes.unindexed_rows() >= 4
     lode.close()
     lode = Lode(config, embedder=FakeEmbedder())
     worker = IndexWorker(lode.store, lode.lazy_embedder, config)
     worker.start()
     try:
         deadline = time.monotonic() + 10
-        while lode.store.unindexed_rows() and time.monotonic() < deadline:
+        while lode.store.indexes.unindexed_rows() and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert lode.store.unindexed_rows() == 0
+        assert lode.store.indexes.unindexed_rows() == 0
     finally:
         worker.stop()
         lode.close()
@@ -447,8 +447,8 @@ def test_the_end_of_a_run_leaves_no_fragment_outside_the_indexes(
     try:
         if through == "api":
             lode.index(root, embed=False)
-            lode.store.optimize()  # one fragment, every row in every index…
-            assert lode.store.unindexed_rows() == 0
+            lode.store.maintenance.optimize()  # one fragment, every row in every index…
+            assert lode.store.indexes.unindexed_rows() == 0
             report = lode.index(root)  # …then phase 2 writes the vectors
             assert report.chunks_embedded > 64
         else:
@@ -461,7 +461,7 @@ def test_the_end_of_a_run_leaves_no_fragment_outside_the_indexes(
                 assert task.chunks_embedded == task.chunks_total > 64
             finally:
                 worker.stop()
-        assert lode.store.semantic_coverage() == 1.0
-        assert lode.store.unindexed_rows() == 0  # at once: the first search is as cheap as later ones
+        assert lode.store.vectors.coverage() == 1.0
+        assert lode.store.indexes.unindexed_rows() == 0  # at once: the first search is as cheap as later ones
     finally:
         lode.close()

@@ -79,7 +79,7 @@ def test_killed_server_resumes_its_task(tmp_path: Path) -> None:
     store = _store(db)
     assert store is not None
     _assert_consistent(store, files)
-    assert store.count_chunks(embedded=False) == 0
+    assert store.chunks.count(embedded=False) == 0
 
 
 def _search_processes(parent: int) -> list[int]:

@@ -24,7 +24,7 @@ from indexer.embed import FakeEmbedder
 from indexer.errors import ReadOnlyError
 from indexer.search import SearchOptions
 from indexer.store import StoreAccess, open_store
-from indexer.store import _maintenance as maintenance
+from indexer.store._lance import _children
 from indexer.writer import LEASE_OBJECT, WriterBusyError, WriterLease, find_writer, writer_claim
 
 QUERIES = [
@@ -117,7 +117,7 @@ def test_a_reader_never_writes_and_refuses_every_write(s3_env: dict[str, str], r
             assert lode.check().ok
             assert lode.store.access.read_only
             with pytest.raises(ReadOnlyError, match="read-only"):
-                lode.store.add_project("other", str(repo), (), ())
+                lode.store.projects.add("other", str(repo), (), ())
         with pytest.raises(
             ReadOnlyError, match=r"writer now is lode serve \(pid \d+ .*http://127.0.0.1:7370"
         ):
@@ -127,7 +127,7 @@ def test_a_reader_never_writes_and_refuses_every_write(s3_env: dict[str, str], r
         writer.close()
         bystander.hold_writer("lode index")
         assert not bystander.store.access.read_only
-        bystander.store.add_project("other", "/tmp/other", (), ())
+        bystander.store.projects.add("other", "/tmp/other", (), ())
     finally:
         for lode in (writer, reader, bystander):
             lode.close()
@@ -262,7 +262,7 @@ def test_readers_see_a_commit_within_their_consistency_window(s3_env: dict[str, 
         while not zebra():
             assert time.monotonic() - committed < window + 2.0, "the reader never saw the commit"
             time.sleep(0.05)
-        assert reader.store.chunk_table_version() == writer.store.chunk_table_version()
+        assert reader.store.search.chunk_table_version() == writer.store.search.chunk_table_version()
     finally:
         writer.close()
         reader.close()
@@ -271,17 +271,17 @@ def test_readers_see_a_commit_within_their_consistency_window(s3_env: dict[str, 
 def test_pruning_keeps_a_version_until_a_newer_one_has_existed_long_enough(tmp_path: Path) -> None:
     store = open_store(tmp_path / "db", "m", 8, StoreAccess(keep_versions=1.0))
     try:
-        store.add_project("a", "/tmp/a", (), ())
-        current = store._dataset("projects").version
+        store.projects.add("a", "/tmp/a", (), ())
+        current = store.db.dataset("projects").version
         time.sleep(1.5)  # the version is old, but it is the one readers read
-        store.add_project("b", "/tmp/b", (), ())
-        store.prune_versions(timedelta(seconds=1))
-        versions = [v["version"] for v in store._own_dataset("projects").versions()]
+        store.projects.add("b", "/tmp/b", (), ())
+        store.versions.prune(timedelta(seconds=1))
+        versions = [v["version"] for v in store.db.own_dataset("projects").versions()]
         assert current in versions  # replaced just now: a reader may still pin it
-        assert store._own_dataset("projects").checkout_version(current).count_rows() == 1
+        assert store.db.own_dataset("projects").checkout_version(current).count_rows() == 1
         time.sleep(1.1)
-        assert store.prune_versions(timedelta(seconds=1)) > 0
-        assert current not in [v["version"] for v in store._own_dataset("projects").versions()]
+        assert store.versions.prune(timedelta(seconds=1)) > 0
+        assert current not in [v["version"] for v in store.db.own_dataset("projects").versions()]
     finally:
         store.close()
 
@@ -296,12 +296,12 @@ def test_maintenance_children_reach_the_object_store_with_options_on_stdin(
         runs.append((list(args), kwargs.get("input") or ""))
         return real_run(args, **kwargs)
 
-    monkeypatch.setattr(maintenance, "CHILD_MIN_ROWS", 0)  # every fold and optimize in a child
-    monkeypatch.setattr(maintenance.subprocess, "run", spy)
+    monkeypatch.setattr(_children, "CHILD_MIN_ROWS", 0)  # every fold and optimize in a child
+    monkeypatch.setattr(_children.subprocess, "run", spy)
     lode = Lode(load_config(env=s3_env), embedder=FakeEmbedder())
     try:
         lode.index(repo)
-        lode.store.optimize()
+        lode.store.maintenance.optimize()
         assert lode.check().ok
     finally:
         lode.close()
@@ -312,15 +312,15 @@ def test_maintenance_children_reach_the_object_store_with_options_on_stdin(
 
 
 def test_a_reader_asks_for_the_newest_version_once_per_window(tmp_path: Path) -> None:
-    from indexer.store._reader import TableReader
+    from indexer.store._lance._reader import TableReader
 
     store = open_store(tmp_path / "db", "m", 8)
     try:
-        store.add_project("a", "/tmp/a", (), ())
-        uri = store._t("projects").uri
+        store.projects.add("a", "/tmp/a", (), ())
+        uri = store.db.table("projects").uri
         reader = TableReader(uri, StoreAccess(read_only=True, read_consistency=0.5))
         first = reader.latest_version()
-        store.add_project("b", "/tmp/b", (), ())
+        store.projects.add("b", "/tmp/b", (), ())
         assert reader.latest_version() == first  # within the window: no new look
         assert reader.at().count_rows() == 1
         time.sleep(0.6)
@@ -342,14 +342,14 @@ def test_a_read_only_server_answers_reads_and_refuses_writes_naming_the_writer(
     writer = Lode(load_config(env=s3_env), embedder=FakeEmbedder())
     writer.hold_writer("lode serve", url="http://127.0.0.1:7370")
     writer.index(repo, name="shop")
-    project = writer.store.list_projects()[0]
+    project = writer.store.projects.all()[0]
     config = load_config(env={**s3_env, "LODE_READ_ONLY": "true", "LODE_SEARCH_PROCESSES": "0"})
     api = "/api/v1"
     try:
         with serve_in_thread(config, FakeEmbedder()) as base:
             health = httpx.get(f"{base}/health").json()
             assert (health["status"], health["role"], health["worker_alive"]) == ("ok", "reader", False)
-            assert health["index_version"] == writer.store.chunk_table_version()
+            assert health["index_version"] == writer.store.search.chunk_table_version()
             found = httpx.post(f"{base}{api}/search", json={"query": "cart total in cents"}).json()
             assert found["documents"]
             assert httpx.get(f"{base}{api}/projects").json()[0]["name"] == "shop"
@@ -381,6 +381,6 @@ def test_a_read_only_server_answers_reads_and_refuses_writes_naming_the_writer(
                     assert "shop" in listed.content[0].text
 
             anyio.run(tools)
-        assert [p.name for p in writer.store.list_projects()] == ["shop"]  # nothing changed
+        assert [p.name for p in writer.store.projects.all()] == ["shop"]  # nothing changed
     finally:
         writer.close()

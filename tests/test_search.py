@@ -191,7 +191,7 @@ def test_injection_strings_are_just_values(indexed: Lode, evil: str) -> None:
                 _search(indexed, "cart", **kwargs)
             continue
         assert _chunks(_search(indexed, "cart", granularity="chunk", **kwargs)) == []
-    assert indexed.store.count_chunks() > 0
+    assert indexed.store.chunks.count() > 0
 
 
 @pytest.mark.parametrize(
@@ -254,7 +254,7 @@ def test_scores_are_deterministic(indexed: Lode) -> None:
 
 
 def test_projects_filter_by_name_and_id(indexed: Lode) -> None:
-    project = indexed.store.get_project("shop")
+    project = indexed.store.projects.get("shop")
     by_name = _search(indexed, "cart", projects=("shop",))
     by_id = _search(indexed, "cart", projects=(project.id,))
     assert [d.id for d in by_name.documents] == [d.id for d in by_id.documents]
@@ -276,7 +276,7 @@ def test_project_scope_with_two_projects(tmp_path: Path, granularity: str) -> No
     try:
         api.index(make_repo(tmp_path / "a"), name="alpha")
         api.index(make_repo(tmp_path / "b"), name="beta")
-        alpha, beta = api.store.get_project("alpha"), api.store.get_project("beta")
+        alpha, beta = api.store.projects.get("alpha"), api.store.projects.get("beta")
         searcher = api.searcher
         assert searcher.project_scope([alpha]) == (alpha.id,)
         assert searcher.project_scope([alpha, beta]) == ()
@@ -319,14 +319,14 @@ def test_chunks_without_a_vector_never_come_from_the_vector_list(
     to a second) saw them or not (the ``embedded`` prefilter is dropped only at a table
     version counted as fully embedded)."""
     repo, reader, writer = reader_writer
-    assert reader.store.semantic_coverage() == 1.0  # cached for up to a second
+    assert reader.store.vectors.coverage() == 1.0  # cached for up to a second
     (repo / "src" / "fresh.py").write_text(
         "def fresh_one(x):\n    return x\n\n\ndef fresh_two(y):\n    return y * 2\n"
     )
     writer.index(repo, name="shop", embed=False)
-    assert writer.store.semantic_coverage() < 1.0
+    assert writer.store.vectors.coverage() < 1.0
     if not cached_coverage:
-        reader.store._cache.clear()
+        reader.store.db.cache.clear()
     resp = _search(reader, "fresh", granularity="chunk", mode="semantic", limit=100)
     paths = {h.file_path for h in _chunks(resp)}
     assert paths
@@ -342,15 +342,15 @@ def test_the_embedded_prefilter_is_dropped_only_at_a_fully_embedded_version(
         api.index(repo, name="shop")
         store = api.store
         seen: list[tuple[str, bool]] = []
-        original = store.vector_candidates
+        original = store.search.vector_candidates
 
         def spy(kind: str, *args: object, **kwargs: object) -> object:
             seen.append((kind, bool(kwargs.get("embedded_only", True))))
             return original(kind, *args, **kwargs)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(store, "vector_candidates", spy)
-        version = store.chunk_table_version()
-        assert store.all_embedded_at(version)
+        monkeypatch.setattr(store.search, "vector_candidates", spy)
+        version = store.search.chunk_table_version()
+        assert store.search.all_embedded_at(version)
         _search(api, "discount", granularity="chunk")
         _search(api, "discount", granularity="document")
         # chunk lists drop the prefilter (files rank by their best chunks: no document list)
@@ -358,8 +358,8 @@ def test_the_embedded_prefilter_is_dropped_only_at_a_fully_embedded_version(
 
         (repo / "src" / "fresh.py").write_text("def fresh_one(x):\n    return x\n")
         api.index(repo, name="shop", embed=False)
-        assert store.chunk_table_version() != version
-        assert not store.all_embedded_at(store.chunk_table_version())
+        assert store.search.chunk_table_version() != version
+        assert not store.search.all_embedded_at(store.search.chunk_table_version())
         seen.clear()
         resp = _search(api, "fresh one", granularity="chunk", mode="semantic", limit=100)
         assert seen == [("chunks", True)]
@@ -379,7 +379,7 @@ def test_a_write_during_a_search_does_not_reach_the_version_it_pinned(
     (repo / "src" / "fresh.py").write_text(fresh)
     store = reader.store
     seen: list[bool] = []
-    original = store.vector_candidates
+    original = store.search.vector_candidates
 
     def write_then_search(kind: str, *args: object, **kwargs: object) -> object:
         seen.append(bool(kwargs.get("embedded_only", True)))
@@ -387,7 +387,7 @@ def test_a_write_during_a_search_does_not_reach_the_version_it_pinned(
             writer.index(repo, name="shop", embed=False)  # placeholder vectors appear now
         return original(kind, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(store, "vector_candidates", write_then_search)
+    monkeypatch.setattr(store.search, "vector_candidates", write_then_search)
     resp = _search(reader, "fresh", granularity="chunk", mode="semantic", limit=100)
     assert seen == [False]
     paths = {h.file_path for h in _chunks(resp)}
@@ -407,14 +407,14 @@ def test_chunk_search_by_row_ids_equals_the_search_by_ids(
     indexed: Lode, mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     queries = ["cart item", "session token refresh", "parse the request", "render widget"]
-    real_read = indexed.store.chunks_at_rows
+    real_read = indexed.store.chunks.views_at_rows
     pinned_reads: list[int] = []
 
     def spy(row_ids: list[int], version: int | None = None) -> dict[int, ChunkView]:
         pinned_reads.append(len(row_ids))
         return real_read(row_ids, version)
 
-    monkeypatch.setattr(indexed.store, "chunks_at_rows", spy)
+    monkeypatch.setattr(indexed.store.chunks, "views_at_rows", spy)
     by_rows = {q: _search(indexed, q, granularity="chunk", mode=mode, limit=20) for q in queries}
     assert len(pinned_reads) == len(queries), "each search read its page by row id, once"
     # a pinned version that cannot be read (its files removed): the search falls back to ids
@@ -424,7 +424,7 @@ def test_chunk_search_by_row_ids_equals_the_search_by_ids(
         read_rows.append(len(row_ids))
         raise OSError(f"version {version} was cleaned up")
 
-    monkeypatch.setattr(indexed.store, "chunks_at_rows", gone)
+    monkeypatch.setattr(indexed.store.chunks, "views_at_rows", gone)
     for q in queries:
         a, b = _by_id(_search(indexed, q, granularity="chunk", mode=mode, limit=20)), _by_id(by_rows[q])
         assert a, q
@@ -449,28 +449,28 @@ def test_a_write_between_finding_and_reading_rows_never_shows_another_chunk(
         store = api.store
         before = _search(api, "cart item", granularity=granularity, **sizes)
         assert any(h.file_path == "src/shop/cart.py" for h in _chunks(before))
-        cart = store.document_states(project_id)["src/shop/cart.py"].id
-        real_read = store.chunks_at_rows
+        cart = store.documents.states(project_id)["src/shop/cart.py"].id
+        real_read = store.chunks.views_at_rows
         reads: list[int] = []
 
         def read_after_a_rewrite(row_ids: list[int], version: int | None = None) -> object:
             if not reads:  # the first time: delete a file and compact between finding and reading
-                store.delete_files([cart])
-                store.optimize()
-                assert store.chunk_table_version() != version
+                store.files.delete([cart])
+                store.maintenance.optimize()
+                assert store.search.chunk_table_version() != version
             reads.append(len(row_ids))
             return real_read(row_ids, version)
 
-        monkeypatch.setattr(store, "chunks_at_rows", read_after_a_rewrite)
+        monkeypatch.setattr(store.chunks, "views_at_rows", read_after_a_rewrite)
         during = _search(api, "cart item", granularity=granularity, **sizes)
         assert len(reads) == 1
         fields = [(h.id, h.relevance_score, h.file_path, h.content) for h in _chunks(during)]
         assert fields == [(h.id, h.relevance_score, h.file_path, h.content) for h in _chunks(before)]
-        monkeypatch.setattr(store, "chunks_at_rows", real_read)
+        monkeypatch.setattr(store.chunks, "views_at_rows", real_read)
         after = _chunks(_search(api, "cart item", granularity=granularity, **sizes))
         assert after
         assert all(h.file_path != "src/shop/cart.py" for h in after)
-        stored = {c.id: c for c in store.get_chunks([h.id for h in after])}
+        stored = {c.id: c for c in store.chunks.get([h.id for h in after])}
         assert all(stored[h.id].chunk.content == h.content for h in after)  # each hit is its own chunk
     finally:
         api.close()
@@ -481,7 +481,7 @@ def test_a_row_id_lance_cannot_read_any_more_makes_the_search_try_again(
     indexed: Lode, monkeypatch: pytest.MonkeyPatch, granularity: str
 ) -> None:
     expected = _by_id(_search(indexed, "cart item", granularity=granularity))
-    real_read = indexed.store.chunks_at_rows
+    real_read = indexed.store.chunks.views_at_rows
     calls: list[int] = []
 
     def gone_once(row_ids: list[int], version: int | None = None) -> dict[int, ChunkView]:
@@ -490,7 +490,7 @@ def test_a_row_id_lance_cannot_read_any_more_makes_the_search_try_again(
             raise OSError("Not found: code_chunks.lance/data/….lance")
         return real_read(row_ids, version)
 
-    monkeypatch.setattr(indexed.store, "chunks_at_rows", gone_once)
+    monkeypatch.setattr(indexed.store.chunks, "views_at_rows", gone_once)
     assert _by_id(_search(indexed, "cart item", granularity=granularity)) == expected
     assert len(calls) == 2
 
@@ -503,7 +503,7 @@ def test_searches_keep_answering_while_the_writer_folds_optimizes_and_prunes(
     the readers' shared dataset objects: a search meanwhile would fail."""
     from datetime import timedelta
 
-    from indexer.store import _maintenance
+    from indexer.store._lance import _maintenance
 
     monkeypatch.setattr(_maintenance, "FOLD_ROWS", 4)
     repo = make_repo(tmp_path / "repo")
@@ -532,10 +532,10 @@ def test_searches_keep_answering_while_the_writer_folds_optimizes_and_prunes(
                     "".join(f"def gen_{n}_{i}(x):\n    return x + {i}\n\n\n" for i in range(12))
                 )
                 api.index(repo, name="shop", embed=False)
-                store.fold_new_rows()
+                store.maintenance.fold_new_rows()
                 if n % 2:
-                    store.optimize()
-                store.prune_versions(keep=timedelta(0))
+                    store.maintenance.optimize()
+                store.versions.prune(keep=timedelta(0))
         finally:
             done.set()
             for thread in threads:
@@ -558,7 +558,7 @@ def test_an_identifier_search_reads_one_version_while_files_change(
     try:
         api.index(repo, name="shop")
         store = api.store
-        real = store.chunk_facts
+        real = store.search.chunk_facts
         pricing = repo / "src" / "shop" / "pricing.py"
 
         def rewrite_first(candidates, version=None):  # type: ignore[no-untyped-def]
@@ -567,7 +567,7 @@ def test_an_identifier_search_reads_one_version_while_files_change(
             api.index(repo, name="shop", paths=["src/shop/pricing.py"], embed=False)
             return real(candidates, version)
 
-        monkeypatch.setattr(store, "chunk_facts", rewrite_first)
+        monkeypatch.setattr(store.search, "chunk_facts", rewrite_first)
         resp = _search(api, "apply_discount", granularity="chunk", mode="lexical")
         names = [h.node_name for h in _chunks(resp)]
         assert "apply_discount" in names
@@ -583,13 +583,13 @@ def test_chunk_facts_of_rows_deleted_since_are_read_by_id(tmp_path: Path) -> Non
     try:
         api.index(repo, name="shop")
         store = api.store
-        found = store.text_candidates("chunks", "discount", ChunkFilter(), 20)
+        found = store.search.text_candidates("chunks", "discount", ChunkFilter(), 20)
         assert found
         pricing = repo / "src" / "shop" / "pricing.py"
         pricing.write_text(pricing.read_text() + "\n\ndef added_later(x):\n    return x\n")
         api.index(repo, name="shop", paths=["src/shop/pricing.py"], embed=False)
-        facts = store.chunk_facts(found)
-        alive = {c.id for c in store.get_chunks([c.id for c in found])}
+        facts = store.search.chunk_facts(found)
+        alive = {c.id for c in store.chunks.get([c.id for c in found])}
         assert alive
         assert set(facts) == {c.key for c in found if c.id in alive}
     finally:

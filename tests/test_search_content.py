@@ -90,9 +90,9 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Lode, Path]
 
 def _all_chunks(api: Lode, project: str = "shop") -> list[StoredChunk]:
     store = api.store
-    pid = store.get_project(project).id
-    docs, _ = store.list_documents(pid, 0, 100_000)
-    return store.chunks_of_files([d.id for d in docs])
+    pid = store.projects.get(project).id
+    docs, _ = store.documents.page(pid, 0, 100_000)
+    return store.chunks.of_files([d.id for d in docs])
 
 
 def _walk(api: Lode, request: ContentRequest) -> list[ContentResponse]:
@@ -209,7 +209,7 @@ def test_rows_written_since_the_last_optimize_are_found(tmp_path: Path) -> None:
     try:
         api.index(repo, name="shop")
         (repo / "fresh.py").write_text("def zorbleFrobnicator():\n    return 'quuxWidget'\n")
-        run_lexical_phase(api.store, api.lazy_embedder, api.store.get_project("shop"), api.config)
+        run_lexical_phase(api.store, api.lazy_embedder, api.store.projects.get("shop"), api.config)
         for term in ("zorbleFrobnicator", "Frobnicator", "quuxWidget"):
             found = api.search_content(ContentRequest(exact_terms=(term,))).data.results
             assert [r.document_id for r in found] == ["fresh.py"], term

@@ -56,7 +56,7 @@ def _search(api: Lode, query: str, **kw: Any) -> SearchResponse:
 
 
 def _definition_ids(api: Lode, name: str) -> set[str]:
-    return {s.chunk_id for s in api.store.find_definitions([name])}
+    return {s.chunk_id for s in api.store.symbols.definitions([name])}
 
 
 @pytest.fixture
@@ -66,15 +66,16 @@ def lists_miss(indexed: Lode, monkeypatch: pytest.MonkeyPatch) -> Callable[[set[
     def hide(ids: set[str]) -> None:
         store = indexed.store
         rows = {
-            c.row_id for c in store.chunk_candidates(dict.fromkeys(ids, 1.0), ChunkFilter(), detail="row")
+            c.row_id
+            for c in store.search.chunk_candidates(dict.fromkeys(ids, 1.0), ChunkFilter(), detail="row")
         }
         for method in ("vector_candidates", "text_candidates"):
-            real = getattr(store, method)
+            real = getattr(store.search, method)
 
             def without(*args: Any, _real: Any = real, **kwargs: Any) -> Any:
                 return [c for c in _real(*args, **kwargs) if c.id not in ids and c.row_id not in rows]
 
-            monkeypatch.setattr(store, method, without)
+            monkeypatch.setattr(store.search, method, without)
 
     return hide
 
@@ -91,7 +92,7 @@ def test_a_definition_the_other_lists_miss_is_found_and_first(
     name = query.rsplit(".", 1)[-1]
     lists_miss(_definition_ids(indexed, name))
     with monkeypatch.context() as patch:  # the premise: without the symbol index it is not found
-        patch.setattr(indexed.store, "find_definitions", lambda *a, **k: [])
+        patch.setattr(indexed.store.symbols, "definitions", lambda *a, **k: [])
         without = _hits(_search(indexed, query, mode=mode, limit=5))
     assert name not in {h.node_name for h in without}
     found = _hits(_search(indexed, query, mode=mode, limit=5))
@@ -157,7 +158,7 @@ def test_a_plain_english_query_never_reads_the_symbol_index(
 ) -> None:
     before = _hits(_search(indexed, query, limit=10))
     asked: list[object] = []
-    monkeypatch.setattr(indexed.store, "find_definitions", lambda *a, **k: asked.append(a) or [])
+    monkeypatch.setattr(indexed.store.symbols, "definitions", lambda *a, **k: asked.append(a) or [])
     after = _hits(_search(indexed, query, limit=10))
     assert asked == []
     assert [(h.id, h.relevance_score) for h in after] == [(h.id, h.relevance_score) for h in before]
@@ -167,7 +168,7 @@ def test_a_plain_english_query_never_reads_the_symbol_index(
 def test_a_type_comes_before_the_impl_blocks_of_its_name(
     indexed: Lode, lists_miss: Callable[[set[str]], None], mode: str
 ) -> None:
-    kinds = {s.kind for s in indexed.store.find_definitions(["Session"])}
+    kinds = {s.kind for s in indexed.store.symbols.definitions(["Session"])}
     assert {"struct", "impl"} <= kinds  # the premise: two units named Session
     lists_miss(_definition_ids(indexed, "Session"))
     found = _hits(_search(indexed, "Session", mode=mode, limit=5))

@@ -110,18 +110,18 @@ def test_a_stop_waits_for_the_write_unit_in_progress_and_lets_no_other_begin(tmp
         inside, release, second = threading.Event(), threading.Event(), threading.Event()
 
         def writer() -> None:
-            with store.write_unit():
+            with store.db.write_unit():
                 inside.set()
                 release.wait(5)
-            with store.write_unit():  # after the stop: never entered
+            with store.db.write_unit():  # after the stop: never entered
                 second.set()
 
         thread = threading.Thread(target=writer, daemon=True)
         thread.start()
         assert inside.wait(5)
-        assert not store.hold_writes(0.1)  # a unit runs: not whole yet
+        assert not store.db.hold_writes(0.1)  # a unit runs: not whole yet
         release.set()
-        assert store.hold_writes(5)
+        assert store.db.hold_writes(5)
         time.sleep(0.2)
         assert not second.is_set()
     finally:
@@ -148,7 +148,7 @@ def test_a_maintenance_job_ends_with_the_process_that_started_it() -> None:
     """A stopping lode leaves at once: an optimize it left running in a child must not
     commit later beside the next writer."""
     job = (
-        "from indexer.store._lance_jobs import _end_with_parent; import time; "
+        "from indexer.store._lance._jobs import _end_with_parent; import time; "
         "_end_with_parent(); print('ready', flush=True); time.sleep(60)"
     )
     parent = (

@@ -57,7 +57,7 @@ def _lode(db: Path, embedder: FakeEmbedder) -> Lode:
 def _usage(db: Path) -> DiskUsage:
     lode = _lode(db, FakeEmbedder())
     try:
-        return lode.store.disk_usage()
+        return lode.store.versions.disk_usage()
     finally:
         lode.close()
 
@@ -82,7 +82,7 @@ def test_the_folder_settles_within_the_keep_window_after_a_run_and_edits(tmp_pat
             path = repo / f"pkg{n % 10}" / f"mod{n}.py"
             path.write_text(path.read_text() + f"\n\ndef edited_{n}():\n    return {n}\n")
             lode.index(repo, name="repo", paths=[path.relative_to(repo).as_posix()])
-        before = lode.store.disk_usage()
+        before = lode.store.versions.disk_usage()
         waiting = _manifests(db)
         assert lode.settle_later()  # what `lode index` / `lode watch` / `lode serve` do at the end
     finally:
@@ -120,8 +120,8 @@ def test_a_run_that_makes_many_versions_stays_bounded_while_it_runs(tmp_path: Pa
         lode.index(repo, name="repo")
         stop.set()
         sampler.join()
-        made = lode.store.chunk_table_version()
-        usage = lode.store.disk_usage()
+        made = lode.store.search.chunk_table_version()
+        usage = lode.store.versions.disk_usage()
     finally:
         stop.set()
         lode.close()

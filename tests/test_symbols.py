@@ -119,9 +119,9 @@ def _copy(tmp_path: Path) -> Path:
 
 
 def _rows(store: Store, path: str) -> list[Symbol]:
-    project = store.list_projects()[0]
-    document = store.find_document(project.id, path)
-    return store.symbols_of_file(document.id) if document else []
+    project = store.projects.all()[0]
+    document = store.documents.find(project.id, path)
+    return store.symbols.of_file(document.id) if document else []
 
 
 def test_symbol_rows_follow_the_files_edits_renames_and_deletes(lode: Lode, tmp_path: Path) -> None:
@@ -129,9 +129,9 @@ def test_symbol_rows_follow_the_files_edits_renames_and_deletes(lode: Lode, tmp_
     lode.index(root, name="units")
     store = lode.store
     assert lode.check().ok
-    document = store.find_document(store.list_projects()[0].id, "ledger.py")
+    document = store.documents.find(store.projects.all()[0].id, "ledger.py")
     assert document is not None
-    chunks = {c.id: c for c in store.chunks_of_files([document.id])}
+    chunks = {c.id: c for c in store.chunks.of_files([document.id])}
     rows = _rows(store, "ledger.py")
     assert {s.chunk_id for s in rows} <= set(chunks)
     definition = next(s for s in rows if s.qualified_name == "Account.balance")
@@ -165,23 +165,25 @@ def test_repair_rewrites_stale_or_interrupted_symbol_rows(lode: Lode, tmp_path: 
     root = _copy(tmp_path)
     lode.index(root, name="units")
     store = lode.store
-    project = store.list_projects()[0]
-    document = store.find_document(project.id, "stack.go")
+    project = store.projects.all()[0]
+    document = store.documents.find(project.id, "stack.go")
     assert document is not None
     before = {(s.role, s.name, s.start_line) for s in _rows(store, "stack.go")}
-    store._t("code_symbols").update(where=f"file_id = '{document.id}'", values={"file_hash": "old"})
+    store.db.table("code_symbols").update(where=f"file_id = '{document.id}'", values={"file_hash": "old"})
     problems = {(p.kind, p.table) for p in store.check().problems}
     assert ("stale", "code_symbols") in problems
-    assert store.repair(project.id) == {"stack.go"}
+    assert store.files.repair(project.id) == {"stack.go"}
     lode.index(root, name="units")
     assert {(s.role, s.name, s.start_line) for s in _rows(store, "stack.go")} == before
     assert store.check().ok
 
-    other = store.find_document(project.id, "queue.c")
+    other = store.documents.find(project.id, "queue.c")
     assert other is not None
-    store._t("write_intents").add(pa.table({"file_id": [other.id], "project_id": [project.id], "at": [None]}))
+    store.db.table("write_intents").add(
+        pa.table({"file_id": [other.id], "project_id": [project.id], "at": [None]})
+    )
     assert ("interrupted", "write_intents") in {(p.kind, p.table) for p in store.check().problems}
-    assert store.repair(project.id) == {"queue.c"}
+    assert store.files.repair(project.id) == {"queue.c"}
     lode.index(root, name="units")
     assert store.check().ok
     assert [s.symbol.name for s in lode.symbols(SymbolQuery("queue_push")).symbols] == ["queue_push"]
@@ -280,15 +282,15 @@ def test_definitions_and_uses_read_together_match_each_read_alone(indexed: Lode)
     store = indexed.store
     key = lambda s: s.id  # noqa: E731
     for name in ("total", "area", "push_item", "Ledger", "no_such_name"):
-        defined, used = store.find_uses([name])
-        assert sorted(defined, key=key) == sorted(store.find_definitions([name]), key=key)
-        assert sorted(used, key=key) == sorted(store.find_references([name]), key=key)
-    defined, used = store.find_uses(["total"], definitions=1, references=1)
+        defined, used = store.symbols.uses([name])
+        assert sorted(defined, key=key) == sorted(store.symbols.definitions([name]), key=key)
+        assert sorted(used, key=key) == sorted(store.symbols.references([name]), key=key)
+    defined, used = store.symbols.uses(["total"], definitions=1, references=1)
     assert (len(defined), len(used)) == (1, 1)
     assert defined[0].role == "definition"
     assert used[0].role == "reference"
     assert defined[0].name == used[0].name == "total"
-    only_ts = store.find_uses(["total"], languages=["typescript"])[0]
+    only_ts = store.symbols.uses(["total"], languages=["typescript"])[0]
     assert {s.file_path for s in only_ts} == {"shapes.ts"}
 
 
@@ -316,9 +318,9 @@ def test_a_definition_comes_with_its_code(indexed: Lode) -> None:
 
 def test_search_can_read_the_symbol_index_without_a_query(indexed: Lode) -> None:
     store = indexed.store
-    defining = store.symbol_chunk_ids(["push_item"], "definition")
-    using = store.symbol_chunk_ids(["@items"], "reference")
-    chunks = {c.id: c.chunk for c in store.get_chunks([*defining, *using])}
+    defining = list(dict.fromkeys(s.chunk_id for s in store.symbols.definitions(["push_item"])))
+    using = list(dict.fromkeys(s.chunk_id for s in store.symbols.references(["@items"])))
+    chunks = {c.id: c.chunk for c in store.chunks.get([*defining, *using])}
     assert [chunks[i].node_name for i in defining] == ["push_item"]
     assert {chunks[i].node_name for i in using} == {"push_item"}  # initialize assigns it: a definition
 

@@ -30,7 +30,7 @@ def _race_the_pick(worker: IndexWorker, action: Any) -> tuple[threading.Thread, 
     """Run ``action`` on another thread at the moment the worker reads the queue, and give
     it 0.3 s to finish before the worker goes on (the window a lock-free pick left open)."""
     store = worker.store
-    original = store.list_tasks
+    original = store.tasks.all
     fired = threading.Event()
 
     def list_tasks(*args: Any, **kwargs: Any) -> list[Task]:
@@ -42,7 +42,7 @@ def _race_the_pick(worker: IndexWorker, action: Any) -> tuple[threading.Thread, 
         return found
 
     racer = threading.Thread(target=action)
-    store.list_tasks = list_tasks  # type: ignore[method-assign]
+    store.tasks.all = list_tasks  # type: ignore[method-assign]
     return racer, fired
 
 
@@ -55,7 +55,7 @@ def _finished(worker: IndexWorker, task_id: str, timeout: float = 30) -> Task:
 
 def test_a_cancel_racing_the_pick_cancels_the_task(lode_repo: tuple[Lode, Path]) -> None:
     lode, _ = lode_repo
-    project = lode.store.get_project("repo")
+    project = lode.store.projects.get("repo")
     worker = IndexWorker(lode.store, lode.embedder, lode.config)
     task = worker.submit(project.id)
     answers: list[Task] = []
@@ -75,7 +75,7 @@ def test_a_request_racing_the_pick_is_not_lost(lode_repo: tuple[Lode, Path]) -> 
     """A partial re-index asked while the worker picks up a queued one either joins it
     before it starts or queues after it: its path is indexed either way."""
     lode, repo = lode_repo
-    project = lode.store.get_project("repo")
+    project = lode.store.projects.get("repo")
     lode.index(repo)
     (repo / "src/shop/late.py").write_text("def late_arrival():\n    return 1\n")
     worker = IndexWorker(lode.store, lode.embedder, lode.config)
@@ -93,7 +93,7 @@ def test_a_request_racing_the_pick_is_not_lost(lode_repo: tuple[Lode, Path]) -> 
         _finished(worker, joined[0].id)
     finally:
         worker.stop()
-    assert lode.store.find_document(project.id, "src/shop/late.py") is not None
+    assert lode.store.documents.find(project.id, "src/shop/late.py") is not None
 
 
 def test_a_delete_runs_before_older_index_work(lode_repo: tuple[Lode, Path], tmp_path: Path) -> None:
@@ -102,7 +102,7 @@ def test_a_delete_runs_before_older_index_work(lode_repo: tuple[Lode, Path], tmp
     other_root.mkdir()
     (other_root / "a.py").write_text("def a():\n    return 1\n")
     other = lode.register(other_root)
-    project = lode.store.get_project("repo")
+    project = lode.store.projects.get("repo")
     worker = IndexWorker(lode.store, lode.embedder, lode.config)
     index = worker.submit(project.id)
     delete = worker.submit(other.id, kind="delete")
@@ -131,10 +131,10 @@ def test_old_finished_tasks_are_pruned_live_ones_never(store: Store) -> None:
         finished = stamp + timedelta(seconds=30) if status in ("done", "failed", "cancelled") else None
         made.append(replace(task, status=status, finished_at=finished))
     for task in made:
-        store.save_task(task)
-    assert store.prune_tasks(keep=5) == 18 - 5
-    left = {t.id for t in store.list_tasks()}
+        store.tasks.save(task)
+    assert store.tasks.prune(keep=5) == 18 - 5
+    left = {t.id for t in store.tasks.all()}
     live = {t.id for t in made if t.status in ("queued", "running")}
     newest_finished = {t.id for t in sorted(made, key=lambda t: t.created_at or start) if t.id not in live}
     assert left == live | set(sorted(newest_finished)[-5:])
-    assert store.prune_tasks(keep=5) == 0
+    assert store.tasks.prune(keep=5) == 0

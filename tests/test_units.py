@@ -305,13 +305,13 @@ def test_files_an_older_chunker_cut_get_their_assigned_functions(tmp_path: Path)
     try:
         lode.index(root, name="es5")
         store = lode.store
-        project = store.get_project("es5")
-        store._t(DOCUMENTS).update(values={"chunker_version": CHUNKER_VERSION - 1})
-        versions = {s.chunker_version for s in store.document_states(project.id).values()}
+        project = store.projects.get("es5")
+        store.db.table(DOCUMENTS).update(values={"chunker_version": CHUNKER_VERSION - 1})
+        versions = {s.chunker_version for s in store.documents.states(project.id).values()}
         assert versions == {CHUNKER_VERSION - 1}
         report = lode.index(root, name="es5")
         assert (report.files_indexed, report.files_unchanged) == (2, 0)
-        versions = {s.chunker_version for s in store.document_states(project.id).values()}
+        versions = {s.chunker_version for s in store.documents.states(project.id).values()}
         assert versions == {CHUNKER_VERSION}
         found = lode.symbols(SymbolQuery("addTest")).symbols
         assert [(s.symbol.qualified_name, s.symbol.kind) for s in found] == [("Suite.addTest", "method")]

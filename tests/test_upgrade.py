@@ -32,8 +32,8 @@ from indexer.store._rows import unpack_view
 
 
 def _all_chunks(store: Store) -> list[StoredChunk]:
-    ids = [d.id for p in store.list_projects() for d in store.document_states(p.id).values()]
-    return store.chunks_of_files(ids)
+    ids = [d.id for p in store.projects.all() for d in store.documents.states(p.id).values()]
+    return store.chunks.of_files(ids)
 
 
 def _without_units(groups: Any) -> list[Any]:
@@ -107,7 +107,7 @@ def shop(tmp_path: Path) -> tuple[LodeConfig, Path]:
         api.index(repo, name="shop")
         # compacted, as the migration leaves it: full-text scores count the rows phase 2
         # replaced until a compaction drops them
-        api.store.optimize()
+        api.store.maintenance.optimize()
     finally:
         api.close()
     return config, repo
@@ -134,7 +134,7 @@ def test_a_schema_1_store_is_migrated_in_place_and_searches_the_same(shop: tuple
     api = Lode(config, embedder=_fake(config))
     try:
         api.hold_writer()
-        assert api.store.count_chunks() == len(views)  # opens (and migrates) the store
+        assert api.store.chunks.count() == len(views)  # opens (and migrates) the store
         assert read_store_info(db)["schema_version"] == str(SCHEMA_VERSION)
         migrated = lance.dataset(str(db / "code_chunks.lance"))
         cells = migrated.to_table(columns=["id", "view", "content", "role"]).to_pylist()
@@ -161,9 +161,9 @@ def test_an_upgrade_chunks_every_file_again_in_the_same_run(
     config, repo = shop
     api = Lode(config, embedder=_fake(config))
     try:
-        files = api.store.count_documents()
+        files = api.store.documents.count()
         roles = {c.id: c.role for c in _all_chunks(api.store)}
-        definitions = api.store.count_symbols(role="definition")
+        definitions = api.store.symbols.count(role="definition")
     finally:
         api.close()
     assert {"test", "docs", "implementation"} <= set(roles.values())
@@ -175,7 +175,7 @@ def test_an_upgrade_chunks_every_file_again_in_the_same_run(
         assert (report.from_version, report.to_version) == (version, SCHEMA_VERSION)
         assert report.files_rechunked == files
         assert report.files_awaiting_rechunk == 0
-        assert api.store.count_symbols(role="definition") == definitions
+        assert api.store.symbols.count(role="definition") == definitions
         assert {c.role for c in _all_chunks(api.store)} == set(roles.values())
         assert any(c.chunk.signature for c in _all_chunks(api.store))
         assert api.store.check().ok
@@ -190,12 +190,12 @@ def test_a_schema_4_store_gets_packed_symbol_rows_and_answers_the_same(shop: tup
     config, repo = shop
     api = Lode(config, embedder=_fake(config))
     try:
-        project = api.store.get_project("shop")
-        files = list(api.store.document_states(project.id).values())
-        before = {f.id: api.store.symbols_of_file(f.id) for f in files}
+        project = api.store.projects.get("shop")
+        files = list(api.store.documents.states(project.id).values())
+        before = {f.id: api.store.symbols.of_file(f.id) for f in files}
         names = sorted({s.name for rows in before.values() for s in rows})
-        definitions = sorted(api.store.find_definitions(names), key=lambda s: s.id)
-        references = sorted(api.store.find_references(names), key=lambda s: s.id)
+        definitions = sorted(api.store.symbols.definitions(names), key=lambda s: s.id)
+        references = sorted(api.store.symbols.references(names), key=lambda s: s.id)
     finally:
         api.close()
     assert definitions
@@ -204,10 +204,10 @@ def test_a_schema_4_store_gets_packed_symbol_rows_and_answers_the_same(shop: tup
     api = Lode(config, embedder=_fake(config))
     try:
         assert api.upgrade().files_rechunked == 0
-        assert {f.id: api.store.symbols_of_file(f.id) for f in files} == before
+        assert {f.id: api.store.symbols.of_file(f.id) for f in files} == before
         assert read_store_info(Path(config.db))["schema_version"] == str(SCHEMA_VERSION)
-        assert sorted(api.store.find_definitions(names), key=lambda s: s.id) == definitions
-        assert sorted(api.store.find_references(names), key=lambda s: s.id) == references
+        assert sorted(api.store.symbols.definitions(names), key=lambda s: s.id) == definitions
+        assert sorted(api.store.symbols.references(names), key=lambda s: s.id) == references
         assert api.index(repo, name="shop").files_indexed == 0  # nothing chunked again
         assert api.store.check().ok
     finally:
@@ -225,18 +225,18 @@ def test_a_schema_5_store_makes_every_vector_again_and_answers_meanwhile(
     api = Lode(config, embedder=_fake(config))
     try:
         report = api.upgrade()
-        total = api.store.count_chunks()
+        total = api.store.chunks.count()
         assert report.vectors_outdated == total
-        assert api.store.semantic_coverage() == 0.0
+        assert api.store.vectors.coverage() == 0.0
         hits = api.search(SearchOptions(query="cart item total", granularity="chunk", mode="semantic"))
         assert hits.groups  # the old vectors answer until they are made again
         check = api.store.check()
         assert check.ok
         assert [(p.kind, p.count) for p in check.pending] == [("reembed", total)]
         assert api.index(repo, name="shop").chunks_embedded == total
-        assert api.store.semantic_coverage() == 1.0
+        assert api.store.vectors.coverage() == 1.0
         assert api.store.check().pending == ()
-        found = dict(api.store.chunks_with_vectors(ChunkFilter()))
+        found = dict(api.store.chunks.with_vectors(ChunkFilter()))
         chunks = _all_chunks(api.store)
         expected = _fake(config).embed([embedding_text(c.file_path, c.chunk) for c in chunks])
         got = np.stack([found[c] for c in chunks])  # type: ignore[index]
@@ -363,10 +363,10 @@ def test_files_awaiting_a_rechunk_are_said_by_status_and_search(shop: tuple[Lode
     api = Lode(config, embedder=_fake(config))
     try:
         api.hold_writer()
-        project = api.store.get_project("shop")
-        docs = api.store._t("code_documents")
+        project = api.store.projects.get("shop")
+        docs = api.store.db.table("code_documents")
         docs.update(where="file_path LIKE 'src/%'", values_sql={"chunker_version": "NULL"})
-        waiting = api.store.count_outdated_files(project.id)
+        waiting = api.store.documents.count_outdated(project.id)
         assert waiting > 0
         time.sleep(1.1)  # the counts are cached for a second
         status = api.status()

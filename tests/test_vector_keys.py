@@ -36,13 +36,13 @@ def _write(root: Path, files: dict[str, str]) -> Path:
 
 def _chunks(api: Lode, path: str) -> list[StoredChunk]:
     store = api.store
-    project = store.list_projects()[0]
-    doc = store.document_states(project.id)[path]
-    return store.chunks_of_files([doc.id])
+    project = store.projects.all()[0]
+    doc = store.documents.states(project.id)[path]
+    return store.chunks.of_files([doc.id])
 
 
 def _vectors(api: Lode, chunks: list[StoredChunk]) -> np.ndarray:
-    found = {c.id: vector for c, vector in api.store.chunks_with_vectors(ChunkFilter())}
+    found = {c.id: vector for c, vector in api.store.chunks.with_vectors(ChunkFilter())}
     assert all(found[c.id] is not None for c in chunks)
     return np.stack([found[c.id] for c in chunks])
 

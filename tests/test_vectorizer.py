@@ -87,7 +87,7 @@ def test_phase_two_waits_while_a_big_optimize_runs_in_children(
     import threading
     import time
 
-    from indexer.store import _maintenance
+    from indexer.store._lance import _children, _maintenance
     from indexer.vectorizer import embed_backlog
 
     repo = tmp_path / "repo"
@@ -108,16 +108,16 @@ def test_phase_two_waits_while_a_big_optimize_runs_in_children(
         lode.index(repo, name="repo", embed=False)
         store = lode.store
         entered, release = threading.Event(), threading.Event()
-        real = _maintenance.MaintenanceMixin._optimize_searched_table
+        real = _maintenance.Maintenance._optimize_searched_table
 
         def held(self: object, name: str, here: bool) -> None:
             entered.set()
             assert release.wait(30)
             real(self, name, here)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(_maintenance, "CHILD_MIN_ROWS", 0)  # a big store: children
-        monkeypatch.setattr(_maintenance.MaintenanceMixin, "_optimize_searched_table", held)
-        optimizing = threading.Thread(target=store.optimize)
+        monkeypatch.setattr(_children, "CHILD_MIN_ROWS", 0)  # a big store: children
+        monkeypatch.setattr(_maintenance.Maintenance, "_optimize_searched_table", held)
+        optimizing = threading.Thread(target=store.maintenance.optimize)
         optimizing.start()
         assert entered.wait(30)
         done: list[object] = []
@@ -132,7 +132,7 @@ def test_phase_two_waits_while_a_big_optimize_runs_in_children(
         assert done
         assert calls
         assert min(calls) >= released
-        assert store.count_chunks(embedded=True) == store.count_chunks() == 20
+        assert store.chunks.count(embedded=True) == store.chunks.count() == 20
     finally:
         release.set()
         lode.close()
@@ -151,15 +151,15 @@ def test_a_cancelled_phase_two_stops_waiting_for_an_optimize(tmp_path: Path) -> 
     try:
         lode.index(repo, name="repo", embed=False)
         store = lode.store
-        store._maintenance_idle.clear()  # an optimize running in children, as above
+        store.maintenance._idle.clear()  # an optimize running in children, as above
         cancel = threading.Event()
         threading.Timer(0.5, cancel.set).start()
         stats = embed_backlog(store, embedder, cancel=cancel)
         assert embedder.texts_embedded == 0
         assert stats.embedded == 0
-        store._maintenance_idle.set()
+        store.maintenance._idle.set()
         embed_backlog(store, embedder)
-        assert store.count_chunks(embedded=True) == 1
+        assert store.chunks.count(embedded=True) == 1
     finally:
         lode.close()
 
@@ -183,7 +183,7 @@ def test_a_long_phase_two_gives_free_heap_pages_back_after_its_writes(
     try:
         lode.index(repo, name="repo", embed=False)
         vectorizer.embed_backlog(lode.store, embedder, batch_size=2, write_rows=2)
-        assert lode.store.count_chunks(embedded=True) == 12
+        assert lode.store.chunks.count(embedded=True) == 12
     finally:
         lode.close()
     assert len(released) >= 4  # 6 writes of 2, the first one (the front) without

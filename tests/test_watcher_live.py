@@ -60,7 +60,7 @@ class Live:
     task_ids: list[str] = field(default_factory=list)
 
     def paths(self) -> set[str]:
-        return set(self.lode.store.document_states(self.project.id))
+        return set(self.lode.store.documents.states(self.project.id))
 
     def wait_for_paths(self, present: Set[str] = frozenset(), absent: Set[str] = frozenset()) -> None:
         def ok() -> bool:
@@ -168,9 +168,9 @@ def test_a_renamed_file_is_embedded_once_as_its_new_path(live: Live) -> None:
     (live.root / "src/shop/pricing.py").rename(live.root / "src/shop/prices.py")
     live.wait_for_paths(present={"src/shop/prices.py"}, absent={"src/shop/pricing.py"})
     live.settle()
-    moved = live.lode.store.document_states(live.project.id)["src/shop/prices.py"].chunk_count
+    moved = live.lode.store.documents.states(live.project.id)["src/shop/prices.py"].chunk_count
     assert live.embedder.texts_embedded == before + moved
-    assert live.lode.store.count_chunks(live.project.id, embedded=False) == 0
+    assert live.lode.store.chunks.count(live.project.id, embedded=False) == 0
 
 
 def test_a_deleted_directory_leaves_the_index(live: Live) -> None:

@@ -163,13 +163,13 @@ def ask_tree(
         lode = Lode(load_config(overrides={"db": Path(tmp)}), embedder=embedder)
         try:
             report = lode.index(tree, name=name)
-            indexed, _ = lode.store.list_documents(report.project_id, limit=1_000_000)
+            indexed, _ = lode.store.documents.page(report.project_id, limit=1_000_000)
             facts = TreeFacts(
                 len(indexed),
                 report.chunks_written,
                 round(report.seconds, 2),
                 len(report.files_skipped),
-                round(lode.store.semantic_coverage(report.project_id), 4),
+                round(lode.store.vectors.coverage(report.project_id), 4),
             )
             bm25 = BM25Index(
                 {

@@ -24,7 +24,7 @@ __all__ = [
 
 #: Bumped with every change of what ``embedding_text`` makes of a chunk: a writer that opens
 #: an index embedded under another version compares every vector's text hash with its
-#: chunk's text now and embeds again those that differ (``Store.refresh_vector_keys``).
+#: chunk's text now and embeds again those that differ (``Vectors.refresh_keys``).
 EMBEDDING_TEXT_VERSION = 1
 
 _MAX_SCOPE = 4

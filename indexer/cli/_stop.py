@@ -3,7 +3,7 @@ SIGINT or SIGTERM, at any moment, with the index whole.
 
 A stop waits ``STOP_WAIT`` seconds for the index writer to finish its batch; if it is still
 inside the model (a batch of long chunks takes seconds) or an optimize, the stop waits
-only for the write unit in progress (``Store.hold_writes``: writes that belong together
+only for the write unit in progress (``Db.hold_writes``: writes that belong together
 are never cut; a single write is an atomic commit) and the process leaves without it.
 Once everything is closed the process exits at once: the interpreter's own teardown takes
 ~1 s more with torch loaded, and a writer thread left inside the model must not run on.

@@ -52,7 +52,7 @@ class OutlineCache:
 
     def get(self, store: Store, project_ref: str) -> Outline:
         """The outline of a project (by id or name) at the store's current index version."""
-        project = store.get_project(project_ref)
+        project = store.projects.get(project_ref)
         version = store.index_version()
         entry = self._fresh(store, project, version)
         if entry is not None:
@@ -82,7 +82,7 @@ class OutlineCache:
 
 
 def _build(store: Store, project: Project, version: int, previous: _Entry | None) -> _Entry:
-    states = store.document_states(project.id)
+    states = store.documents.states(project.id)
     files: dict[str, _File] = {}
     stale = []
     for path, state in states.items():
@@ -93,12 +93,12 @@ def _build(store: Store, project: Project, version: int, previous: _Entry | None
             files[path] = old
         else:
             stale.append(state)
-    chunks = store.chunks_by_file([s.id for s in stale])
+    chunks = store.chunks.by_file([s.id for s in stale])
     with paused_gc():
         for state in stale:
             node = build_file(state.file_path, chunks.pop(state.id, []))
             files[state.file_path] = _File(state.id, state.content_hash, state.chunk_count, node)
         root, nodes = assemble(project.name, [files[p].node for p in sorted(files)])
     documents = {path: f.document_id for path, f in files.items()}
-    outline = Outline(project.name, root, nodes, documents, store, version)
+    outline = Outline(project.name, root, nodes, documents, store.documents, version)
     return _Entry(store, version, outline, files)

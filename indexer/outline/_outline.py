@@ -37,9 +37,9 @@ __all__ = ["Outline", "TextSource"]
 
 
 class TextSource(Protocol):
-    """Where the outline reads file texts (the store)."""
+    """Where the outline reads file texts (the store's documents)."""
 
-    def document_contents(self, ids: Sequence[str]) -> dict[str, str]:
+    def contents(self, ids: Sequence[str]) -> dict[str, str]:
         """Full texts of documents by id (unknown ids left out)."""
         ...
 
@@ -126,7 +126,7 @@ class Outline:
                 self._texts.move_to_end(path)
                 return cached
         doc_id = self._documents.get(path)
-        text = self._source.document_contents([doc_id]).get(doc_id, "") if doc_id else ""
+        text = self._source.contents([doc_id]).get(doc_id, "") if doc_id else ""
         lines = text.splitlines()
         with self._lock:
             self._texts[path] = lines
@@ -141,7 +141,7 @@ class Outline:
     def read_files(self, paths: Sequence[str]) -> dict[str, str]:
         """Texts of several files by path (one store read)."""
         ids = self.document_ids(paths)
-        texts = self._source.document_contents(list(ids.values()))
+        texts = self._source.contents(list(ids.values()))
         return {path: texts.get(doc_id, "") for path, doc_id in ids.items()}
 
     # ---- ls ---------------------------------------------------------------------------

@@ -107,7 +107,7 @@ class Searcher:
     def resolve_projects(self, refs: Sequence[str], field: str = "projects") -> list[Project]:
         """Projects named by id or name (all when ``refs`` is empty); an unknown one is a
         NotFoundError naming ``field``."""
-        projects = self.store.list_projects()
+        projects = self.store.projects.all()
         if not refs:
             return projects
         by_ref = {p.id: p for p in projects} | {p.name: p for p in projects}
@@ -130,11 +130,11 @@ class Searcher:
     ) -> dict[str, Callable[[], list[Candidate]]]:
         """The store queries ``mode`` needs: ``semantic`` (vectors) and/or ``lexical`` (BM25,
         and for chunks the unit names and the chunks defining a name the query asks for);
-        ``detail``, ``embedded_only`` and ``version`` as for ``Store.vector_candidates``."""
+        ``detail``, ``embedded_only`` and ``version`` as for ``Search.vector_candidates``."""
         calls: dict[str, Callable[[], list[Candidate]]] = {}
         if mode in ("hybrid", "semantic"):
             # ``gather(..., embed=query)`` embeds it first; other callers embed it here
-            calls["semantic"] = lambda: self.store.vector_candidates(
+            calls["semantic"] = lambda: self.store.search.vector_candidates(
                 kind,  # type: ignore[arg-type]
                 self.query_vector(query),
                 flt,
@@ -145,7 +145,7 @@ class Searcher:
             )
         if mode in ("hybrid", "lexical"):
             text = fts_query(query)
-            calls["lexical"] = lambda: self.store.text_candidates(
+            calls["lexical"] = lambda: self.store.search.text_candidates(
                 kind,  # type: ignore[arg-type]
                 text,
                 flt,
@@ -154,7 +154,7 @@ class Searcher:
                 version=version,
             )
             if kind == "chunks":
-                calls["name"] = lambda: self.store.text_candidates(
+                calls["name"] = lambda: self.store.search.text_candidates(
                     "chunks", text, flt, k, "name_text", detail=detail, version=version
                 )
             names = named_identifiers(query) if kind == "chunks" else ()
@@ -167,20 +167,20 @@ class Searcher:
     ) -> list[Candidate]:
         """The chunks the symbol index says define one of ``names``, admitted by ``flt``,
         scored by ``definition_score``."""
-        found = self.store.find_definitions(
+        found = self.store.symbols.definitions(
             names, languages=flt.languages, project_ids=flt.project_ids, limit=_MAX_DEFINITIONS
         )
         scores: dict[str, float] = {}
         for symbol in found:
             if symbol.chunk_id:
                 scores[symbol.chunk_id] = max(definition_score(symbol), scores.get(symbol.chunk_id, 0.0))
-        return self.store.chunk_candidates(scores, flt, detail=detail, version=version)
+        return self.store.search.chunk_candidates(scores, flt, detail=detail, version=version)
 
     def project_scope(self, projects: Sequence[Project]) -> tuple[str, ...]:
         """The project ids a filter names: none when ``projects`` are all the store has
         (a condition that admits every row still costs every query its evaluation)."""
         ids = tuple(p.id for p in projects)
-        every = {p.id for p in self.store.list_projects()}
+        every = {p.id for p in self.store.projects.all()}
         return () if every and every <= set(ids) else ids
 
     def gather(self, calls: dict[str, Callable[[], Any]], embed: str | None = None) -> dict[str, Any]:
@@ -210,13 +210,13 @@ class Searcher:
             response = self._chunk_search(opts, flt, names)
         else:
             response = self._document_search(opts, flt, names)
-        coverage = {pid: round(self.store.semantic_coverage(pid), 4) for pid in names}
+        coverage = {pid: round(self.store.vectors.coverage(pid), 4) for pid in names}
         warnings = list(response.warnings)
         if opts.scope_depth is not None and opts.scope_depth[0] > opts.scope_depth[1]:
             warnings.append(f"scope_depth {list(opts.scope_depth)} is an empty range: no chunk matches it")
         if opts.mode != "lexical" and any(v < 1.0 for v in coverage.values()):
             warnings.append("semantic index incomplete: vector results cover only the embedded chunks")
-        waiting = sum(self.store.count_outdated_files(pid) for pid in names)
+        waiting = sum(self.store.documents.count_outdated(pid) for pid in names)
         if waiting:
             warnings.append(
                 f"{waiting} files await re-chunking after an upgrade: their symbols and roles are "
@@ -243,7 +243,7 @@ class Searcher:
         Candidates carry ids only (``detail`` unset) unless the query holds an identifier,
         whose list also matches each chunk's name and definitions (a one-word query's list
         is the symbol index's definitions alone, keyed like the other lists);
-        ``embedded_only`` and ``version`` as for ``Store.vector_candidates``.
+        ``embedded_only`` and ``version`` as for ``Search.vector_candidates``.
         """
         if not opts.query.strip():  # has_definitions / has_references alone
             return self.prioritize(opts, self._named(opts, flt, k, version), version)
@@ -270,7 +270,7 @@ class Searcher:
         the unit named so first (1.0), then chunks defining it (0.8), then those using it."""
         wanted = set(opts.has_definitions)
         scored = []
-        for cand in self.store.admitted_chunks(flt, max(k, 1000), version):
+        for cand in self.store.search.admitted_chunks(flt, max(k, 1000), version):
             if cand.node_name in wanted:
                 score = 1.0
             elif wanted & set(cand.definitions):
@@ -289,7 +289,7 @@ class Searcher:
         config = self.ranking
         if not fused or (not config.fold_units and not config.role_prior):
             return Ranking(fused)
-        facts = self.store.chunk_facts([c for c, _ in fused], version)
+        facts = self.store.search.chunk_facts([c for c, _ in fused], version)
         if not config.fold_units:  # every chunk its own unit
             facts = {k: replace(f, unit=(k,)) for k, f in facts.items()}
         wanted = wanted_roles(opts.query, opts.roles, opts.path_include)
@@ -350,7 +350,7 @@ class Searcher:
         (pool size, hits), or None when every attempt failed to read its version (its files
         removed meanwhile, which a cleanup does an hour after at most)."""
         for _ in range(attempts):
-            version = self.store.chunk_table_version()
+            version = self.store.search.chunk_table_version()
             embedded_only = self._needs_embedded_filter(opts, version)
             try:
                 ranking = self.rank_chunks(
@@ -366,7 +366,7 @@ class Searcher:
     def _needs_embedded_filter(self, opts: SearchOptions, version: int) -> bool:
         """Whether chunk vector lists of a search pinned to ``version`` of the chunk table
         need the ``embedded = true`` prefilter (not when that version is fully embedded)."""
-        return opts.mode == "lexical" or not self.store.all_embedded_at(version)
+        return opts.mode == "lexical" or not self.store.search.all_embedded_at(version)
 
     def fetch_hits(
         self,
@@ -383,9 +383,9 @@ class Searcher:
         """
         folded = folded or {}
         by_row = [c.row_id for c, _ in ranked if not c.id]
-        at_rows = self.store.chunks_at_rows(by_row, version) if by_row else {}
+        at_rows = self.store.chunks.views_at_rows(by_row, version) if by_row else {}
         with_ids = [(c.id, c.row_id) for c, _ in ranked if c.id]
-        by_id = {v.id: v for v in self.store.get_chunks_at(with_ids, version)} if with_ids else {}
+        by_id = {v.id: v for v in self.store.chunks.views(with_ids, version)} if with_ids else {}
         hits: list[ChunkHit] = []
         for c, score in ranked:
             view = by_id.get(c.id) if c.id else at_rows.get(c.row_id)
@@ -402,7 +402,7 @@ class Searcher:
         ``_rank_page_by_rows``), else by id."""
         if opts.query.strip() and not exact_identifiers(opts.query):
             for _ in range(attempts):
-                version = self.store.chunk_table_version()
+                version = self.store.search.chunk_table_version()
                 embedded_only = self._needs_embedded_filter(opts, version)
                 try:
                     return self._rank_documents(
@@ -423,7 +423,7 @@ class Searcher:
         version: int | None = None,
     ) -> SearchResponse:
         """One page of files; ``embedded_only`` and ``version`` as for
-        ``Store.vector_candidates`` (chunks)."""
+        ``Search.vector_candidates`` (chunks)."""
         need = opts.offset + opts.file_limit
         k = min(600, max(60, need * 6))
         if not opts.query.strip():  # has_definitions / has_references alone
@@ -520,7 +520,7 @@ class Searcher:
                 pooled[cand.file_id].append((cand, score))
         found = self.gather(
             {
-                "docs": lambda: self.store.get_documents(page),
+                "docs": lambda: self.store.documents.get(page),
                 "hits": lambda: self.fetch_hits(
                     [item for items in pooled.values() for item in items],
                     names,
@@ -544,7 +544,7 @@ class Searcher:
     ) -> dict[str, list[ChunkHit]]:
         """The top chunks of each file, ranked within the file (every admitted chunk's text
         and vector read; the views of the top ones only)."""
-        rows = self.store.chunks_for_ranking(replace(flt, file_ids=tuple(file_ids)))
+        rows = self.store.chunks.for_ranking(replace(flt, file_ids=tuple(file_ids)))
         qvec = self.query_vector(opts.query) if opts.mode != "lexical" else None
         terms = query_terms(fts_query(opts.query))
         by_file: dict[str, list[FileChunk]] = {}
@@ -555,7 +555,7 @@ class Searcher:
             for fid, items in by_file.items()
         }
         wanted = [(c.id, c.row_id) for ranked in top.values() for c, _ in ranked]
-        views = {v.id: v for v in self.store.get_chunks_at(wanted)} if wanted else {}
+        views = {v.id: v for v in self.store.chunks.views(wanted)} if wanted else {}
         return {
             fid: [to_hit(views[c.id], s, names) for c, s in ranked if c.id in views]
             for fid, ranked in top.items()

@@ -4,7 +4,7 @@ fresh its reads must be, and how long old table versions stay for readers.
 A local folder needs none of it (the defaults are today's: writable, every read sees the
 newest commit). An index on object storage (``s3://bucket/prefix``) is opened with the
 same storage options by every path that reads or writes it: LanceDB's connection, the
-pylance readers of the searches, the maintenance children (``_lance_jobs``, which get
+pylance readers of the searches, the maintenance children (``_lance._jobs``, which get
 them on stdin, never on their command line) and the migrations.
 """
 

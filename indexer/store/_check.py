@@ -31,8 +31,9 @@ import numpy as np
 from blake3 import blake3
 
 from indexer.models import StoreCheck, StoreProblem
-from indexer.store._base import StoreBase, is_vector_index, vector_matrix
-from indexer.store._rows import CHUNK_COLUMNS, to_chunk
+from indexer.store._lance._db import Db
+from indexer.store._lance._jobs import is_vector_index
+from indexer.store._rows import CHUNK_COLUMNS, to_chunk, vector_matrix
 from indexer.store._schema import (
     CHUNKS,
     DOCUMENTS,
@@ -46,7 +47,7 @@ from indexer.store._schema import (
     VOCABULARY,
 )
 
-__all__ = ["CheckMixin"]
+__all__ = ["Checker"]
 
 _TABLES = (PROJECTS, DOCUMENTS, CHUNKS, SYMBOLS, EMBEDDING_CACHE, TASKS, FILE_ERRORS, VOCABULARY, INTENTS)
 #: A stored unit vector's norm may differ from 1 by float32 rounding, not more.
@@ -98,8 +99,11 @@ def _is_failure(exc: BaseException) -> bool:
     return not isinstance(exc, _NOT_FAILURES)
 
 
-class CheckMixin(StoreBase):
+class Checker:
     """``check``: read everything and report what is damaged or out of step."""
+
+    def __init__(self, db: Db) -> None:
+        self._db = db
 
     def check(self) -> StoreCheck:
         """Verify tables, data files, indexes and row agreement; never raises for damage."""
@@ -137,7 +141,7 @@ class CheckMixin(StoreBase):
 
     # ---- reading ------------------------------------------------------------------
     def _batches(self, name: str, columns: list[str] | None = None) -> Iterator[Any]:
-        dataset = self._own_dataset(name)
+        dataset = self._db.own_dataset(name)
         yield from dataset.to_batches(columns=columns, batch_size=_BATCH_ROWS)
 
     def _read_all(self, name: str, found: _Found) -> int:
@@ -155,7 +159,7 @@ class CheckMixin(StoreBase):
 
     def _read_meta_rows(self, found: _Found) -> int:
         try:
-            return int(self._conn.open_table(META).to_arrow().num_rows)
+            return int(self._db.conn.open_table(META).to_arrow().num_rows)
         except BaseException as exc:
             if not _is_failure(exc):
                 raise
@@ -176,7 +180,7 @@ class CheckMixin(StoreBase):
         seen: set[str] = set()
         for batch in self._batches(CHUNKS, [*_CHUNK_COLUMNS, "embedding"]):
             cols = {c: batch.column(c).to_pylist() for c in _CHUNK_COLUMNS}
-            vectors = vector_matrix(batch.column("embedding"), self.dimension)
+            vectors = vector_matrix(batch.column("embedding"), self._db.dimension)
             for i, chunk_id in enumerate(cols["id"]):
                 path = cols["file_path"][i]
                 if chunk_id in seen:
@@ -223,7 +227,7 @@ class CheckMixin(StoreBase):
         paths: set[tuple[str, str]] = set()
         for batch in self._batches(DOCUMENTS, [*_DOCUMENT_COLUMNS, "content_embedding"]):
             cols = {c: batch.column(c).to_pylist() for c in _DOCUMENT_COLUMNS}
-            vectors = vector_matrix(batch.column("content_embedding"), self.dimension)
+            vectors = vector_matrix(batch.column("content_embedding"), self._db.dimension)
             for i, doc_id in enumerate(cols["id"]):
                 path, project = cols["file_path"][i], cols["project_id"][i]
                 if doc_id in doc_ids or (project, path) in paths:
@@ -272,7 +276,7 @@ class CheckMixin(StoreBase):
     def _check_cache(self, found: _Found) -> None:
         try:
             for batch in self._batches(EMBEDDING_CACHE, ["text_hash", "vector"]):
-                vectors = vector_matrix(batch.column("vector"), self.dimension)
+                vectors = vector_matrix(batch.column("vector"), self._db.dimension)
                 hashes = batch.column("text_hash").to_pylist()
                 for i, vector in enumerate(vectors):
                     _check_vector(vector, found, EMBEDDING_CACHE, hashes[i])
@@ -285,11 +289,11 @@ class CheckMixin(StoreBase):
     def _check_indexes(self, found: _Found) -> dict[str, str]:
         """Ask every index of the searched tables one question it must answer."""
         answers: dict[str, str] = {}
-        probe = np.zeros(self.dimension, dtype=np.float32)
+        probe = np.zeros(self._db.dimension, dtype=np.float32)
         probe[0] = 1.0
         for name in (CHUNKS, DOCUMENTS, SYMBOLS):
             try:
-                dataset = self._own_dataset(name)
+                dataset = self._db.own_dataset(name)
                 described = list(dataset.describe_indices())
             except BaseException as exc:
                 if not _is_failure(exc):

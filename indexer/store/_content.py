@@ -12,13 +12,14 @@ import numpy as np
 import pyarrow as pa
 
 from indexer.models import ChunkFilter
-from indexer.store._base import StoreBase
 from indexer.store._filters import chunk_where
-from indexer.store._schema import CHUNKS, DOCUMENTS
-from indexer.store._sql import and_all, in_list, quote
-from indexer.store._vocabulary import TermRun, VocabularyMixin
+from indexer.store._lance._db import Db
+from indexer.store._schema import CHUNKS
+from indexer.store._search import NPROBES
+from indexer.store._sql import and_all, in_list, literal_regex, quote
+from indexer.store._vocabulary import TermRun, Vocabulary
 
-__all__ = ["ContentMixin", "ContentRow", "TermRun"]
+__all__ = ["Content", "ContentRow"]
 
 #: What ranking and a result need, read with the candidates. The text is not: a page
 #: reads the text of its own rows (``chunk_contents``), so a term held by thousands of
@@ -51,11 +52,6 @@ class ContentRow:
     """The chunk's vector when asked for and computed (None while phase 2 is pending)."""
     row_id: int = -1
     """Where the row was when read (for ``chunk_contents``; -1 when unknown)."""
-
-
-def literal_regex(text: str) -> str:
-    """A Rust-regex literal matching ``text`` exactly (every non-alphanumeric hex-escaped)."""
-    return "".join(ch if ch.isascii() and ch.isalnum() else f"\\x{{{ord(ch):x}}}" for ch in text)
 
 
 def _substring(term: str, case_sensitive: bool) -> str:
@@ -100,23 +96,19 @@ def _to_rows(table: pa.Table) -> list[ContentRow]:
     ]
 
 
-class ContentMixin(VocabularyMixin, StoreBase):
-    """Candidate rows for exact terms and concepts."""
+class Content:
+    """Candidate rows for exact terms and concepts (``search_content``)."""
 
-    nprobes: int  # set by SearchMixin
+    def __init__(self, db: Db, vocabulary: Vocabulary) -> None:
+        self._db = db
+        self._vocabulary = vocabulary
 
-    def fts_tokens(self, text: str) -> list[str] | None:
+    def _tokens(self, text: str) -> list[str] | None:
         """``text`` as the chunk full-text index analyzes it (None when there is no index yet)."""
         try:
-            return [token.text for token in self._t(CHUNKS).tokenize(text, column=_FIELD)]
+            return [token.text for token in self._db.table(CHUNKS).tokenize(text, column=_FIELD)]
         except (ValueError, RuntimeError):
             return None
-
-    def all_keywords(self) -> dict[str, tuple[str, ...]]:
-        """Document id → key phrases, for every document with any (one read of the table)."""
-        table = self._t(DOCUMENTS).search().select(["id", "keywords"]).limit(None).to_arrow()
-        ids, keywords = table["id"].to_pylist(), table["keywords"].to_pylist()
-        return {i: tuple(k) for i, k in zip(ids, keywords, strict=True) if k}
 
     def concept_rows(
         self, vector: np.ndarray, flt: ChunkFilter, k: int, *, with_vectors: bool = False
@@ -131,14 +123,14 @@ class ContentMixin(VocabularyMixin, StoreBase):
                 .nearest_to(np.asarray(vector, dtype=np.float32))
                 .column("embedding")
                 .distance_type("cosine")
-                .nprobes(self.nprobes)
+                .nprobes(NPROBES)
                 .select([*columns, "_distance"])
                 .with_row_id()
                 .limit(k)
             )
             return (query.where(where) if where else query).to_arrow()  # filters before the search
 
-        return _to_rows(self._arrow(CHUNKS, build))
+        return _to_rows(self._db.arrow(CHUNKS, build))
 
     def term_rows(
         self,
@@ -152,7 +144,7 @@ class ContentMixin(VocabularyMixin, StoreBase):
         """Every chunk whose text holds ``term`` as a substring, with its text, found through
         the words that can hold each of its ``runs``; None when the full-text index cannot
         answer (no index yet, too many candidate words, or a word it does not index)."""
-        words = self.term_words(runs, self.fts_tokens)
+        words = self._vocabulary.term_words(runs, self._tokens)
         if words is None:
             return None
         if not words:
@@ -165,7 +157,7 @@ class ContentMixin(VocabularyMixin, StoreBase):
             query = table.query().nearest_to_text(_words_query(words)).select(columns).with_row_id()
             return await query.where(where).postfilter().limit(every).to_arrow()
 
-        return _to_rows(self._arrow(CHUNKS, build))
+        return _to_rows(self._db.arrow(CHUNKS, build))
 
     def scan_rows(
         self, term: str, case_sensitive: bool, flt: ChunkFilter, *, with_vectors: bool = False
@@ -175,7 +167,7 @@ class ContentMixin(VocabularyMixin, StoreBase):
         columns = [*_ROW_COLUMNS, "embedded", *(["embedding"] if with_vectors else [])]
         where = and_all([chunk_where(flt), match]) or match
         return _to_rows(
-            self._arrow(CHUNKS, lambda t: t.query().where(where).select(columns).with_row_id().to_arrow())
+            self._db.arrow(CHUNKS, lambda t: t.query().where(where).select(columns).with_row_id().to_arrow())
         )
 
     def chunk_contents(self, refs: Sequence[tuple[str, int]]) -> dict[str, str]:
@@ -185,7 +177,7 @@ class ContentMixin(VocabularyMixin, StoreBase):
         known = [row_id for _, row_id in refs if row_id >= 0]
         if known:
             try:
-                table = self._arrow(
+                table = self._db.arrow(
                     CHUNKS, lambda t: t.take_row_ids(known).select(["id", "content"]).to_arrow()
                 )
             except (OSError, RuntimeError, ValueError):  # rows moved by a compaction: by id below
@@ -193,9 +185,7 @@ class ContentMixin(VocabularyMixin, StoreBase):
             found.update(zip(table["id"].to_pylist(), table["content"].to_pylist(), strict=True))
         missing = [i for i, _ in refs if i not in found]
         if missing:
-            table = (
-                self._t(CHUNKS).search().where(in_list("id", missing)).select(["id", "content"]).limit(None)
-            ).to_arrow()
+            table = self._db.select(CHUNKS, in_list("id", missing), ["id", "content"])
             found.update(zip(table["id"].to_pylist(), table["content"].to_pylist(), strict=True))
         return {i: found[i] or "" for i, _ in refs if i in found}
 

@@ -1,7 +1,8 @@
-"""Projects: registered folders."""
+"""Projects: registered folders (``projects``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
@@ -12,7 +13,8 @@ import pyarrow as pa
 from indexer.errors import ConflictError, NotFoundError
 from indexer.limits import quote as quote_value
 from indexer.models import Project
-from indexer.store._base import StoreBase, now, rows
+from indexer.store._lance._db import Db
+from indexer.store._rows import now, rows
 from indexer.store._schema import (
     CHUNKS,
     DOCUMENTS,
@@ -25,68 +27,54 @@ from indexer.store._schema import (
 )
 from indexer.store._sql import in_list, quote
 
-__all__ = ["ProjectsMixin"]
+__all__ = ["Projects"]
 
 
 def _to_project(row: dict[str, Any]) -> Project:
+    values = {f.name: row[f.name] for f in dataclasses.fields(Project)}
     return Project(
-        id=row["id"],
-        name=row["name"],
-        root=row["root"],
-        include=tuple(row["include"] or ()),
-        exclude=tuple(row["exclude"] or ()),
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        last_indexed_at=row["last_indexed_at"],
+        **{**values, "include": tuple(row["include"] or ()), "exclude": tuple(row["exclude"] or ())}
     )
 
 
 def _to_row(project: Project) -> dict[str, Any]:
-    return {
-        "id": project.id,
-        "name": project.name,
-        "root": project.root,
-        "include": list(project.include),
-        "exclude": list(project.exclude),
-        "created_at": project.created_at,
-        "updated_at": project.updated_at,
-        "last_indexed_at": project.last_indexed_at,
-    }
+    return {**dataclasses.asdict(project), "include": list(project.include), "exclude": list(project.exclude)}
 
 
-class ProjectsMixin(StoreBase):
+class Projects:
     """Create, read, update and delete projects."""
 
-    def list_projects(self) -> list[Project]:
+    def __init__(self, db: Db) -> None:
+        self._db = db
+
+    def all(self) -> list[Project]:
         """Every project, by name (cached for a second; this process's changes show at once)."""
-        cached = self._cache.get("projects")
+        cached = self._db.cache.get("projects")
         if cached is not None:
             return list(cached)
-        table = self._t(PROJECTS).to_arrow()
+        table = self._db.table(PROJECTS).to_arrow()
         projects = sorted((_to_project(r) for r in rows(table)), key=lambda p: (p.name, p.id))
-        self._cache.put("projects", projects)
+        self._db.cache.put("projects", projects)
         return list(projects)
 
-    def get_project(self, ref: str) -> Project:
+    def get(self, ref: str) -> Project:
         """The project with this id or name; NotFoundError otherwise."""
-        for project in self.list_projects():
+        for project in self.all():
             if ref in (project.id, project.name):
                 return project
         raise NotFoundError(f"no project {quote_value(ref)}")
 
-    def find_project_by_root(self, root: str) -> Project | None:
+    def find_by_root(self, root: str) -> Project | None:
         """The project registered for this absolute folder, if any."""
-        for project in self.list_projects():
+        for project in self.all():
             if project.root == root:
                 return project
         return None
 
-    def add_project(
-        self, name: str, root: str, include: Sequence[str] = (), exclude: Sequence[str] = ()
-    ) -> Project:
+    def add(self, name: str, root: str, include: Sequence[str] = (), exclude: Sequence[str] = ()) -> Project:
         """Register a folder; names and roots are unique."""
-        with self._write_lock:
-            for other in self.list_projects():
+        with self._db.write_lock:
+            for other in self.all():
                 if other.name == name:
                     raise ConflictError(
                         f"a project named {quote_value(name)} already exists (root {other.root})", "name"
@@ -103,36 +91,38 @@ class ProjectsMixin(StoreBase):
                 created_at=stamp,
                 updated_at=stamp,
             )
-            self._t(PROJECTS).add(pa.Table.from_pylist([_to_row(project)], schema=projects_schema()))
-            self._cache.clear()
+            self._db.table(PROJECTS).add(pa.Table.from_pylist([_to_row(project)], schema=projects_schema()))
+            self._db.cache.clear()
             return project
 
-    def save_project(self, project: Project) -> Project:
+    def save(self, project: Project) -> Project:
         """Write a changed project (name, globs, timestamps) back."""
-        with self._write_lock:
-            for other in self.list_projects():
+        with self._db.write_lock:
+            for other in self.all():
                 if other.id != project.id and other.name == project.name:
                     raise ConflictError(f"a project named {quote_value(project.name)} already exists", "name")
             table = pa.Table.from_pylist([_to_row(project)], schema=projects_schema())
-            self._t(PROJECTS).merge_insert("id").when_matched_update_all().execute(table)
-            self._cache.clear()
+            self._db.table(PROJECTS).merge_insert("id").when_matched_update_all().execute(table)
+            self._db.cache.clear()
             return project
 
     def mark_indexed(self, project_id: str, stamp: datetime) -> None:
         """Stamp a project's last index (only its timestamps: a rename or new globs saved
         while the run went on stay)."""
-        with self._write_lock:
+        with self._db.write_lock:
             where = f"id = {quote(project_id)}"
-            self._t(PROJECTS).update(where=where, values={"last_indexed_at": stamp, "updated_at": stamp})
-            self._cache.clear()
+            self._db.table(PROJECTS).update(
+                where=where, values={"last_indexed_at": stamp, "updated_at": stamp}
+            )
+            self._db.cache.clear()
 
-    def delete_project(self, project_id: str) -> None:
+    def delete(self, project_id: str) -> None:
         """Remove a project and every index row it owns (never its source files)."""
-        with self.write_unit(), self._write_lock:
+        with self._db.write_unit(), self._db.write_lock:
             where = f"project_id = {quote(project_id)}"
             for name in (CHUNKS, SYMBOLS, DOCUMENTS, FILE_ERRORS, INTENTS):
-                self._t(name).delete(where)
+                self._db.table(name).delete(where)
             # its delete tasks stay (a retried DELETE waits on its own), pruned like any other
-            self._t(TASKS).delete(f"{where} AND kind != 'delete'")
-            self._t(PROJECTS).delete(in_list("id", [project_id]))
-            self._cache.clear()
+            self._db.table(TASKS).delete(f"{where} AND kind != 'delete'")
+            self._db.table(PROJECTS).delete(in_list("id", [project_id]))
+            self._db.cache.clear()

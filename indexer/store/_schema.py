@@ -1,4 +1,4 @@
-"""Arrow schemas of lode's LanceDB tables and the store's schema version."""
+"""Arrow schemas of lode's LanceDB tables, their indexes and the store's schema version."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ __all__ = [
     "INTENTS",
     "META",
     "PROJECTS",
+    "SCALAR_INDEXES",
     "SCHEMA_VERSION",
     "SYMBOLS",
     "TASKS",
+    "TEXT_INDEXES",
     "VOCABULARY",
     "chunks_schema",
     "documents_schema",
@@ -24,6 +26,7 @@ __all__ = [
     "meta_schema",
     "projects_schema",
     "symbols_schema",
+    "table_schemas",
     "tasks_schema",
     "vocabulary_schema",
 ]
@@ -45,6 +48,35 @@ FILE_ERRORS = "file_errors"
 VOCABULARY = "chunk_vocabulary"
 SYMBOLS = "code_symbols"
 INTENTS = "write_intents"
+
+#: (table, column, kind) of every scalar index lode keeps (``_lance._indexes`` builds them).
+SCALAR_INDEXES = [
+    (CHUNKS, "id", "BTREE"),
+    (CHUNKS, "file_id", "BTREE"),
+    (CHUNKS, "project_id", "BITMAP"),
+    (CHUNKS, "language", "BITMAP"),
+    (CHUNKS, "node_type", "BITMAP"),
+    (CHUNKS, "role", "BITMAP"),
+    (CHUNKS, "embedded", "BITMAP"),
+    (CHUNKS, "file_path", "BTREE"),
+    (CHUNKS, "definitions", "LABEL_LIST"),
+    (CHUNKS, "references", "LABEL_LIST"),
+    (DOCUMENTS, "id", "BTREE"),
+    (DOCUMENTS, "project_id", "BITMAP"),
+    (DOCUMENTS, "file_path", "BTREE"),
+    (EMBEDDING_CACHE, "key", "BTREE"),
+    (TASKS, "id", "BTREE"),
+    (PROJECTS, "id", "BTREE"),
+    (SYMBOLS, "name", "BTREE"),
+    (SYMBOLS, "id", "BTREE"),
+    (SYMBOLS, "file_id", "BTREE"),
+    (SYMBOLS, "project_id", "BITMAP"),
+    (SYMBOLS, "role", "BITMAP"),
+    (SYMBOLS, "kind", "BITMAP"),
+    (SYMBOLS, "language", "BITMAP"),
+]
+#: (table, column) of every full-text index; the vector columns get theirs once big enough.
+TEXT_INDEXES = [(CHUNKS, "search_text"), (CHUNKS, "name_text"), (DOCUMENTS, "search_text")]
 
 _TS = pa.timestamp("us", tz="UTC")
 _STRS = pa.list_(pa.string())
@@ -248,3 +280,18 @@ def intents_schema() -> pa.Schema:
             pa.field("at", _TS),
         ]
     )
+
+
+def table_schemas(dimension: int) -> dict[str, pa.Schema]:
+    """Every table a store has from its start, by name (``chunk_vocabulary`` comes later
+    to a store older than it; ``meta`` is written apart)."""
+    return {
+        PROJECTS: projects_schema(),
+        DOCUMENTS: documents_schema(dimension),
+        CHUNKS: chunks_schema(dimension),
+        EMBEDDING_CACHE: embedding_cache_schema(dimension),
+        TASKS: tasks_schema(),
+        FILE_ERRORS: file_errors_schema(),
+        SYMBOLS: symbols_schema(),
+        INTENTS: intents_schema(),
+    }

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-__all__ = ["and_all", "glob_prefix", "glob_to_regex", "in_list", "list_literal", "quote", "starts_with"]
+__all__ = [
+    "and_all",
+    "glob_prefix",
+    "glob_to_regex",
+    "in_list",
+    "list_literal",
+    "literal_regex",
+    "quote",
+    "starts_with",
+]
 
 
 def quote(value: str) -> str:
@@ -57,8 +66,9 @@ def starts_with(column: str, prefix: str) -> str:
     return f"{column} >= {quote(prefix)} AND {column} < {quote(head[:-1] + chr(last))}"
 
 
-def _escape_char(ch: str) -> str:
-    return ch if ch.isalnum() and ch.isascii() else f"\\x{{{ord(ch):x}}}"
+def literal_regex(text: str) -> str:
+    """A Rust-regex literal matching ``text`` exactly (every non-alphanumeric hex-escaped)."""
+    return "".join(ch if ch.isalnum() and ch.isascii() else f"\\x{{{ord(ch):x}}}" for ch in text)
 
 
 def glob_to_regex(pattern: str, *, path: bool = False) -> str:
@@ -100,7 +110,7 @@ def _glob_piece(pattern: str, i: int, path: bool) -> tuple[str, int]:
         end, cls = _char_class(pattern, i)
         if cls is not None:
             return cls, end + 1
-    return _escape_char(ch), i + 1
+    return literal_regex(ch), i + 1
 
 
 def _char_class(pattern: str, start: int) -> tuple[int, str | None]:
@@ -121,9 +131,9 @@ def _char_class(pattern: str, start: int) -> tuple[int, str | None]:
         if k + 2 < len(body) and body[k + 1] == "-":
             if body[k] > body[k + 2]:
                 raise ValueError(f"reversed range {body[k]}-{body[k + 2]}")
-            parts.append(f"{_escape_char(body[k])}-{_escape_char(body[k + 2])}")
+            parts.append(f"{literal_regex(body[k])}-{literal_regex(body[k + 2])}")
             k += 3
         else:
-            parts.append(_escape_char(body[k]))
+            parts.append(literal_regex(body[k]))
             k += 1
     return j, "[" + ("^" if negate else "") + "".join(parts) + "]"

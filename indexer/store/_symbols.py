@@ -13,10 +13,11 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from indexer.models import Symbol
-from indexer.store._base import StoreBase, rows
+from indexer.store._lance._db import Db
 from indexer.store._rows import (
     SYMBOL_COLUMNS,
     FileWrite,
+    rows,
     symbol_columns,
     table_from_columns,
     to_symbol,
@@ -25,7 +26,7 @@ from indexer.store._rows import (
 from indexer.store._schema import SYMBOLS, symbols_schema
 from indexer.store._sql import and_all, glob_to_regex, in_list, quote, starts_with
 
-__all__ = ["NameMatch", "SymbolsMixin"]
+__all__ = ["NameMatch", "Symbols"]
 
 #: How a name is matched: equal, starting with, a glob (``*``, ``?``, ``[…]``; case-sensitive).
 NameMatch = Literal["exact", "prefix", "glob"]
@@ -53,14 +54,16 @@ def _filters(
     ]
 
 
-class SymbolsMixin(StoreBase):
+class Symbols:
     """Writes and reads of ``code_symbols``."""
 
-    #: (table version and filters, the distinct defined names read then)
-    _names_cache: tuple[str, list[str]] | None = None
+    def __init__(self, db: Db) -> None:
+        self._db = db
+        #: (table version and filters, the distinct defined names read then)
+        self._names_cache: tuple[str, list[str]] | None = None
 
-    # ---- writes (inside ``replace_files`` / ``delete_files``, under the write lock) ----
-    def _merge_symbols(self, writes: Sequence[FileWrite], append: bool = False) -> None:
+    # ---- writes (inside ``Files.replace`` / ``Files.delete``, under the write lock) -----
+    def merge(self, writes: Sequence[FileWrite], append: bool = False) -> None:
         """Swap in the symbol rows of these files (one commit); append for new files."""
         cols: dict[str, list[Any]] = defaultdict(list)
         for write in writes:
@@ -69,14 +72,14 @@ class SymbolsMixin(StoreBase):
         table = table_from_columns(dict(cols), symbols_schema())
         if append:
             if table.num_rows:
-                self._t(SYMBOLS).add(table)
+                self._db.table(SYMBOLS).add(table)
             return
         file_ids = sorted({w.document.id for w in writes})
         if table.num_rows == 0:
-            self._t(SYMBOLS).delete(in_list("file_id", file_ids))
+            self._db.table(SYMBOLS).delete(in_list("file_id", file_ids))
             return
         (
-            self._t(SYMBOLS)
+            self._db.table(SYMBOLS)
             .merge_insert("id")
             .when_matched_update_all()
             .when_not_matched_insert_all()
@@ -85,23 +88,23 @@ class SymbolsMixin(StoreBase):
         )
 
     # ---- reads ----------------------------------------------------------------------
-    def _symbols_where(self, where: str, limit: int | None) -> list[Symbol]:
+    def _where(self, where: str, limit: int | None) -> list[Symbol]:
         def query(table: Any) -> Any:
             built = table.query().where(where).select(["id", "view"])
             return (built.limit(limit) if limit is not None else built).to_arrow()
 
-        found = self._arrow(SYMBOLS, query)
+        found = self._db.arrow(SYMBOLS, query)
         ids, views = found["id"].to_pylist(), found["view"].to_pylist()
         symbols = [unpack_symbol(i, v) for i, v in zip(ids, views, strict=True) if v is not None]
         if len(symbols) < len(ids):  # rows without a packed cell (none written since schema 5)
             bare = [i for i, v in zip(ids, views, strict=True) if v is None]
-            table = self._arrow(
+            table = self._db.arrow(
                 SYMBOLS, lambda t: t.query().where(in_list("id", bare)).select(SYMBOL_COLUMNS).to_arrow()
             )
             symbols.extend(to_symbol(r) for r in rows(table))
         return symbols
 
-    def find_definitions(
+    def definitions(
         self,
         names: Sequence[str],
         *,
@@ -119,9 +122,9 @@ class SymbolsMixin(StoreBase):
         else:
             by_name = " OR ".join(f"({_name_clause(n, match)})" for n in names)
         where = and_all([by_name, *_filters("definition", kinds, languages, project_ids)])
-        return self._symbols_where(where or "false", limit)
+        return self._where(where or "false", limit)
 
-    def find_references(
+    def references(
         self,
         names: Sequence[str],
         *,
@@ -133,9 +136,9 @@ class SymbolsMixin(StoreBase):
         if not names:
             return []
         where = and_all([in_list("name", names), *_filters("reference", (), languages, project_ids)])
-        return self._symbols_where(where or "false", limit)
+        return self._where(where or "false", limit)
 
-    def find_uses(
+    def uses(
         self,
         names: Sequence[str],
         *,
@@ -156,55 +159,42 @@ class SymbolsMixin(StoreBase):
             ]
         )
         limit = definitions + references
-        found = self._symbols_where(where or "false", limit)
+        found = self._where(where or "false", limit)
         if len(found) >= limit:  # cut somewhere: each role read on its own, to its own limit
             return (
-                self.find_definitions(names, languages=languages, project_ids=project_ids, limit=definitions),
-                self.find_references(names, languages=languages, project_ids=project_ids, limit=references),
+                self.definitions(names, languages=languages, project_ids=project_ids, limit=definitions),
+                self.references(names, languages=languages, project_ids=project_ids, limit=references),
             )
         defined = [s for s in found if s.role == "definition"]
         used = [s for s in found if s.role == "reference"]
         return defined[:definitions], used[:references]
 
-    def get_symbol(self, symbol_id: str) -> Symbol | None:
+    def get(self, symbol_id: str) -> Symbol | None:
         """One symbol row by id (None when unknown)."""
-        found = self._symbols_where(in_list("id", [symbol_id]), 1)
+        found = self._where(in_list("id", [symbol_id]), 1)
         return found[0] if found else None
 
-    def symbols_of_file(self, file_id: str) -> list[Symbol]:
+    def of_file(self, file_id: str) -> list[Symbol]:
         """Every symbol row of one file, definitions first, each in line order."""
-        found = self._symbols_where(in_list("file_id", [file_id]), None)
+        found = self._where(in_list("file_id", [file_id]), None)
         return sorted(found, key=lambda s: (s.role != "definition", s.start_line, s.name))
 
-    def definition_names(self, project_ids: Sequence[str] = (), languages: Sequence[str] = ()) -> list[str]:
+    def names(self, project_ids: Sequence[str] = (), languages: Sequence[str] = ()) -> list[str]:
         """Every distinct defined name (for fuzzy matching), cached until the table changes."""
-        version = self._reader(SYMBOLS).latest_version()
+        version = self._db.reader(SYMBOLS).latest_version()
         key = f"{version}:{','.join(sorted(project_ids))}:{','.join(sorted(languages))}"
         cached = self._names_cache
         if cached is not None and cached[0] == key:
             return list(cached[1])
         where = and_all(_filters("definition", (), languages, project_ids))
-        table = self._arrow(SYMBOLS, lambda t: t.query().where(where or "true").select(["name"]).to_arrow())
+        table = self._db.arrow(
+            SYMBOLS, lambda t: t.query().where(where or "true").select(["name"]).to_arrow()
+        )
         names = sorted(set(table["name"].to_pylist()))
         self._names_cache = (key, names)
         return names
 
-    def symbol_chunk_ids(
-        self,
-        names: Sequence[str],
-        role: Literal["definition", "reference"],
-        project_ids: Sequence[str] = (),
-        limit: int | None = 1000,
-    ) -> list[str]:
-        """Ids of the chunks that define (or use) any of ``names``, without a query text:
-        what ``has_definitions`` / ``has_references`` name."""
-        if role == "definition":
-            found = self.find_definitions(names, project_ids=project_ids, limit=limit)
-        else:
-            found = self.find_references(names, project_ids=project_ids, limit=limit)
-        return list(dict.fromkeys(s.chunk_id for s in found if s.chunk_id))
-
-    def count_symbols(self, project_id: str | None = None, role: str | None = None) -> int:
+    def count(self, project_id: str | None = None, role: str | None = None) -> int:
         """Number of symbol rows, optionally of one project and/or role."""
         where = and_all(
             [
@@ -212,4 +202,4 @@ class SymbolsMixin(StoreBase):
                 f"role = {quote(role)}" if role else None,
             ]
         )
-        return int(self._t(SYMBOLS).count_rows(where))
+        return int(self._db.table(SYMBOLS).count_rows(where))

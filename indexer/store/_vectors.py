@@ -1,4 +1,5 @@
-"""Vectors: the embedding cache, the phase-2 backlog, and filling vectors in."""
+"""Vectors: the embedding cache (``embedding_cache``), the phase-2 backlog, and filling the
+chunks' and documents' vectors in."""
 
 from __future__ import annotations
 
@@ -9,16 +10,20 @@ import numpy as np
 import pyarrow as pa
 
 from indexer.models import StoredChunk
-from indexer.store._base import StoreBase, rows, unit_mean, vector_matrix
-from indexer.store._rows import CHUNK_COLUMNS, to_chunk, to_stored_chunk
+from indexer.store._lance._db import Db
+from indexer.store._rows import (
+    CHUNK_COLUMNS,
+    parts,
+    rows,
+    to_chunk,
+    to_stored_chunk,
+    unit_mean,
+    vector_matrix,
+)
 from indexer.store._schema import CHUNKS, DOCUMENTS, EMBEDDING_CACHE
 from indexer.store._sql import and_all, in_list, quote
 
-__all__ = ["BACKLOG", "CURRENT", "OUTDATED", "VectorsMixin"]
-
-
-def _parts(items: Sequence[str], size: int = 500) -> list[Sequence[str]]:
-    return [items[i : i + size] for i in range(0, len(items), size)]
+__all__ = ["BACKLOG", "CURRENT", "OUTDATED", "Vectors"]
 
 
 #: The chunks phase 2 has to (re-)embed: no vector yet, or one made for a text no longer known.
@@ -30,7 +35,7 @@ CURRENT = "(embedded = true AND vector_text_hash IS NOT NULL)"
 OUTDATED = "(embedded = true AND vector_text_hash IS NULL)"
 
 
-class VectorsMixin(StoreBase):
+class Vectors:
     """Embedding cache and phase-2 (embedding) bookkeeping.
 
     A vector is known by the hash of the exact text it was made from
@@ -40,29 +45,25 @@ class VectorsMixin(StoreBase):
     duplicate contents in two files, a renamed file and a changed caption never share a
     vector made for another text."""
 
+    def __init__(self, db: Db) -> None:
+        self._db = db
+
     def _cache_key(self, text_hash: str) -> str:
         from indexer.chunker import embedding_text_version
 
-        return f"{self.model_id}:{embedding_text_version()}:{text_hash}"
+        return f"{self._db.model_id}:{embedding_text_version()}:{text_hash}"
 
-    def cache_get(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+    def cached(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """Cached vectors for these embedding-text hashes (of this store's model)."""
         found: dict[str, np.ndarray] = {}
-        if not hashes or not self._t(EMBEDDING_CACHE).count_rows():  # a first index: nothing to find
+        if not hashes or not self._db.table(EMBEDDING_CACHE).count_rows():  # a first index: nothing to find
             return found
         unique = sorted(set(hashes) - {""})
-        for part in _parts(unique):
+        for part in parts(unique):
             keys = [self._cache_key(h) for h in part]
-            table = (
-                self._t(EMBEDDING_CACHE)
-                .search()
-                .where(in_list("key", keys))
-                .select(["key", "text_hash", "vector"])
-                .limit(None)
-                .to_arrow()
-            )
+            table = self._db.select(EMBEDDING_CACHE, in_list("key", keys), ["key", "text_hash", "vector"])
             if table.num_rows:
-                matrix = vector_matrix(table["vector"], self.dimension)
+                matrix = vector_matrix(table["vector"], self._db.dimension)
                 wanted = set(keys)
                 for i, (key, h) in enumerate(
                     zip(table["key"].to_pylist(), table["text_hash"].to_pylist(), strict=True)
@@ -71,7 +72,7 @@ class VectorsMixin(StoreBase):
                         found[h] = matrix[i]
         return found
 
-    def cache_put(self, vectors: Mapping[str, np.ndarray]) -> None:
+    def remember(self, vectors: Mapping[str, np.ndarray]) -> None:
         """Remember vectors by embedding-text hash (existing entries are kept)."""
         if not vectors:
             return
@@ -79,43 +80,52 @@ class VectorsMixin(StoreBase):
         table = pa.table(
             {
                 "key": [self._cache_key(h) for h in hashes],
-                "model_id": [self.model_id] * len(hashes),
+                "model_id": [self._db.model_id] * len(hashes),
                 "text_hash": hashes,
-                "vector": self._vector_array(np.stack([vectors[h] for h in hashes])),
+                "vector": self._db.vector_array(np.stack([vectors[h] for h in hashes])),
             }
         )
-        with self._write_lock:
-            self._t(EMBEDDING_CACHE).merge_insert("key").when_not_matched_insert_all().execute(table)
+        with self._db.write_lock:
+            self._db.table(EMBEDDING_CACHE).merge_insert("key").when_not_matched_insert_all().execute(table)
 
     def cache_size(self) -> int:
         """Number of cached vectors."""
-        return int(self._t(EMBEDDING_CACHE).count_rows())
+        return int(self._db.table(EMBEDDING_CACHE).count_rows())
 
-    def embedding_backlog(self, project_id: str | None = None) -> list[tuple[str, int]]:
+    def of_chunks(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The vectors of the embedded chunks among ``ids`` (others are left out)."""
+        found: dict[str, np.ndarray] = {}
+        for part in parts(sorted(set(ids))):
+            table = self._db.select(CHUNKS, f"{in_list('id', part)} AND embedded = true", ["id", "embedding"])
+            matrix = vector_matrix(table["embedding"], self._db.dimension)
+            found.update(zip(table["id"].to_pylist(), matrix, strict=True))
+        return found
+
+    def backlog(self, project_id: str | None = None) -> list[tuple[str, int]]:
         """(chunk id, priority) of every chunk without a vector of its current text (none
         yet, or one made for another text), highest priority first."""
         where = and_all([BACKLOG, f"project_id = {quote(project_id)}" if project_id else None])
-        table = self._t(CHUNKS).search().where(where).select(["id", "priority"]).limit(None).to_arrow()
+        table = self._db.select(CHUNKS, where, ["id", "priority"])
         pairs = list(zip(table["id"].to_pylist(), table["priority"].to_pylist(), strict=True))
         pairs.sort(key=lambda p: (-(p[1] or 0), p[0]))
         return pairs
 
-    def chunks_for_embedding(self, ids: Sequence[str]) -> list[StoredChunk]:
+    def pending_chunks(self, ids: Sequence[str]) -> list[StoredChunk]:
         """These chunks if they still exist without a vector of their text, in the order asked."""
         found: dict[str, StoredChunk] = {}
-        for part in _parts(list(ids)):
+        for part in parts(list(ids)):
             where = f"{in_list('id', part)} AND {BACKLOG}"
-            table = self._t(CHUNKS).search().where(where).select(CHUNK_COLUMNS).limit(None).to_arrow()
+            table = self._db.select(CHUNKS, where, CHUNK_COLUMNS)
             found.update((r["id"], to_stored_chunk(r)) for r in rows(table))
         return [found[i] for i in ids if i in found]
 
-    def refresh_vector_keys(self) -> int:
+    def refresh_keys(self) -> int:
         """Forget the text hash of every vector made for another text than its chunk's
         embedding text now (after an upgrade that changed ``embedding_text``): phase 2 embeds
         those chunks again, and their old vectors answer searches until then; how many."""
         from indexer.chunker import embedding_input
 
-        batches = self._own_dataset(CHUNKS).to_batches(
+        batches = self._db.own_dataset(CHUNKS).to_batches(
             columns=[*CHUNK_COLUMNS, "vector_text_hash"], filter="vector_text_hash IS NOT NULL"
         )
         stale = [
@@ -124,13 +134,15 @@ class VectorsMixin(StoreBase):
             for row in batch.to_pylist()
             if embedding_input(row["file_path"], to_chunk(row))[1] != row["vector_text_hash"]
         ]
-        with self._write_lock:
-            for part in _parts(stale):
-                self._t(CHUNKS).update(where=in_list("id", part), values_sql={"vector_text_hash": "NULL"})
-            self._cache.clear()
+        with self._db.write_lock:
+            for part in parts(stale):
+                self._db.table(CHUNKS).update(
+                    where=in_list("id", part), values_sql={"vector_text_hash": "NULL"}
+                )
+            self._db.cache.clear()
         return len(stale)
 
-    def set_chunk_vectors(self, ids: Sequence[str], vectors: np.ndarray, text_hashes: Sequence[str]) -> int:
+    def write(self, ids: Sequence[str], vectors: np.ndarray, text_hashes: Sequence[str]) -> int:
         """Fill in vectors of chunks that still exist, each made from the embedding text of
         that hash; returns how many were updated.
 
@@ -139,18 +151,15 @@ class VectorsMixin(StoreBase):
         each such fragment out of the vector and scalar indexes: on 115k chunks a 256-vector
         write took 0.4-0.85 s and +260-800 MB of peak RSS (the peak of a long phase 2),
         whole rows 0.1 s and ~20 MB. The new rows miss the indexes until the next fold
-        (``_rows_rewritten``).
+        (``Changes.rewritten``).
         """
         if not ids:
             return 0
         at = {chunk_id: i for i, chunk_id in enumerate(ids)}
-        with self._write_lock:
-            schema = self._t(CHUNKS).schema
-            parts = [
-                self._t(CHUNKS).search().where(in_list("id", part)).limit(None).to_arrow()
-                for part in _parts(list(at))
-            ]
-            found = pa.concat_tables(parts).select(schema.names).cast(schema)
+        with self._db.write_lock:
+            schema = self._db.table(CHUNKS).schema
+            tables = [self._db.select(CHUNKS, in_list("id", part)) for part in parts(list(at))]
+            found = pa.concat_tables(tables).select(schema.names).cast(schema)
             if not found.num_rows:
                 return 0
             order = np.asarray([at[i] for i in found["id"].to_pylist()], dtype=np.int64)
@@ -158,7 +167,7 @@ class VectorsMixin(StoreBase):
             found = found.set_column(
                 column,
                 schema.field(column),
-                self._vector_array(np.asarray(vectors)[order]).cast(schema.field(column).type),
+                self._db.vector_array(np.asarray(vectors)[order]).cast(schema.field(column).type),
             )
             column = schema.get_field_index("embedded")
             found = found.set_column(
@@ -168,10 +177,10 @@ class VectorsMixin(StoreBase):
             found = found.set_column(
                 column, schema.field(column), pa.array([text_hashes[i] for i in order], pa.string())
             )
-            self._t(CHUNKS).merge_insert("id").when_matched_update_all().execute(found)
-            self._cache.clear()
-            self._rows_written += found.num_rows
-            self._rows_rewritten += found.num_rows
+            self._db.table(CHUNKS).merge_insert("id").when_matched_update_all().execute(found)
+            self._db.cache.clear()
+            self._db.changes.written += found.num_rows
+            self._db.changes.rewritten += found.num_rows
         return int(found.num_rows)
 
     def complete_documents(self, file_ids: Sequence[str]) -> int:
@@ -180,16 +189,9 @@ class VectorsMixin(StoreBase):
             return 0
         per_file: dict[str, list[np.ndarray]] = defaultdict(list)
         pending: set[str] = set()
-        for part in _parts(sorted(set(file_ids))):
-            table = (
-                self._t(CHUNKS)
-                .search()
-                .where(in_list("file_id", part))
-                .select(["file_id", "embedded", "embedding"])
-                .limit(None)
-                .to_arrow()
-            )
-            matrix = vector_matrix(table["embedding"], self.dimension)
+        for part in parts(sorted(set(file_ids))):
+            table = self._db.select(CHUNKS, in_list("file_id", part), ["file_id", "embedded", "embedding"])
+            matrix = vector_matrix(table["embedding"], self._db.dimension)
             for i, (fid, done) in enumerate(
                 zip(table["file_id"].to_pylist(), table["embedded"].to_pylist(), strict=True)
             ):
@@ -204,17 +206,17 @@ class VectorsMixin(StoreBase):
         table = pa.table(
             {
                 "id": ready,
-                "content_embedding": self._vector_array(means),
+                "content_embedding": self._db.vector_array(means),
                 "embedded": pa.array([True] * len(ready), pa.bool_()),
             }
         )
-        with self._write_lock:
-            self._t(DOCUMENTS).merge_insert("id").when_matched_update_all().execute(table)
+        with self._db.write_lock:
+            self._db.table(DOCUMENTS).merge_insert("id").when_matched_update_all().execute(table)
         return len(ready)
 
-    def complete_pending_documents(self, project_id: str | None = None) -> int:
+    def complete_pending(self, project_id: str | None = None) -> int:
         """Complete documents left unembedded although all their chunks have vectors (a run
-        killed between ``set_chunk_vectors`` and ``complete_documents``); returns how many."""
+        killed between ``write`` and ``complete_documents``); returns how many."""
         where = and_all(
             [
                 "embedded = false",
@@ -222,28 +224,19 @@ class VectorsMixin(StoreBase):
                 f"project_id = {quote(project_id)}" if project_id else None,
             ]
         )
-        table = self._t(DOCUMENTS).search().where(where).select(["id"]).limit(None).to_arrow()
+        table = self._db.select(DOCUMENTS, where, ["id"])
         return self.complete_documents(table["id"].to_pylist())
 
-    def raise_priority(self, file_ids: Sequence[str], priority: int) -> None:
-        """Move these files' unembedded chunks to the front of the backlog."""
-        if not file_ids:
-            return
-        with self._write_lock:
-            for part in _parts(list(file_ids)):
-                where = f"{in_list('file_id', part)} AND {BACKLOG}"
-                self._t(CHUNKS).update(where=where, values={"priority": priority})
-
-    def semantic_coverage(self, project_id: str | None = None) -> float:
+    def coverage(self, project_id: str | None = None) -> float:
         """Share of chunks with a vector of their current text, in [0, 1] (1 for an empty
         index); at most a second old."""
         key = f"coverage:{project_id}"
-        cached = self._cache.get(key)
+        cached = self._db.cache.get(key)
         if cached is not None:
             return float(cached)
         where = f"project_id = {quote(project_id)}" if project_id else None
-        total = int(self._t(CHUNKS).count_rows(where))
-        done = int(self._t(CHUNKS).count_rows(and_all([where, CURRENT]))) if total else 0
+        total = int(self._db.table(CHUNKS).count_rows(where))
+        done = int(self._db.table(CHUNKS).count_rows(and_all([where, CURRENT]))) if total else 0
         coverage = done / total if total else 1.0
-        self._cache.put(key, coverage)
+        self._db.cache.put(key, coverage)
         return coverage

@@ -24,10 +24,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from indexer.store._base import StoreBase
+from indexer.store._lance._db import Db
 from indexer.store._schema import CHUNKS, VOCABULARY, vocabulary_schema
 
-__all__ = ["WORD", "TermRun", "VocabularyMixin", "WordIndex", "words_of"]
+__all__ = ["WORD", "TermRun", "Vocabulary", "WordIndex", "words_of"]
 
 #: A word: a run of letters and digits (``_`` separates), as the full-text tokenizer cuts text.
 WORD = re.compile(r"[^\W_]+")
@@ -112,51 +112,48 @@ class WordIndex:
         return found
 
 
-class VocabularyMixin(StoreBase):
+class Vocabulary:
     """The ``chunk_vocabulary`` table and the in-memory word index built from it."""
 
-    _vocab_lock: threading.Lock
-    _vocab: WordIndex | None
-    _vocab_key: Any
-    _indexable: dict[str, bool]
-
-    def _init_vocabulary(self) -> None:
+    def __init__(self, db: Db) -> None:
+        self._db = db
         self._vocab_lock = threading.Lock()
-        self._vocab = None
-        self._vocab_key = None
-        self._indexable = {}
+        self._vocab: WordIndex | None = None
+        self._vocab_key: Any = None
+        self._indexable: dict[str, bool] = {}
 
     def _vocab_table(self) -> Any | None:
-        table = self._tables.get(VOCABULARY)
-        if table is None and VOCABULARY in set(self._conn.list_tables().tables):
-            table = self._tables[VOCABULARY] = self._conn.open_table(VOCABULARY)
+        db = self._db
+        table = db.tables.get(VOCABULARY)
+        if table is None and VOCABULARY in set(db.conn.list_tables().tables):
+            table = db.tables[VOCABULARY] = db.conn.open_table(VOCABULARY)
         return table
 
-    def ensure_vocabulary(self) -> None:
+    def ensure(self) -> None:
         """Create the vocabulary table if missing, from the words of every stored chunk."""
-        with self._write_lock:
+        with self._db.write_lock:
             if self._vocab_table() is not None:
                 return
             words = sorted(self._chunk_words())
             data = pa.table({"word": words}, schema=vocabulary_schema())
-            self._tables[VOCABULARY] = self._conn.create_table(VOCABULARY, data=data)
+            self._db.tables[VOCABULARY] = self._db.conn.create_table(VOCABULARY, data=data)
 
     def _chunk_words(self) -> set[str]:
-        chunks = self._t(CHUNKS)
+        chunks = self._db.table(CHUNKS)
         if not chunks.count_rows():
             return set()
         batches = chunks.search().select(["content"]).limit(None).to_batches()
         return words_of(text or "" for batch in batches for text in batch.column("content").to_pylist())
 
-    def _record_words(self, words: set[str]) -> None:
+    def record(self, words: set[str]) -> None:
         """Add the words of chunks about to be written (call before writing them)."""
-        self.ensure_vocabulary()
+        self.ensure()
         index = self._word_index()
         with self._vocab_lock:
             new = sorted(words - index.words)
         if not new:
             return
-        table = self._t(VOCABULARY)
+        table = self._db.table(VOCABULARY)
         before = self._vocab_key
         result = table.add(pa.table({"word": new}, schema=vocabulary_schema()))
         version = getattr(result, "version", None)
@@ -170,7 +167,7 @@ class VocabularyMixin(StoreBase):
     def _word_index(self) -> WordIndex:
         """The current vocabulary (reloaded when another process added to it)."""
         table = self._vocab_table()
-        key = table.version if table is not None else ("derived", self._t(CHUNKS).version)
+        key = table.version if table is not None else ("derived", self._db.table(CHUNKS).version)
         with self._vocab_lock:
             if self._vocab is not None and self._vocab_key == key:
                 return self._vocab

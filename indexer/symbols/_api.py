@@ -72,7 +72,7 @@ def _check_limit(limit: int, high: int) -> None:
 
 
 def _projects(store: Store, refs: Sequence[str]) -> list[Project]:
-    projects = store.list_projects()
+    projects = store.projects.all()
     if not refs:
         return projects
     by_ref = {p.id: p for p in projects} | {p.name: p for p in projects}
@@ -88,7 +88,7 @@ def _proximity(store: Store, projects: Sequence[Project], from_path: str | None)
     if not from_path:
         return Proximity(None, None)
     path = from_path.strip().lstrip("/")
-    found = store.content_at([p.id for p in projects], path)
+    found = store.documents.content_at([p.id for p in projects], path)
     return Proximity(path, found[1] if found is not None else None)
 
 
@@ -116,7 +116,7 @@ def _candidates(
     kinds, languages = query.kinds, query.languages
 
     def named(names: Sequence[str], match: NameMatch = "exact") -> list[Symbol]:
-        return store.find_definitions(
+        return store.symbols.definitions(
             names,
             match=match,
             kinds=kinds,
@@ -127,7 +127,7 @@ def _candidates(
 
     if query.match == "fuzzy":  # ``stack.psh``: the name's letters, in a container like ``stack``
         qualifier, plain = _split_qualified(name)
-        best = fuzzy_names(plain, store.definition_names(project_ids, languages))
+        best = fuzzy_names(plain, store.symbols.names(project_ids, languages))
         order = {n: i for i, n in enumerate(best)}
         wanted = qualifier.lower()
         return sorted(
@@ -185,11 +185,11 @@ def _ranked(
 
 def get_symbol(store: Store, symbol_id: str) -> SymbolDetail:
     """One symbol by id with its code (NotFoundError for an unknown id)."""
-    symbol = store.get_symbol(symbol_id)
+    symbol = store.symbols.get(symbol_id)
     if symbol is None:
         raise NotFoundError(f"no symbol {quote(symbol_id)}")
-    names = {p.id: p.name for p in store.list_projects()}
-    content = store.document_content(symbol.file_id) or ""
+    names = {p.id: p.name for p in store.projects.all()}
+    content = store.documents.content(symbol.file_id) or ""
     lines = content.split("\n")[symbol.start_line - 1 : symbol.end_line]
     code = "\n".join(lines)
     truncated = len(code) > _MAX_CODE
@@ -209,7 +209,7 @@ def find_references(store: Store, query: ReferenceQuery) -> References:
     plain = _split_qualified(name)[1]
     proximity = _proximity(store, projects, query.from_path)
     wanted = SymbolQuery(name, languages=query.languages, projects=tuple(names), from_path=query.from_path)
-    defined, sites = store.find_uses(
+    defined, sites = store.symbols.uses(
         [plain],
         languages=query.languages,
         project_ids=list(names),

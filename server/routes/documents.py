@@ -37,12 +37,12 @@ def get_document(
 ) -> DocumentOut:
     """A document's metadata by id, optionally with its text and chunks."""
     store = ctx.lode.store
-    found = store.get_documents([document_id])
+    found = store.documents.get([document_id])
     if not found:
         raise NotFoundError(f"no document {quote(document_id)}")
     doc = found[0]
-    text = store.document_content(doc.id) if content else None
-    parts = store.chunks_of_files([doc.id]) if chunks else None
+    text = store.documents.content(doc.id) if content else None
+    parts = store.chunks.of_files([doc.id]) if chunks else None
     return to_document(doc, text, parts)
 
 
@@ -57,7 +57,7 @@ def get_document(
 @blocking
 def get_chunk(ctx: Ctx, chunk_id: FromPath[str]) -> ChunkOut:
     """A chunk by id with all its metadata."""
-    found = ctx.lode.store.get_chunks([chunk_id])
+    found = ctx.lode.store.chunks.get([chunk_id])
     if not found:
         raise NotFoundError(f"no chunk {quote(chunk_id)}")
     return to_chunk(found[0])

@@ -59,9 +59,9 @@ def create_project(
     root = resolve_project_root(data.path, force=data.force)
     check_project_fields(data.name, data.include, data.exclude)
     store = ctx.lode.store
-    project = store.find_project_by_root(str(root))
+    project = store.projects.find_by_root(str(root))
     if project is None:
-        project = store.add_project(
+        project = store.projects.add(
             data.name or root.name, str(root), tuple(data.include), tuple(data.exclude)
         )
     else:  # registering it again re-indexes it; what would change it is PATCH's job
@@ -98,7 +98,7 @@ def _check_same(project: Project, data: ProjectCreate) -> None:
 @blocking
 def list_projects(ctx: Ctx) -> list[ProjectOut]:
     """Every project with its files, chunks, last index time and current task."""
-    return [to_project(ctx, p) for p in ctx.lode.store.list_projects()]
+    return [to_project(ctx, p) for p in ctx.lode.store.projects.all()]
 
 
 @get(
@@ -112,7 +112,7 @@ def list_projects(ctx: Ctx) -> list[ProjectOut]:
 @blocking
 def get_project(ctx: Ctx, project_id: FromPath[str]) -> ProjectOut:
     """A project by id or name."""
-    return to_project(ctx, ctx.lode.store.get_project(project_id))
+    return to_project(ctx, ctx.lode.store.projects.get(project_id))
 
 
 @patch(
@@ -132,7 +132,7 @@ def patch_project(
     """Change a project's name or include/exclude globs; new globs queue a re-index."""
     ctx.require_writer()
     store = ctx.lode.store
-    project = store.get_project(project_id)
+    project = store.projects.get(project_id)
     changes: dict[str, object] = {}
     check_project_fields(data.name, data.include or (), data.exclude or ())
     if data.name is not None:
@@ -142,7 +142,7 @@ def patch_project(
         if value is not None:
             changes[field] = tuple(value)
     updated = dataclasses.replace(project, **changes)  # type: ignore[arg-type]
-    store.save_project(updated)
+    store.projects.save(updated)
     if updated.include != project.include or updated.exclude != project.exclude:
         ctx.worker.submit(project.id)
         ctx.unwatch(project.id)
@@ -183,7 +183,7 @@ DELETE_WAIT_SECONDS = 60.0
 def delete_project(ctx: Ctx, project_id: FromPath[str]) -> Response[None]:
     """Remove the project and every index row it owns; source files are never touched."""
     ctx.require_writer()
-    project = ctx.lode.store.get_project(project_id)
+    project = ctx.lode.store.projects.get(project_id)
     ctx.unwatch(project.id)
     task = ctx.worker.submit(project.id, kind="delete")
     task = ctx.worker.wait(task.id, timeout=DELETE_WAIT_SECONDS)
@@ -214,7 +214,7 @@ def index_project(
 ) -> TaskOut:
     """Refresh some paths (files or folders) or the whole project; joins a queued task."""
     ctx.require_writer()
-    project = ctx.lode.store.get_project(project_id)
+    project = ctx.lode.store.projects.get(project_id)
     task = ctx.worker.submit(project.id, paths=relative_paths(data.paths), full=data.full)
     return to_task(task)
 
@@ -235,8 +235,8 @@ def list_files(
     limit: Annotated[int, QueryParameter(ge=1, le=1000, description="Files per page")] = 100,
 ) -> FilesPage:
     """A page of the project's indexed files, by path."""
-    project = ctx.lode.store.get_project(project_id)
-    docs, total = ctx.lode.store.list_documents(project.id, offset, limit)
+    project = ctx.lode.store.projects.get(project_id)
+    docs, total = ctx.lode.store.documents.page(project.id, offset, limit)
     files = [
         FileOut(id=d.id, path=d.file_path, language=d.primary_language, languages=list(d.languages),
                 chunk_count=d.chunk_count, file_size=d.file_size, indexed_at=d.indexed_at)

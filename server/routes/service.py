@@ -133,7 +133,7 @@ def status(ctx: Ctx) -> StatusOut:
         embedding_cache=stats["embedding_cache"],
         file_errors=stats["file_errors"],
         queue=dict(queue),
-        projects=[to_project(ctx, p) for p in store.list_projects()],
+        projects=[to_project(ctx, p) for p in store.projects.all()],
         worker_error=ctx.worker.last_error,
     )
 

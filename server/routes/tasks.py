@@ -36,7 +36,7 @@ def list_tasks(
     limit: Annotated[int, QueryParameter(ge=1, le=1000, description="At most this many, newest first")] = 100,
 ) -> list[TaskOut]:
     """Tasks newest first, live ones with current progress."""
-    project_id = ctx.lode.store.get_project(project).id if project else None
+    project_id = ctx.lode.store.projects.get(project).id if project else None
     return [to_task(t, ctx.worker.rate(t.id)) for t in ctx.worker.list(project_id, limit=limit)]
 
 

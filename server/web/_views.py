@@ -182,13 +182,13 @@ def editor_href(template: str, project: Project, file_path: str, line: int) -> s
 def render_chunk(ctx: ServerContext, chunk_id: str) -> str:
     """The chunk fragment: the whole file highlighted, the chunk's lines marked."""
     store = ctx.lode.store
-    found = store.get_chunks([chunk_id])
+    found = store.chunks.get([chunk_id])
     if not found:
         raise NotFoundError(f"no chunk {quote(chunk_id)} (the file may have been re-indexed since)")
     stored = found[0]
     chunk = stored.chunk
-    project = store.get_project(stored.project_id)
-    text = store.document_content(stored.file_id)
+    project = store.projects.get(stored.project_id)
+    text = store.documents.content(stored.file_id)
     first = 1
     if text is None:  # the file went away between the two reads: show the chunk alone
         text, first = chunk.content, chunk.start_line
@@ -209,7 +209,7 @@ def render_chunk(ctx: ServerContext, chunk_id: str) -> str:
 def render_projects(ctx: ServerContext) -> str:
     """The projects fragment: sizes, coverage, watcher, live task, last failure."""
     projects = []
-    for project in ctx.lode.store.list_projects():
+    for project in ctx.lode.store.projects.all():
         last = ctx.worker.list(project.id, limit=1)
         failed = last[0] if last and last[0].status == "failed" else None
         projects.append((to_project(ctx, project), failed))

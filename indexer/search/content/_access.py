@@ -40,9 +40,9 @@ def check_document_id(document_id: str, root: str) -> str:
 
 
 def _find(store: Store, project_ref: str, document_id: str) -> tuple[Project, Document]:
-    project = store.get_project(project_ref)
+    project = store.projects.get(project_ref)
     path = check_document_id(document_id, project.root)
-    doc = store.find_document(project.id, path)
+    doc = store.documents.find(project.id, path)
     if doc is None:
         raise NotFoundError(f"no indexed document {quote(path)} in project {quote(project.name)}")
     return project, doc
@@ -57,7 +57,7 @@ def document_data(store: Store, project_ref: str, document_id: str) -> DocumentD
             end_line=c.chunk.end_line, node_type=c.chunk.node_type, node_name=c.chunk.node_name,
             content=c.chunk.content,
         )
-        for c in store.chunks_of_files([doc.id])
+        for c in store.chunks.of_files([doc.id])
     )  # fmt: skip
     return DocumentData(
         document_id=doc.file_path, project=project.name, project_id=project.id, languages=doc.languages,
@@ -76,7 +76,7 @@ def document_text(
 ) -> DocumentText:
     """Lines ``start_line``..``end_line`` (1-based, inclusive; default: all) of a document as indexed."""
     project, doc = _find(store, project_ref, document_id)
-    lines = (store.document_content(doc.id) or "").splitlines(keepends=True)
+    lines = (store.documents.content(doc.id) or "").splitlines(keepends=True)
     first = 1 if start_line is None else start_line
     last = len(lines) if end_line is None else min(end_line, len(lines))
     if first < 1 or (lines and first > len(lines)):

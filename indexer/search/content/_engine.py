@@ -86,7 +86,7 @@ class ContentSearcher:
                     "continuation_token",
                 )
         end = page.offset + request.limit
-        names = {p.id: p.name for p in self.store.list_projects()}
+        names = {p.id: p.name for p in self.store.projects.all()}
         results = self._results(ranking.items[page.offset : end], names, version)
         has_more = len(ranking.items) > end
         token = None
@@ -164,13 +164,13 @@ class ContentSearcher:
         """Every document's key phrases, read once per index version."""
         with self._keywords_lock:
             if self._keywords_version != version:
-                self._keywords_cache = self.store.all_keywords()
+                self._keywords_cache = self.store.documents.keywords()
                 self._keywords_version = version
             return self._keywords_cache
 
     def _results(self, items: tuple[Ranked, ...], names: dict[str, str], version: int) -> list[ContentResult]:
         keywords = self._keywords(version)
-        texts = self.store.chunk_contents([(item.row.id, item.row.row_id) for item in items])
+        texts = self.store.content.chunk_contents([(item.row.id, item.row.row_id) for item in items])
         return [
             ContentResult(
                 chunk_id=row.id,

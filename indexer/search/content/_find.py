@@ -128,8 +128,8 @@ def _hints(results: list[DocumentResult], query: str, has_more: bool) -> Navigat
 
 
 def _results(searcher: Searcher, page: list[tuple[str, float]]) -> list[DocumentResult]:
-    docs = {d.id: d for d in searcher.store.get_documents([i for i, _ in page])}
-    names: Mapping[str, str] = {p.id: p.name for p in searcher.store.list_projects()}
+    docs = {d.id: d for d in searcher.store.documents.get([i for i, _ in page])}
+    names: Mapping[str, str] = {p.id: p.name for p in searcher.store.projects.all()}
     return [
         DocumentResult(
             document_id=d.file_path, project=names.get(d.project_id, ""), project_id=d.project_id,

@@ -81,10 +81,10 @@ def term_rows(store: Store, term: str, flt: ChunkFilter, with_vectors: bool) -> 
     sensitive = is_case_sensitive(term)
     rows = None
     if not needs_scan(term):
-        rows = store.term_rows(term, fts_runs(term), sensitive, flt, with_vectors=with_vectors)
+        rows = store.content.term_rows(term, fts_runs(term), sensitive, flt, with_vectors=with_vectors)
     scanned = rows is None
     if rows is None:
-        rows = store.scan_rows(term, sensitive, flt, with_vectors=with_vectors)
+        rows = store.content.scan_rows(term, sensitive, flt, with_vectors=with_vectors)
     return rows, scanned
 
 
@@ -101,7 +101,7 @@ def rank_content(
     vectors = _Once(embed)
 
     def nearest(i: int) -> list[ContentRow]:
-        return store.concept_rows(vectors()[i], flt, CONCEPT_CANDIDATES, with_vectors=several)
+        return store.content.concept_rows(vectors()[i], flt, CONCEPT_CANDIDATES, with_vectors=several)
 
     calls: dict[str, Callable[[], Any]] = {f"c{i}": partial(nearest, i) for i in range(len(query.concepts))}
     for j, term in enumerate(query.terms):

@@ -132,7 +132,7 @@ def project_refs(store: Store) -> list[ProjectRef]:
     version = store.index_version()
     with _CACHE_LOCK:
         cached = _CACHE.get(store)
-    projects = store.list_projects()
+    projects = store.projects.all()
     if cached is not None and cached[0] == version and [r.id for r in cached[1]] == [p.id for p in projects]:
         stamps = {p.id: (p.name, p.last_indexed_at or p.updated_at) for p in projects}
         if all(stamps[r.id] == (r.name, r.updated_at) for r in cached[1]):
@@ -142,10 +142,10 @@ def project_refs(store: Store) -> list[ProjectRef]:
             name=p.name,
             id=p.id,
             root=p.root,
-            documents=store.count_documents(p.id),
-            chunks=store.count_chunks(p.id),
+            documents=store.documents.count(p.id),
+            chunks=store.chunks.count(p.id),
             updated_at=p.last_indexed_at or p.updated_at,
-            tags=project_tags(list(store.document_states(p.id))),
+            tags=project_tags(list(store.documents.states(p.id))),
         )
         for p in projects
     ]

@@ -58,12 +58,14 @@ class Retriever:
         calls: dict[str, Callable[[], Any]] = {}
         cached = self._semantic.get(project_ids)
         if cached is None or cached[0] < k:
-            calls["semantic"] = functools.partial(store.vector_candidates_many, self.vectors, flt, k)
+            calls["semantic"] = functools.partial(store.search.vector_candidates_many, self.vectors, flt, k)
         for i in range(self.lexical_queries if lexical else 0):
             old = self._lexical.get((i, project_ids))
             if old is None or old[0] < k:
                 text = fts_query(self.queries[i])
-                calls[f"lexical/{i}"] = functools.partial(store.text_candidates, "chunks", text, flt, k)
+                calls[f"lexical/{i}"] = functools.partial(
+                    store.search.text_candidates, "chunks", text, flt, k
+                )
         for name, found in self.searcher.gather(calls).items():
             if name == "semantic":
                 self._semantic[project_ids] = (k, found)
@@ -94,9 +96,9 @@ class Retriever:
         need_vectors = [i for i in wanted if i not in self._vectors]
         need_texts = [i for i in wanted if i not in self._chunks] if texts else []
         if need_vectors:
-            calls["vectors"] = functools.partial(self.searcher.store.chunk_vectors, need_vectors)
+            calls["vectors"] = functools.partial(self.searcher.store.vectors.of_chunks, need_vectors)
         if need_texts:
-            calls["texts"] = functools.partial(self.searcher.store.get_chunks, need_texts)
+            calls["texts"] = functools.partial(self.searcher.store.chunks.get, need_texts)
         found = self.searcher.gather(calls)
         if "vectors" in found:
             self._vectors.update({i: found["vectors"].get(i) for i in need_vectors})
@@ -180,7 +182,7 @@ class Retriever:
             return {}
         spans = [(h.file_id, h.chunk_index - window, h.chunk_index + window) for h in hits]
         out: dict[tuple[str, str], list[ScoredChunk]] = {}
-        for stored in self.searcher.store.chunk_windows(spans):
+        for stored in self.searcher.store.chunks.windows(spans):
             chunk = self.scored(stored, 0.0, "context")
             out.setdefault((chunk.project, chunk.file_path), []).append(chunk)
         return out

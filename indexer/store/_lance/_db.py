@@ -1,13 +1,13 @@
-"""The store's shared state: the LanceDB connection, its tables and the write lock."""
+"""What every table object of the store shares: the LanceDB connection and its tables, the
+pylance readers searches pin, the write lock and write units, and short-lived answers."""
 
 from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,38 +15,10 @@ import numpy as np
 import pyarrow as pa
 
 from indexer.store._access import StoreAccess, open_dataset, refuse_writes
-from indexer.store._lance_jobs import is_vector_index
-from indexer.store._reader import TableReader
+from indexer.store._lance._reader import TableReader
 from indexer.store._schema import CHUNKS, PROJECTS
-from indexer.store._unindexed import UnindexedVectors
 
-__all__ = ["StoreBase", "TtlCache", "is_vector_index", "now", "rows", "unit_mean", "vector_matrix"]
-
-
-def now() -> datetime:
-    """The current time, UTC, microsecond precision (as stored)."""
-    return datetime.now(UTC)
-
-
-def unit_mean(vectors: list[np.ndarray]) -> np.ndarray:
-    """The unit-length mean of some vectors (a document's vector from its chunks')."""
-    mean: np.ndarray = np.mean(np.stack(vectors), axis=0).astype(np.float32)
-    norm = float(np.linalg.norm(mean))
-    return mean / norm if norm > 0 else mean
-
-
-def vector_matrix(column: Any, dimension: int) -> np.ndarray:
-    """An Arrow column of fixed-size float lists as a (rows, ``dimension``) float32 matrix."""
-    whole = column.combine_chunks() if hasattr(column, "combine_chunks") else column
-    if len(whole) == 0:
-        return np.zeros((0, dimension), dtype=np.float32)
-    values = whole.flatten().to_numpy(zero_copy_only=False)
-    return np.asarray(values, dtype=np.float32).reshape(-1, dimension)
-
-
-def rows(table: pa.Table) -> list[dict[str, Any]]:
-    """Arrow rows as dicts."""
-    return table.to_pylist()  # type: ignore[no-any-return]
+__all__ = ["Changes", "Db", "TtlCache"]
 
 
 class TtlCache:
@@ -76,8 +48,24 @@ class TtlCache:
             self._items.clear()
 
 
-class StoreBase:
-    """What every part of the store shares."""
+@dataclass(slots=True)
+class Changes:
+    """Rows written since the last optimize, which ``Maintenance`` folds in and optimizes by."""
+
+    written: int = 0
+    """Rows changed since the last optimize (drives ``maybe_optimize``)."""
+    added: int = 0
+    """Rows phase 1 added since the last optimize (new rows the scalar and full-text
+    indexes miss until folded in)…"""
+    rewritten: int = 0
+    """…and rows phase 2 rewrote with their vectors (``Vectors.write``), new rows too."""
+    folded: tuple[int, int] = (0, 0)
+    """(``added``, ``rewritten``) when rows were last folded into the indexes."""
+    last_optimize: float = field(default_factory=time.monotonic)
+
+
+class Db:
+    """One store's connection, tables, readers and write lock."""
 
     def __init__(
         self,
@@ -90,16 +78,16 @@ class StoreBase:
         session: Any = None,
     ) -> None:
         self.path = path
-        self._conn = conn
+        self.conn = conn
         #: The bounded caches of ``conn`` (``open_store`` gives them; None: LanceDB's own).
-        self._session = session
-        self._tables = tables
+        self.session = session
+        self.tables = tables
         self.model_id = model_id
         self.dimension = dimension
         #: Where the store is and what this process may do with it.
         self.access = access or StoreAccess()
         #: Every write holds it; a read-only store's refuses them all (``ReadOnlyError``).
-        self._write_lock: Any = refuse_writes(path, self.access.read_only)
+        self.write_lock: Any = refuse_writes(path, self.access.read_only)
         #: Held through writes that belong together (``write_unit``); taken for good by a
         #: process that stops (``hold_writes``).
         self._unit_lock = threading.RLock()
@@ -107,53 +95,28 @@ class StoreBase:
         self._unit_depth = threading.local()
         self._stopping = threading.Event()
         #: Short-lived answers for every search (project list, coverage); writes clear it.
-        self._cache = TtlCache(ttl=1.0)
-        #: Rows changed since the last optimize (drives ``maybe_optimize``).
-        self._rows_written = 0
-        #: Rows phase 1 added since the last optimize (new rows the scalar and full-text
-        #: indexes miss until folded in)…
-        self._rows_added = 0
-        #: …and rows phase 2 rewrote with their vectors (``set_chunk_vectors``), new rows too.
-        self._rows_rewritten = 0
-        #: (``_rows_added``, ``_rows_rewritten``) when rows were last folded into the indexes
-        #: (``fold_new_rows``).
-        self._rows_folded = (0, 0)
-        self._last_optimize = time.monotonic()
-        #: Clear while ``optimize`` runs a big store's maintenance in child processes
-        #: (``maintenance_settled``).
-        self._maintenance_idle = threading.Event()
-        self._maintenance_idle.set()
-        #: (chunk table version, whether every chunk of it has its vector, when counted).
-        self._embedded_version: tuple[int, bool, float] | None = None
-        #: True once every scalar and full-text index exists (the vector index comes later).
-        self._indexes_complete = False
+        self.cache = TtlCache(ttl=1.0)
+        self.changes = Changes()
         placeholder = np.zeros(dimension, dtype=np.float32)
         placeholder[0] = 1.0
         #: Stored in place of a vector not computed yet (``embedded = false`` rows).
         self.placeholder = placeholder
-        #: (table, version) → how its vectors are laid out for a search (``_vector_layout``).
-        self._layouts: OrderedDict[tuple[str, int], Any] = OrderedDict()
-        #: In-memory vectors of the rows outside the vector index (``_unindexed``).
-        self._unindexed = UnindexedVectors()
         #: pylance readers of the tables searches read (opened on first use).
         self._readers: dict[str, TableReader] = {}
-        self._readers_lock = threading.Lock()
-        #: Set by the first ``prewarm``: this process answers searches, so each optimize
-        #: loads the new indexes again (a process that only indexes, ``lode index`` or
-        #: ``lode watch``, never searches: ~160 MB for 115k chunks it would hold for nothing).
-        self._keep_warm = False
+        self.readers_lock = threading.Lock()
         #: (projects, chunks) table versions the cached answers were read at
         #: (``forget_if_changed``).
         self._cached_versions: tuple[int, int] | None = None
 
-    def _t(self, name: str) -> Any:
-        return self._tables[name]
+    def table(self, name: str) -> Any:
+        """The LanceDB table ``name``."""
+        return self.tables[name]
 
     @contextmanager
     def write_unit(self) -> Iterator[None]:
         """Writes that belong together (a file's chunks and its document, vectors and the
         documents they complete): a stopping process waits for them, never cuts them.
-        Taken before ``_write_lock``, never inside it."""
+        Taken before ``write_lock``, never inside it."""
         self._unit_lock.acquire()
         depth = getattr(self._unit_depth, "n", 0)
         if depth == 0 and self._stopping.is_set():
@@ -181,36 +144,53 @@ class StoreBase:
         """Forget cached answers (project list, coverage) when the projects or chunk table
         has a newer version than when they were read: for a reader in another process than
         the writer, whose writes clear them only in its own process."""
-        versions = (self._reader(PROJECTS).latest_version(), self._reader(CHUNKS).latest_version())
+        versions = (self.reader(PROJECTS).latest_version(), self.reader(CHUNKS).latest_version())
         if versions != self._cached_versions:
-            self._cache.clear()
+            self.cache.clear()
             self._cached_versions = versions
 
-    def _reader(self, name: str) -> TableReader:
+    def select(
+        self, name: str, where: str | None = None, columns: list[str] | None = None, limit: int | None = None
+    ) -> pa.Table:
+        """The ``columns`` (all when None) of at most ``limit`` rows of table ``name`` that
+        ``where`` admits (every row when None), read through LanceDB's query builder."""
+        query = self.table(name).search()
+        if where:
+            query = query.where(where)
+        if columns is not None:
+            query = query.select(columns)
+        return query.limit(limit).to_arrow()
+
+    def reader(self, name: str) -> TableReader:
         """The pylance reader of table ``name`` (see ``_reader``)."""
-        with self._readers_lock:
+        with self.readers_lock:
             reader = self._readers.get(name)
             if reader is None:
-                reader = self._readers[name] = TableReader(self._t(name).uri, self.access)
+                reader = self._readers[name] = TableReader(self.table(name).uri, self.access)
             return reader
+
+    def clear_readers(self) -> None:
+        """Open every reader afresh on its next use (their caches go with them)."""
+        with self.readers_lock:
+            self._readers.clear()
 
     def connection_cache_bytes(self) -> int:
         """Bytes the caches of the store's LanceDB connection hold (its index data and
         table metadata; 0 when it has LanceDB's own session)."""
-        return 0 if self._session is None else int(self._session.size_bytes)
+        return 0 if self.session is None else int(self.session.size_bytes)
 
-    def _dataset(self, name: str, version: int | None = None) -> Any:
+    def dataset(self, name: str, version: int | None = None) -> Any:
         """Table ``name`` as of ``version`` (its newest when None), for one read."""
-        return self._reader(name).at(version)
+        return self.reader(name).at(version)
 
-    def _own_dataset(self, name: str) -> Any:
+    def own_dataset(self, name: str) -> Any:
         """Table ``name`` opened afresh through pylance, for one maintenance operation
         (index folds, cleanups). Such operations hold their dataset object exclusively
         while they run: on the readers' shared object, every search meanwhile would fail
         with "Already mutably borrowed"."""
-        return open_dataset(self._t(name).uri, self.access)
+        return open_dataset(self.table(name).uri, self.access)
 
-    def _arrow(self, name: str, build: Callable[[Any], Any]) -> pa.Table:
+    def arrow(self, name: str, build: Callable[[Any], Any]) -> pa.Table:
         """Run a query built by ``build`` on the async handle of table ``name``.
 
         The synchronous query builder of lancedb 0.40 hops to its event loop five or six
@@ -220,8 +200,9 @@ class StoreBase:
         """
         from lancedb.background_loop import LOOP
 
-        return LOOP.run(build(self._t(name)._table))
+        return LOOP.run(build(self.table(name)._table))
 
-    def _vector_array(self, vectors: np.ndarray) -> pa.FixedSizeListArray:
+    def vector_array(self, vectors: np.ndarray) -> pa.FixedSizeListArray:
+        """Vectors as an Arrow column of this store's dimension."""
         flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).ravel(), type=pa.float32())
         return pa.FixedSizeListArray.from_arrays(flat, self.dimension)

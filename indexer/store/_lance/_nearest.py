@@ -1,5 +1,10 @@
 """Nearest vectors among the rows a vector index does not cover yet, searched in memory.
 
+A vector index covers the rows it was built or last updated on; a search asks it for
+those (``fast_search``) and searches the rest exactly, only where some have their vector
+(new rows of an index run are placeholders until phase 2): ``UnindexedVectors.layout``
+says, per table version, which fragments the index misses and whether any has vectors.
+
 While an index run fills in vectors (phase 2), the rows it wrote sit in fragments the
 vector index misses until the next optimize, most of them still placeholders. Lance's own
 search of those fragments reads and compares every row of them for every query: 16 ms
@@ -16,18 +21,52 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from indexer.store._scan import admitted_row_ids
+from indexer.store._lance._jobs import is_vector_index
+from indexer.store._lance._scan import admitted_row_ids, count_admitted
 
-__all__ = ["MAX_CACHED_ROWS", "UnindexedVectors", "fragment_key"]
+__all__ = [
+    "MAX_CACHED_ROWS",
+    "UnindexedVectors",
+    "VectorLayout",
+    "fragment_key",
+    "nearest_first",
+]
 
 #: Vectors kept in memory at most (~75 MB at 384 dimensions); fragments beyond the cap are
 #: searched by Lance itself.
 MAX_CACHED_ROWS = 50_000
+#: Versions whose vector layout is remembered (a search pins one; a writer makes a few a second).
+_LAYOUTS_KEPT = 8
+
+
+@dataclass(frozen=True, slots=True)
+class VectorLayout:
+    """How one version of a table's vectors can be searched (``UnindexedVectors.layout``)."""
+
+    indexed: bool
+    """Whether a vector index exists."""
+    unindexed: tuple[Any, ...] = ()
+    """The fragments (``lance.LanceFragment``) the index does not cover."""
+    unindexed_embedded: bool = False
+    """Whether any row of those fragments has its vector (``embedded = true``)."""
+    keys: tuple[tuple[str, ...], ...] = ()
+    """What identifies the state of each of those fragments (``fragment_key``)."""
+
+
+def nearest_first(parts: list[pa.Table], k: int) -> pa.Table:
+    """The ``k`` rows of ``parts`` nearest the query (smallest ``_distance``)."""
+    if len(parts) == 1:
+        return parts[0]
+    schema = parts[0].schema
+    table = pa.concat_tables([p.select(schema.names).cast(schema) for p in parts])
+    order = pc.sort_indices(table, sort_keys=[("_distance", "ascending")])
+    return table.take(order[:k])
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,13 +86,41 @@ def fragment_key(table: str, fragment: Any) -> tuple[str, ...]:
 
 
 class UnindexedVectors:
-    """Per-fragment caches of the vectors outside a table's vector index (thread-safe)."""
+    """Per-fragment caches of the vectors outside a table's vector index, and the vector
+    layout of the last few versions of each table searched (thread-safe)."""
 
     def __init__(self, max_rows: int = MAX_CACHED_ROWS) -> None:
         """An empty cache holding at most ``max_rows`` vectors."""
         self.max_rows = max_rows
         self._rows: OrderedDict[tuple[str, ...], _Rows] = OrderedDict()
+        self._layouts: OrderedDict[tuple[str, int], VectorLayout] = OrderedDict()
         self._lock = threading.Lock()
+
+    def layout(self, name: str, column: str, dataset: Any) -> VectorLayout:
+        """Where the vectors of one version of a table are: whether an index covers them,
+        the fragments it misses, and whether any row there has its vector (cached per
+        version: a version never changes)."""
+        key = (name, int(dataset.version))
+        with self._lock:
+            known = self._layouts.get(key)
+        if known is not None:
+            return known
+        covered: set[int] | None = None
+        for index in dataset.describe_indices():
+            if column in index.field_names and is_vector_index(index.index_type):
+                covered = {f for segment in index.segments for f in segment.fragment_ids}
+        if covered is None:
+            layout = VectorLayout(indexed=False)
+        else:
+            unindexed = tuple(f for f in dataset.get_fragments() if f.fragment_id not in covered)
+            embedded = count_admitted(dataset, "embedded = true", fragments=list(unindexed), limit=1) > 0
+            keys = tuple(fragment_key(name, f) for f in unindexed)
+            layout = VectorLayout(indexed=True, unindexed=unindexed, unindexed_embedded=embedded, keys=keys)
+        with self._lock:
+            self._layouts[key] = layout
+            while len(self._layouts) > _LAYOUTS_KEPT:
+                self._layouts.popitem(last=False)
+        return layout
 
     def nearest(
         self,
@@ -94,6 +161,44 @@ class UnindexedVectors:
         row_ids, distance = np.concatenate(found_ids), np.concatenate(distances)
         order = _first(distance, k)
         return _result(dataset, row_ids[order], distance[order], columns)
+
+    def search(
+        self,
+        dataset: Any,
+        layout: VectorLayout,
+        nearest: dict[str, Any],
+        columns: list[str],
+        *,
+        embedded: str,
+        where: str | None,
+        scan_where: str | None,
+    ) -> pa.Table:
+        """The nearest rows among those the vector index misses (``layout``): from the
+        in-memory copy of their vectors (``nearest``; ``embedded`` admits the rows with a
+        vector, ``where`` the search's), or by Lance's scan of them when too many
+        (filtered by ``scan_where``)."""
+        found = self.nearest(
+            dataset,
+            layout.unindexed,
+            layout.keys,
+            column=nearest["column"],
+            embedded=embedded,
+            where=where,
+            vector=nearest["q"],
+            k=nearest["k"],
+            columns=[c for c in columns if c != "_distance"],
+        )
+        if found is not None:
+            return found
+        scan = dataset.scanner(
+            columns=columns,
+            filter=scan_where,
+            prefilter=True,
+            nearest=nearest,
+            with_row_id=True,
+            fragments=list(layout.unindexed),
+        )
+        return cast(pa.Table, scan.to_table())
 
     def _fragment_rows(
         self, dataset: Any, fragment: Any, key: tuple[str, ...], column: str, embedded: str

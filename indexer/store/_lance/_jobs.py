@@ -1,6 +1,6 @@
 """Index and table maintenance through pylance, run in this process or as a child process.
 
-A child runs this file as a script (``python _lance_jobs.py JOB JSON-ARGS``), so it
+A child runs this file as a script (``python _jobs.py JOB JSON-ARGS``), so it
 imports Lance (and LanceDB for ``optimize_small_table``), not lode: a big store's
 maintenance would otherwise run on the Lance runtime the searches use and fill its CPU
 pool for seconds (and leave the writer the memory it took), where a child is scheduled
@@ -91,7 +91,7 @@ def optimize_table(uri: str, target_rows: int, options: dict[str, str] | None = 
 
 def optimize_small_table(db_uri: str, name: str, options: dict[str, str] | None = None) -> None:
     """LanceDB's optimize of table ``name`` of the database at ``db_uri`` (a table of small
-    fragments only: see ``MaintenanceMixin._optimize_searched_table``), versions kept
+    fragments only: see ``Maintenance._optimize_searched_table``), versions kept
     (lode prunes them), then the split index segments merged."""
     os.environ.setdefault("LANCEDB_LOG", "error")
     from datetime import timedelta

@@ -1,0 +1,321 @@
+"""When and how new rows reach the indexes: folds into them as delta segments while a run
+writes, and optimizes (compaction, merged segments, the vector index) once enough changed."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from indexer.priority import lower_thread_priority, threads_named
+from indexer.storage_failure import log_failure
+from indexer.store._access import store_uri
+from indexer.store._lance._children import JOB_FAILURES, in_process, job_ran, run_job
+from indexer.store._lance._db import Db
+from indexer.store._lance._indexes import Indexes
+from indexer.store._lance._versions import Versions
+from indexer.store._schema import (
+    CHUNKS,
+    DOCUMENTS,
+    EMBEDDING_CACHE,
+    INTENTS,
+    PROJECTS,
+    SYMBOLS,
+    TASKS,
+    VOCABULARY,
+)
+
+__all__ = [
+    "FOLD_ROWS",
+    "FORCED_FOLD_ROWS",
+    "OPTIMIZE_AFTER_ROWS",
+    "OPTIMIZE_AFTER_SECONDS",
+    "OPTIMIZE_MIN_ROWS",
+    "OPTIMIZE_QUIET_MIN_ROWS",
+    "OPTIMIZE_QUIET_SHARE",
+    "OPTIMIZE_SHARE",
+    "SETTLE_MIN_ROWS",
+    "Maintenance",
+]
+
+log = logging.getLogger(__name__)
+
+# Rows written since the last optimize are outside the full-text indexes: every lexical
+# query scans them (~25-50 µs a row: 1,300 fresh rows doubled a query on a 110k-chunk
+# store), while an optimize costs ~0.8 s on a small store and ~4 s on 110k chunks.
+#: ``maybe_optimize`` runs once this share of the chunk table changed…
+OPTIMIZE_SHARE = 0.05
+#: …but not for fewer rows than this…
+OPTIMIZE_MIN_ROWS = 512
+#: …and always after this many…
+OPTIMIZE_AFTER_ROWS = 5_000
+#: …or this long after the last optimize when anything changed.
+OPTIMIZE_AFTER_SECONDS = 300.0
+#: An optimize merges fragments of fewer rows than this and leaves bigger ones alone: the
+#: default (1M rows) rewrote a whole 118k-chunk table to add 8k rows to it (6.2 s of CPU
+#: against 2.6 s for the same optimize that rewrites only the small fragments).
+COMPACT_TARGET_ROWS = 65_536
+#: Rows written since the last fold (or optimize) after which a write folds them into the
+#: indexes as a delta segment (``fold_new_rows``): ~0.15 s per 1,000 rows on a 110k-chunk
+#: store, where every unindexed row costs each full-text query ~28 µs (1,000 of them made
+#: a 1.4 ms query 26 ms). Each fold waits for as many rows as all
+#: folds before it since the last optimize, so segments stay few until the optimize
+#: merges them.
+FOLD_ROWS = 1_000
+#: …and at the end of an index run, once this many are waiting, or any when the run
+#: folded rows before (a big run: it ends with all of them in). A fold is a
+#: child process, ~0.5 s; each unfolded row costs every full-text query ~28 µs (measured
+#: on 110k chunks: 214 rows left over by a run made it 1.4 → 7 ms, and a search has two).
+FORCED_FOLD_ROWS = 64
+#: At the end of an index run (``maybe_optimize(settle=True)``): an optimize once the
+#: indexes miss this many rows (phase 2 rewrites every row it gives a vector).
+SETTLE_MIN_ROWS = 512
+#: When the writer is idle (``quiet=True``): this share of the table…
+OPTIMIZE_QUIET_SHARE = 0.01
+#: …at least this many rows (still at most ``OPTIMIZE_AFTER_ROWS``).
+OPTIMIZE_QUIET_MIN_ROWS = 64
+
+#: LanceDB's optimize prunes versions older than this: never, in effect (``Versions.prune``
+#: prunes by when a version was replaced, which LanceDB cannot).
+_NO_CLEANUP = timedelta(days=3650)
+
+
+class Maintenance:
+    """Folds new rows into the indexes and optimizes the tables (``maybe_optimize``)."""
+
+    def __init__(self, db: Db, indexes: Indexes, versions: Versions) -> None:
+        self._db = db
+        self._indexes = indexes
+        self._versions = versions
+        #: Clear while ``optimize`` runs a big store's maintenance in child processes
+        #: (``settled``).
+        self._idle = threading.Event()
+        self._idle.set()
+
+    def _optimize_searched_table(self, name: str, here: bool) -> None:
+        """Optimize the chunk or document table.
+
+        A table with a fragment of ``COMPACT_TARGET_ROWS`` rows or more is optimized by
+        ``_jobs.optimize_table`` (in a child process unless ``here``), which leaves such
+        fragments as they are: LanceDB's optimize rewrote a whole 118k-chunk table to add
+        8k rows to it (6.2 s of CPU, against 2.6). A table of small fragments only (a first
+        index) is optimized by LanceDB, whose compaction rewrites it faster than Lance's
+        own with its index remapping (Django, 59k chunks in 21 fragments: 8.4 s against
+        20 s), and its delta segments are merged after; in a child process too unless
+        ``here``."""
+        db = self._db
+        uri = db.table(name).uri
+        dataset = db.own_dataset(name)
+        fragments = [f.metadata.physical_rows for f in dataset.get_fragments()]
+        log.debug(
+            "optimizing %s: %d fragments, the biggest %d rows",
+            name,
+            len(fragments),
+            max(fragments, default=0),
+        )
+        # rows written, deleted or not (pylance's count_rows holds the GIL: ``count_admitted``)
+        failed = f"optimizing {name} in a child failed; optimizing here"
+        if any(rows >= COMPACT_TARGET_ROWS for rows in fragments) and job_ran(
+            db, "optimize_table", [uri, COMPACT_TARGET_ROWS], here, f"optimizing {uri}", failed
+        ):
+            return
+        # a big store's table of small fragments (a first index of 50k+ chunks, the
+        # documents): rewriting the chunks whole took this process +280 MB for 1 s (the
+        # peak of a 107k-chunk first index), the documents' +220 MB it kept
+        small = [store_uri(db.path), name]
+        if not here and job_ran(db, "optimize_small_table", small, False, f"optimizing {name}", failed):
+            return
+        db.table(name).optimize(cleanup_older_than=_NO_CLEANUP)
+        # (when it fails: more segments to search until the next optimize merges them)
+        what = f"merging the index segments of {uri}"
+        job_ran(db, "merge_segments", [uri, True], here, what, f"merging the index segments of {name} failed")
+
+    def settled(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds while ``optimize`` runs a big store's maintenance
+        in child processes; True once none runs. Phase 2 waits here before each model
+        batch: the model's working memory beside such a child (the first optimize of a
+        107k-chunk index rewrites every chunk) took the writer and its children past 1.5
+        GB, and both compete for the same cores anyway."""
+        return self._idle.wait(timeout)
+
+    def optimize(self, *, cleanup: bool = True) -> None:
+        """Compact small fragments, fold new rows into the indexes (one segment per index),
+        and (``cleanup``) prune the versions replaced more than ``access.keep_versions``
+        seconds ago (see ``_optimize_searched_table`` and ``Versions.prune``)."""
+        db = self._db
+        with db.write_lock:
+            here = in_process(db)
+            if not here:
+                self._idle.clear()
+            try:
+                self._indexes.ensure()
+                for name in (CHUNKS, DOCUMENTS, SYMBOLS):
+                    self._optimize_searched_table(name, here)
+                for name in (EMBEDDING_CACHE, PROJECTS, TASKS, VOCABULARY, INTENTS):
+                    db.table(name).optimize(cleanup_older_than=_NO_CLEANUP)
+                if cleanup:
+                    self._versions.prune(timedelta(seconds=db.access.keep_versions))
+                    self._versions.pruned = None  # what this optimize replaced waits for its window
+            finally:
+                self._idle.set()
+            db.changes.written = db.changes.added = db.changes.rewritten = 0
+            db.changes.folded = (0, 0)
+            db.changes.last_optimize = time.monotonic()
+        # compaction and merges give the indexes new files: load them now, not piece by
+        # piece in the searches that come first (seconds of stalls under load). The
+        # readers start afresh: their caches held the replaced indexes' pages, which no
+        # search reads again (each optimize of a long phase 2 left ~90 MB of them)
+        db.clear_readers()
+        if not self._indexes.keep_warm:  # a process that does not search (see ``keep_warm``)
+            return
+        try:
+            self._indexes.prewarm()
+        except (OSError, RuntimeError, ValueError):  # only slower first searches
+            log.warning("prewarming the indexes after an optimize failed", exc_info=True)
+
+    def yield_writes_to_searches(self, nice: int) -> int:
+        """Run lancedb's threads (its Rust runtime and its event loop) at niceness ``nice``;
+        returns how many threads were changed. The store's writes and maintenance (merges,
+        compaction, index builds) run on them and on the Lance pools they start later,
+        which inherit it; searches run on pylance's own runtime and keep the process's
+        niceness, so an optimize takes the cores searches leave."""
+        from lancedb.background_loop import LOOP
+
+        if nice <= 0:
+            return 0
+        self._start_read_runtime()
+        self._db.table(PROJECTS).count_rows()  # the runtime starts with the first query
+        tids = threads_named(("lancedb-tokio",))
+        loop = getattr(LOOP, "thread", None)
+        if loop is not None and loop.native_id is not None:
+            tids.append(loop.native_id)
+        return sum(lower_thread_priority(nice, tid) for tid in tids)
+
+    def _start_read_runtime(self) -> None:
+        """Start pylance's threads from this thread, at its niceness: they serve every search,
+        and a thread inherits its creator's niceness, so they must not first be started by
+        the index writer (a fold, or a prewarm after an optimize)."""
+        from lance.query import MatchQuery
+
+        dataset = self._db.dataset(CHUNKS)
+        reads: tuple[Callable[[], Any], ...] = (  # a scan, a full-text and a vector query
+            lambda: dataset.to_table(columns=["id"], limit=1),
+            lambda: dataset.to_table(
+                columns=["_score"],
+                full_text_query=MatchQuery("lode", "search_text"),
+                limit=1,
+                with_row_id=True,
+            ),
+            lambda: dataset.to_table(
+                columns=["_distance"],
+                nearest={"column": "embedding", "q": self._db.placeholder, "k": 1},
+                with_row_id=True,
+            ),
+        )
+        for read in reads:
+            try:
+                read()
+            except (OSError, RuntimeError, ValueError):  # no index yet, an empty table
+                log.debug("starting the read runtime", exc_info=True)
+
+    def fold_new_rows(self, *, force: bool = False, everything: bool = False, rewritten: bool = True) -> bool:
+        """Add the rows added or rewritten since the last fold to the existing scalar and
+        full-text indexes as a delta segment, without compaction, once there are enough of
+        them (see ``FOLD_ROWS``); True when it folded. ``force`` (the end of an index run)
+        folds once ``FORCED_FOLD_ROWS`` wait, ``everything`` (the end of a run that folded
+        before) whatever waits. Without ``rewritten`` only the rows phase 1 added count
+        (the end of a saved file's phase 1 waits for no fold of phase 2's rows: phase 2
+        folds those itself). Queries read the tables meanwhile; the next optimize merges
+        the segments."""
+        db, changes = self._db, self._db.changes
+        with db.write_lock:
+            added = changes.added - changes.folded[0]
+            pending = added + changes.rewritten - changes.folded[1] if rewritten else added
+            if everything:
+                wanted = 1
+            elif force:
+                wanted = FORCED_FOLD_ROWS
+            else:
+                wanted = max(FOLD_ROWS, sum(changes.folded))
+            if pending < wanted:
+                return False
+            here = in_process(db)
+            try:
+                for name in (CHUNKS, DOCUMENTS, SYMBOLS):
+                    indexes = self._indexes.folded(name)
+                    if indexes:
+                        uri = db.table(name).uri
+                        args = [uri, list(indexes), 0]
+                        what = f"updating the indexes of {uri}"
+                        run_job("optimize_indices", args, db.access.lance_options(), here, what)
+            except JOB_FAILURES as exc:
+                # the rows stay found (scanned) until the optimize folds them in
+                log_failure(log, "folding new rows into the indexes failed", exc)
+                # tried again once as many rows wait
+                changes.folded = (changes.added, changes.rewritten)
+                return False
+            changes.folded = (changes.added, changes.rewritten)
+            return True
+
+    def adopt_unindexed_rows(self) -> None:
+        """Count rows an earlier process left outside the indexes as changed (so the next
+        ``maybe_optimize`` folds them in; the counter starts at 0 in every process)."""
+        unindexed = self._indexes.unindexed_rows()
+        changes = self._db.changes
+        changes.written = max(changes.written, unindexed)
+        changes.added = max(changes.added, unindexed)
+
+    def threshold(self, *, quiet: bool = False) -> int:
+        """Rows that may change before ``maybe_optimize`` folds them in: a share of the chunk
+        table (``OPTIMIZE_SHARE``, or ``OPTIMIZE_QUIET_SHARE`` when ``quiet``: nothing else is
+        waiting for the writer), at least ``OPTIMIZE_MIN_ROWS`` (``OPTIMIZE_QUIET_MIN_ROWS``)
+        and at most ``OPTIMIZE_AFTER_ROWS``."""
+        share, floor = OPTIMIZE_SHARE, OPTIMIZE_MIN_ROWS
+        if quiet:
+            share, floor = OPTIMIZE_QUIET_SHARE, OPTIMIZE_QUIET_MIN_ROWS
+        return min(OPTIMIZE_AFTER_ROWS, max(floor, int(share * self._db.table(CHUNKS).count_rows())))
+
+    def maybe_optimize(
+        self,
+        *,
+        rows: int | None = None,
+        seconds: float = OPTIMIZE_AFTER_SECONDS,
+        quiet: bool = False,
+        settle: bool = False,
+    ) -> bool:
+        """Optimize once enough rows changed since the last time (or long ago when any did).
+
+        Rows not yet in an index are still found (queries scan them), so small writes such as
+        a saved file skip this ~1 s step; a first index, a long phase 2 or a long trickle of
+        edits triggers it (``rows`` overrides ``threshold``; ``quiet`` lowers it for
+        an idle writer). Missing indexes (a new, small store) are always created.
+
+        ``settle`` (an index run ended) also optimizes once the indexes miss
+        ``SETTLE_MIN_ROWS`` rows, ``quiet`` once they miss ``OPTIMIZE_QUIET_MIN_ROWS``,
+        however few rows were written: the rows a run's last writes left outside the vector
+        and scalar indexes cost every search until the next optimize (when vector writes
+        merged columns, each took its rows' whole fragment out: the end of a phase 2 left
+        36k of 38k chunks outside, ~4x the CPU per hybrid query). Fewer are folded in
+        (``fold_new_rows``). Not while a run writes: each write would pay for it.
+        """
+        changes = self._db.changes
+        if not changes.written:
+            return False
+        limit = self.threshold(quiet=quiet) if rows is None else rows
+        missed = OPTIMIZE_QUIET_MIN_ROWS if quiet else SETTLE_MIN_ROWS
+        if (
+            changes.written >= limit
+            or time.monotonic() - changes.last_optimize >= seconds
+            or ((quiet or settle) and self._indexes.unindexed_rows() >= missed)
+        ):
+            self.optimize()
+            return True
+        if not self._indexes.complete:
+            self._indexes.ensure()
+        # the end of a run folds in its last rows (phase 2 rewrites every row it gives a
+        # vector) once ``FORCED_FOLD_ROWS`` wait
+        self.fold_new_rows(force=settle)
+        return False
