@@ -143,7 +143,7 @@ def test_help_defaults_come_from_the_config() -> None:
 @pytest.mark.parametrize(
     ("command", "request_type", "skip"),
     [
-        ("search", SearchOptions, {"query"}),
+        ("search", SearchOptions, {"query", "exact_terms", "min_score", "candidates"}),  # search_content's
         ("search-content", ContentRequest, set()),
         ("find-documents", FindDocumentsRequest, {"query"}),
     ],

@@ -15,7 +15,7 @@ from typing import Any
 
 from indexer.errors import TokenExpiredError, ValidationError
 from indexer.models import ChunkFilter
-from indexer.search._engine import Searcher
+from indexer.search._engine import Scope, Searcher
 from indexer.search._fusion import Ranked, fuse
 from indexer.search._options import SearchOptions
 from indexer.search._ranking import fuse_chunks
@@ -53,7 +53,8 @@ def rank_documents(searcher: Searcher, query: str, project_ids: tuple[str, ...])
     found = searcher.gather(calls)
     chunk_lists = {n[6:]: v for n, v in found.items() if n.startswith("chunk_")}
     fused = fuse_chunks(query, chunk_lists, config.weights_for(query))
-    chunk_ranked = searcher.prioritize(SearchOptions(query=query), fused).ranked  # the search's role prior
+    scope = Scope(SearchOptions(query=query), flt, {})
+    chunk_ranked = searcher.prioritize(scope, fused).ranked  # the search's role prior
     lists = {"chunks": Ranked(list(dict.fromkeys(c.file_id for c, _ in chunk_ranked)))}
     for name in ("document_semantic", "document_lexical"):
         if name in found:
