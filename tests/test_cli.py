@@ -25,7 +25,7 @@ from indexer.config import ChunkerConfig, ServerConfig, WatchConfig, load_config
 from indexer.embed import FakeEmbedder
 from indexer.models import Task
 from indexer.search import SearchOptions
-from indexer.search.content import DEFAULT_MIN_SCORE, ContentRequest, FindDocumentsRequest
+from indexer.search._content_io import DEFAULT_MIN_SCORE, ContentRequest, FindDocumentsRequest
 from indexer.search.discover import RenderConfig
 from server.cli import cli
 

@@ -571,9 +571,9 @@ def test_optimize_rewrites_small_fragments_only_and_leaves_one_segment_per_index
 
 
 def _term_hits(store: Store, term: str) -> set[str] | None:
-    from indexer.search.content._terms import fts_runs
+    from indexer.search._terms import term_runs
 
-    rows = store.term_rows(term, fts_runs(term), False, ChunkFilter())
+    rows = store.term_rows(term, term_runs(term) or (), False, ChunkFilter())
     if rows is None:
         return None
     texts = store.chunk_contents([(r.id, r.row_id) for r in rows])
