@@ -4,6 +4,7 @@ HTTP, over MCP, on the command line, and with the real model (slow)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -354,6 +355,8 @@ def test_walking_every_page(widgets: tuple[Lode, Path], request_: ContentRequest
     scores = [r.relevance_score for p in pages for r in p.data.results]
     assert scores == sorted(scores, reverse=True)
     assert all(len(p.data.results) == request_.limit for p in pages[:-1])
+    one_page = api.search_content(dataclasses.replace(request_, limit=50))
+    assert ids[:50] == _ids([one_page])  # pages are slices of one ranking, ties included
     if not request_.semantic_concepts:
         expected = {
             c.id for c in _all_chunks(api, "widgets") if contains_term(c.chunk.content, "widgetCount")

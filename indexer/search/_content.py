@@ -18,7 +18,7 @@ a result.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -106,17 +106,19 @@ def _differ(given: Mapping[str, tuple[Any, Any] | None]) -> None:
         raise ValidationError(_TOKEN, f"was made for another query ({', '.join(differ)} differ)")
 
 
-def _content_query(
-    searcher: Searcher, request: ContentRequest, key: bytes
-) -> tuple[_Content, int, PageToken | None]:
+def _key(searcher: Searcher) -> bytes:
+    return token_key(str(searcher.store.path), searcher.store.model_id)
+
+
+def _content_query(searcher: Searcher, request: ContentRequest) -> tuple[_Content, PageToken | None]:
     concepts, terms = clean_list(request.semantic_concepts), clean_list(request.exact_terms)
     project_ids = _project_ids(searcher, request.project)
     if request.continuation_token is None:
         # exact terms alone keep every chunk holding one unless a threshold is given
         default = DEFAULT_MIN_SCORE if concepts else 0.0
         min_score = default if request.min_score is None else request.min_score
-        return _Content(project_ids, concepts, terms, min_score), 0, None
-    token = decode_token(request.continuation_token, key, _CONTENT)
+        return _Content(project_ids, concepts, terms, min_score), None
+    token = decode_token(request.continuation_token, _key(searcher), _CONTENT)
     data = token.query
     query = _Content(tuple(data["p"]), tuple(data["c"]), tuple(data["t"]), float(data["m"]))
     lists = concepts or terms
@@ -128,50 +130,44 @@ def _content_query(
             "min_score": (request.min_score, query.min_score) if request.min_score is not None else None,
         }
     )
-    return query, token.offset, token
+    return query, token
 
 
-def _in_rank_order(response: SearchResponse) -> list[ChunkHit]:
-    """A chunk page's hits best first (its groups hold them by file, each in rank order)."""
-    return sorted((h for g in response.groups for h in g.chunks), key=lambda h: -h.relevance_score)
+Search = Callable[[int, int], SearchResponse]
+"""A search for the results ``offset`` .. ``offset + limit`` of one query."""
 
 
-def _hit_pairs(response: SearchResponse) -> list[tuple[str, float]]:
-    return [(h.id, h.relevance_score) for h in _in_rank_order(response)]
-
-
-def _file_pairs(response: SearchResponse) -> list[tuple[str, float]]:
-    return [(d.id, d.relevance_score) for d in response.documents]
-
-
-def _check_head(pages: Iterable[list[tuple[str, float]]], token: PageToken) -> None:
-    """A TokenExpiredError unless the ranking's first ``token.offset`` results (``pages``
-    of the search run again) are still those the token's pages handed out."""
-    digest = ""
-    for page in pages:
-        digest = head_digest(digest, page)
-    if digest != token.digest:
-        raise TokenExpiredError(
-            "continuation_token expired: the index changed and the results already returned "
-            "are no longer the head of the ranking; run the query again",
-            _TOKEN,
-        )
-
-
-def _head(
-    search: Callable[[int, int], SearchResponse],
-    offset: int,
+def _page(
+    searcher: Searcher,
+    kind: str,
+    query: dict[str, Any],
+    token: PageToken | None,
+    limit: int,
+    search: Search,
     pairs: Callable[[SearchResponse], list[tuple[str, float]]],
-) -> Iterable[list[tuple[str, float]]]:
-    """The first ``offset`` results of a search again, ``MAX_LIMIT`` at a time."""
-    at = 0
-    while at < offset:
-        size = min(MAX_LIMIT, offset - at)
-        response = search(at, size)
-        yield pairs(response)
-        at += size
-        if not response.has_more:
-            return
+) -> tuple[SearchResponse, str | None]:
+    """The page a token (or none: the first) points at, and the token of the next page.
+
+    When the index changed since the token was made, the results before the page are
+    searched again: unless they are those handed out (``head_digest``), a TokenExpiredError.
+    """
+    offset = token.offset if token is not None else 0
+    version = searcher.store.index_version()
+    response = search(offset, limit)
+    if token is not None and token.index_version != version:
+        digest = ""
+        for at in range(0, offset, MAX_LIMIT):
+            digest = head_digest(digest, pairs(search(at, min(MAX_LIMIT, offset - at))))
+        if digest != token.digest:
+            raise TokenExpiredError(
+                "continuation_token expired: the index changed and the results already returned "
+                "are no longer the head of the ranking; run the query again",
+                _TOKEN,
+            )
+    if not response.has_more:
+        return response, None
+    digest = head_digest(token.digest if token is not None else "", pairs(response))
+    return response, encode_token(PageToken(kind, query, offset + limit, version, digest), _key(searcher))
 
 
 def search_content(searcher: Searcher, request: ContentRequest) -> ContentResponse:
@@ -179,31 +175,20 @@ def search_content(searcher: Searcher, request: ContentRequest) -> ContentRespon
     a token outlived by an index change a TokenExpiredError."""
     started = time.perf_counter()
     validate_content_request(request)
-    store = searcher.store
-    key = token_key(str(store.path), store.model_id)
-    query, offset, token = _content_query(searcher, request, key)
-    version = store.index_version()
-
-    def search(at: int, size: int) -> SearchResponse:
-        return searcher.search(query.options(at, size))
-
-    response = search(offset, request.limit)
-    if token is not None and token.index_version != version:
-        _check_head(_head(search, offset, _hit_pairs), token)
-    hits = _in_rank_order(response)
-    next_token = None
-    if response.has_more:
-        digest = head_digest(token.digest if token else "", _hit_pairs(response))
-        page = PageToken(_CONTENT, query.to_dict(), offset + request.limit, version, digest)
-        next_token = encode_token(page, key)
+    query, token = _content_query(searcher, request)
+    response, next_token = _page(
+        searcher, _CONTENT, query.to_dict(), token, request.limit,
+        lambda at, size: searcher.search(query.options(at, size)),
+        lambda page: [(h.id, h.relevance_score) for h in page.hits],
+    )  # fmt: skip
+    hits = response.hits
     shown = response.files[:_FILES_SHOWN]
-    docs = {d.id: d for d in store.get_documents(list({h.file_id for h in hits} | set(shown)))}
+    docs = {d.id: d for d in searcher.store.get_documents(list({h.file_id for h in hits} | set(shown)))}
     results = [_content_result(h, query.terms, docs) for h in hits]
-    files = [docs[f].file_path for f in shown if f in docs]
-    names = {p.id: p.name for p in store.list_projects()}
+    names = {p.id: p.name for p in searcher.store.list_projects()}
     stats = ContentStatistics(
         total_results=response.total,
-        files_covered=tuple(files),
+        files_covered=tuple(docs[f].file_path for f in shown if f in docs),
         total_files=len(response.files),
         avg_relevance=round(response.mean_relevance, 4),
         search_interpretation=content_interpretation(
@@ -212,10 +197,9 @@ def search_content(searcher: Searcher, request: ContentRequest) -> ContentRespon
         took_ms=round((time.perf_counter() - started) * 1000, 2),
     )
     found = f"Found {response.total} result(s) in {len(response.files)} file(s)"
-    message = found if response.total else "No results"
     return ContentResponse(
         data=ContentData(tuple(results), stats),
-        status=ResponseStatus(True, 200, message, response.warnings),
+        status=ResponseStatus(True, 200, found if response.total else "No results", response.warnings),
         continuation=Continuation(next_token is not None, next_token),
         navigation_hints=_content_hints(query, results, next_token is not None, response.total),
     )
@@ -251,38 +235,28 @@ def find_documents(searcher: Searcher, request: FindDocumentsRequest) -> FindDoc
     """One page of files ranked for ``request.query``, with summaries and key phrases."""
     started = time.perf_counter()
     validate_find_request(request)
-    store = searcher.store
-    key = token_key(str(store.path), store.model_id)
     text, project_ids = request.query.strip(), list(_project_ids(searcher, request.project))
-    offset, token = 0, None
+    token = None
     if request.continuation_token is not None:
-        token = decode_token(request.continuation_token, key, _DOCUMENTS)
+        token = decode_token(request.continuation_token, _key(searcher), _DOCUMENTS)
         _differ(
             {
                 "query": (text, token.query["q"]) if text else None,
                 "project": (project_ids, token.query["p"]) if request.project is not None else None,
             }
         )
-        text, project_ids, offset = token.query["q"], token.query["p"], token.offset
-
-    def search(at: int, size: int) -> SearchResponse:
-        return searcher.search(
+        text, project_ids = token.query["q"], token.query["p"]
+    response, next_token = _page(
+        searcher, _DOCUMENTS, {"q": text, "p": project_ids}, token, request.limit,
+        lambda at, size: searcher.search(
             SearchOptions(
                 query=text, projects=tuple(project_ids), granularity="document", file_limit=size,
                 offset=at, chunks_per_file=1, candidates=DOCUMENT_CANDIDATES,
             )
-        )  # fmt: skip
-
-    version = store.index_version()
-    response = search(offset, request.limit)
-    if token is not None and token.index_version != version:
-        _check_head(_head(search, offset, _file_pairs), token)
+        ),
+        lambda page: [(d.id, d.relevance_score) for d in page.documents],
+    )  # fmt: skip
     results = _documents(response)
-    next_token = None
-    if response.has_more:
-        digest = head_digest(token.digest if token else "", _file_pairs(response))
-        page = PageToken(_DOCUMENTS, {"q": text, "p": project_ids}, offset + request.limit, version, digest)
-        next_token = encode_token(page, key)
     where = "the given project" if project_ids else "every project"
     stats = DocumentsStatistics(
         total_results=response.total,
@@ -297,11 +271,10 @@ def find_documents(searcher: Searcher, request: FindDocumentsRequest) -> FindDoc
     related = related_queries(
         [r.document_keywords for r in results], [text], [_stem(r.document_id) for r in results]
     )
+    found = f"Found {response.total} file(s)" if response.total else "No files"
     return FindDocumentsResponse(
         DocumentsData(tuple(results), stats),
-        ResponseStatus(
-            True, 200, f"Found {response.total} file(s)" if response.total else "No files", response.warnings
-        ),
+        ResponseStatus(True, 200, found, response.warnings),
         Continuation(next_token is not None, next_token),
         NavigationHints(actions, related),
     )

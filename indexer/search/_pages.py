@@ -88,6 +88,7 @@ def chunk_page(searcher: Searcher, scope: Scope) -> SearchResponse:
         total=total,
         has_more=total > opts.offset + opts.limit,
         groups=tuple(file_groups),
+        hits=tuple(hits),
         files=files,
         mean_relevance=mean,
     )

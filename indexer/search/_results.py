@@ -85,6 +85,8 @@ class SearchResponse:
     semantic_coverage: dict[str, float] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     took_ms: float = 0.0
+    hits: tuple[ChunkHit, ...] = ()
+    """This page's chunks in rank order (chunk granularity; ``groups`` holds them by file)."""
     files: tuple[str, ...] = ()
     """The ids of the files of every result (all pages), in the order of their best one."""
     mean_relevance: float = 0.0
