@@ -15,7 +15,7 @@ from indexer.embed import FakeEmbedder
 from indexer.errors import ConflictError, ModelMismatchError, NotFoundError, StoreError, StoreVersionError
 from indexer.ids import document_id, uuid7
 from indexer.models import Chunk, ChunkFilter, Document, Task
-from indexer.store import SCHEMA_VERSION, ChunkWrite, FileWrite, Store, TermRun, open_store, read_store_info
+from indexer.store import SCHEMA_VERSION, ChunkWrite, FileWrite, Store, open_store, read_store_info
 from indexer.store._search import Detail
 
 
@@ -573,12 +573,12 @@ def test_optimize_rewrites_small_fragments_only_and_leaves_one_segment_per_index
 def _term_hits(store: Store, term: str) -> set[str] | None:
     from indexer.search._terms import term_runs
 
-    rows = store.term_rows(term, term_runs(term) or (), False, ChunkFilter())
-    if rows is None:
+    ids = store.term_chunk_ids(term, term_runs(term) or (), False, ChunkFilter())
+    if ids is None:
         return None
-    texts = store.chunk_contents([(r.id, r.row_id) for r in rows])
-    assert len(texts) == len(rows)
-    return set(texts.values())
+    chunks = store.get_chunks(sorted(ids))
+    assert len(chunks) == len(ids)
+    return {c.chunk.content for c in chunks}
 
 
 def test_chunk_vocabulary_finds_mid_word_terms_through_the_index(store: Store) -> None:
@@ -631,19 +631,21 @@ def test_terms_inside_words_the_index_drops_are_left_to_a_scan(store: Store) -> 
     assert _term_hits(store, "retur") == {"return itself"}
 
 
-def test_chunk_texts_by_stale_row_ids_fall_back_to_ids(store: Store) -> None:
-    """Row ids read before a compaction no longer point at the same rows; the texts still come
+def test_chunk_views_by_stale_row_ids_fall_back_to_ids(store: Store) -> None:
+    """Row ids read before a compaction no longer point at the same rows; the chunks still come
     back right (looked up by id)."""
     project = store.add_project("p", "/p")
     for n in range(6):
         store.replace_files([_write(project.id, f"f{n}.py", [f"alpha text {n}", f"beta text {n}"], "v0")])
     store.ensure_indexes()
-    rows = store.term_rows("text", (TermRun("text"),), False, ChunkFilter()) or []
-    assert len(rows) == 12
+    found = store.text_candidates("chunks", "text", ChunkFilter(), 100)
+    assert len(found) == 12
     store.delete_files([document_id(project.id, f"f{n}.py") for n in range(3)])
     store.optimize()
-    texts = store.chunk_contents([(r.id, r.row_id) for r in rows])
-    assert sorted(texts.values()) == sorted(f"{w} text {n}" for w in ("alpha", "beta") for n in range(3, 6))
+    views = store.get_chunks_at([(c.id, c.row_id) for c in found])
+    assert sorted(v.content for v in views) == sorted(
+        f"{w} text {n}" for w in ("alpha", "beta") for n in range(3, 6)
+    )
 
 
 def test_prune_versions_keeps_the_current_one_and_prewarm_fills_the_index_cache(tmp_path: Path) -> None:

@@ -73,10 +73,10 @@ def _chunks_holding(store: Store, term: str, flt: ChunkFilter) -> tuple[set[str]
     """The ids of the chunks ``flt`` admits that hold ``term``, and whether a scan found them."""
     sensitive = is_case_sensitive(term)
     runs = term_runs(term)
-    rows = None if runs is None else store.term_rows(term, runs, sensitive, flt)
-    if rows is not None:
-        return {row.id for row in rows}, False
-    return {row.id for row in store.scan_rows(term, sensitive, flt)}, True
+    ids = None if runs is None else store.term_chunk_ids(term, runs, sensitive, flt)
+    if ids is not None:
+        return ids, False
+    return store.scan_chunk_ids(term, sensitive, flt), True
 
 
 def find_terms(

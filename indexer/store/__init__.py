@@ -6,7 +6,6 @@ and ``meta`` (schema version, model id, dimension, embedding-text version).
 """
 
 from indexer.store._access import StoreAccess
-from indexer.store._content import ContentRow
 from indexer.store._disk import DiskUsage
 from indexer.store._maintenance import OPTIMIZE_AFTER_ROWS
 from indexer.store._rows import ChunkWrite, DocState, FileWrite, chunk_search_text, path_words
@@ -31,7 +30,6 @@ __all__ = [
     "Candidate",
     "ChunkFacts",
     "ChunkWrite",
-    "ContentRow",
     "Detail",
     "DiskUsage",
     "DocState",
