@@ -2,11 +2,10 @@
 
 Queries are drawn from the store itself: a unit's name as an exact term, the words of
 another unit's name as a concept, in three shapes (concept + term, concept only, term
-only). For each query the ranking cache is emptied, then the first page is timed
-(including embedding the concepts), then the second page through its continuation
-token (served from the remembered ranking), then the second page again with the
-ranking forgotten (as a fresh process would: the query runs again, the vectors of the
-concepts are remembered). Writes ``benchmarks/results/content.json``.
+only). For each query the first page is timed (including embedding the concepts, whose
+vectors are forgotten first), then the second page through its continuation token (the
+search runs again over the same fixed pool; the concepts' vectors are remembered).
+Writes ``benchmarks/results/content.json``.
 
 Targets (≥ 100k chunks, 2-core machine): first page p50 ≤ 50 ms; a continuation page
 ≤ the first page + 10 ms.
@@ -40,7 +39,7 @@ from indexer.api import Lode
 from indexer.config import DEFAULT_MODEL, load_config
 from indexer.embed import Embedder, FakeEmbedder, load_embedder
 from indexer.lexicon import identifier_words, iter_identifiers
-from indexer.search.content import ContentRequest, ContentSearcher
+from indexer.search import ContentRequest
 from indexer.store import read_store_info
 
 RESULTS = Path(__file__).parent / "results"
@@ -86,36 +85,28 @@ def sample_requests(lode: Lode, project: str, count: int, seed: int = 0) -> list
     return requests
 
 
-def measure(content: ContentSearcher, requests: list[ContentRequest]) -> dict[str, Any]:
-    """p50/p95 per shape and overall ("hybrid first", "all continuation"…) of first pages,
-    continuation pages, and continuation pages with the ranking forgotten."""
+def measure(lode: Lode, requests: list[ContentRequest]) -> dict[str, Any]:
+    """p50/p95 per shape and overall ("hybrid first", "all continuation"…) of first pages
+    and continuation pages."""
     times: dict[str, dict[str, list[float]]] = {}
-    content.search_content(requests[0])  # warm up: model, tables, caches of the OS
+    lode.search_content(requests[0])  # warm up: model, tables, caches of the OS
     for request in requests:
-        content._rankings.clear()
-        content._vectors.clear()
+        lode.searcher._vectors.clear()
         started = time.perf_counter()
-        first = content.search_content(request)
+        first = lode.search_content(request)
         first_ms = (time.perf_counter() - started) * 1000
         token = first.continuation.next_token
         shape = (
             "exact" if not request.semantic_concepts else "semantic" if not request.exact_terms else "hybrid"
         )
-        bucket = times.setdefault(shape, {"first": [], "continuation": [], "continuation_uncached": []})
+        bucket = times.setdefault(shape, {"first": [], "continuation": []})
         bucket["first"].append(first_ms)
         if token is None:
             continue
         started = time.perf_counter()
-        content.search_content(ContentRequest(limit=10, continuation_token=token))
+        lode.search_content(ContentRequest(limit=10, continuation_token=token))
         bucket["continuation"].append((time.perf_counter() - started) * 1000)
-        content._rankings.clear()
-        started = time.perf_counter()
-        content.search_content(ContentRequest(limit=10, continuation_token=token))
-        bucket["continuation_uncached"].append((time.perf_counter() - started) * 1000)
-    every = {
-        k: [v for b in times.values() for v in b[k]]
-        for k in ("first", "continuation", "continuation_uncached")
-    }
+    every = {k: [v for b in times.values() for v in b[k]] for k in ("first", "continuation")}
     return {
         f"{shape} {page}": stats
         for shape, bucket in {**times, "all": every}.items()
@@ -170,7 +161,7 @@ def run(db: Path, project: str, count: int) -> dict[str, Any]:
             "model": lode.store.model_id,
             "chunks": lode.store.chunks.count(lode.store.projects.get(project).id),
             "queries": len(requests),
-            "latency": measure(lode.content, requests),
+            "latency": measure(lode, requests),
             "seconds": round(time.perf_counter() - started, 1),
         }
     finally:

@@ -17,6 +17,7 @@ from typing import Any
 from indexer.activity import SearchActivity
 from indexer.config import LodeConfig, is_object_store
 from indexer.containment import refuse_broad_root
+from indexer.documents import DocumentData, DocumentText, document_data, document_text
 from indexer.embed import (
     Embedder,
     LazyEmbedder,
@@ -52,17 +53,16 @@ from indexer.memory import limit_heap_growth
 from indexer.models import LIVE_STATUSES, IndexReport, Project, StoreCheck, Task, UpgradeReport
 from indexer.outline import Outline, OutlineCache
 from indexer.pipeline import ProgressCallback, index_project
-from indexer.search import Searcher, SearchOptions, SearchResponse
-from indexer.search.content import (
+from indexer.search import (
     ContentRequest,
     ContentResponse,
-    ContentSearcher,
-    DocumentData,
-    DocumentText,
     FindDocumentsRequest,
     FindDocumentsResponse,
-    document_data,
-    document_text,
+    Searcher,
+    SearchOptions,
+    SearchResponse,
+    find_documents,
+    search_content,
 )
 from indexer.store import (
     SCHEMA_VERSION,
@@ -337,7 +337,6 @@ class Lode:
         if self._searcher is not None:
             self._searcher.close()
             self._searcher = None
-        self._content = None
         if self._store is not None:
             self._store.close()
             self._store = None
@@ -526,25 +525,15 @@ class Lode:
         return self.outlines.get(store, project)
 
     # ---- agent retrieval and discovery ----------------------------------------------
-    _content: ContentSearcher | None = None
-
-    @property
-    def content(self) -> ContentSearcher:
-        """search_content and find_documents over this store (remembers recent rankings)."""
-        searcher = self.searcher
-        if self._content is None or self._content.searcher is not searcher:
-            self._content = ContentSearcher(searcher)
-        return self._content
-
     def search_content(self, request: ContentRequest) -> ContentResponse:
         """Retrieval: chunks for concepts and/or exact terms, with full text, paged by token."""
         with self.activity.searching():
-            return self.content.search_content(request)
+            return search_content(self.searcher, request)
 
     def find_documents(self, request: FindDocumentsRequest) -> FindDocumentsResponse:
         """Discovery: files ranked for a query, with summaries and key phrases, paged by token."""
         with self.activity.searching():
-            return self.content.find_documents(request)
+            return find_documents(self.searcher, request)
 
     def document_data(self, project: str, document_id: str) -> DocumentData:
         """A document by project and path relative to its root: metadata and every chunk."""

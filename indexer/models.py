@@ -341,12 +341,15 @@ class ChunkFilter:
     """Only chunks of these roles (a chunk's role: its file's, or ``test`` inline)."""
     exclude_roles: tuple[str, ...] = ()
     """No chunk of these roles."""
+    chunk_ids: tuple[str, ...] | None = None
+    """Only these chunks (None: any; the chunks holding a search's exact terms)."""
 
     @property
     def has_chunk_conditions(self) -> bool:
         """True if a condition applies only to chunks (not to whole documents)."""
         return bool(
             self.roles
+            or self.chunk_ids is not None
             or self.exclude_roles
             or self.node_types
             or self.node_name_pattern is not None

@@ -31,6 +31,8 @@ __all__ = ["RemoteLode", "find_server"]
 
 #: How long a server that is there but slow gets to answer before the caller gives up.
 _PATIENT_SECONDS = 5.0
+#: Search options ``POST /api/v1/search`` does not take, and their unset values.
+_ENGINE_ONLY: dict[str, Any] = {"exact_terms": (), "min_score": 0.0, "candidates": None}
 
 
 def _base_url(config: LodeConfig) -> str:
@@ -201,6 +203,9 @@ class RemoteLode:
         """Run a search on the server."""
         body = asdict(options)
         body["scope_depth"] = list(options.scope_depth) if options.scope_depth else None
+        for name, unset in _ENGINE_ONLY.items():  # not fields of the route: sent only when set (a 400)
+            if body[name] == unset:
+                del body[name]
         return _to_response(self.post("/api/v1/search", body))
 
 

@@ -1,7 +1,8 @@
 """HTTP types of the agent endpoints: search_content, find_documents and document access.
 
-Fields mirror ``indexer.search.content`` dataclasses one for one (``to_out`` converts any
-of them), so the CLI prints the same JSON in-process and through a server.
+Fields mirror the dataclasses of ``indexer.search`` and ``indexer.documents`` one for one
+(``to_out`` converts any of them), so the CLI prints the same JSON in-process and through
+a server.
 """
 
 from __future__ import annotations

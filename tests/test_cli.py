@@ -25,7 +25,7 @@ from indexer.config import ChunkerConfig, ServerConfig, WatchConfig, load_config
 from indexer.embed import FakeEmbedder
 from indexer.models import Task
 from indexer.search import SearchOptions
-from indexer.search.content import DEFAULT_MIN_SCORE, ContentRequest, FindDocumentsRequest
+from indexer.search._content_io import DEFAULT_MIN_SCORE, ContentRequest, FindDocumentsRequest
 from indexer.search.discover import RenderConfig
 from server.cli import cli
 
@@ -143,7 +143,7 @@ def test_help_defaults_come_from_the_config() -> None:
 @pytest.mark.parametrize(
     ("command", "request_type", "skip"),
     [
-        ("search", SearchOptions, {"query"}),
+        ("search", SearchOptions, {"query", "exact_terms", "min_score", "candidates"}),  # search_content's
         ("search-content", ContentRequest, set()),
         ("find-documents", FindDocumentsRequest, {"query"}),
     ],

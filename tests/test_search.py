@@ -247,6 +247,75 @@ def test_pagination_never_repeats_or_skips(indexed: Lode) -> None:
     assert [h.relevance_score for h in paged] == [h.relevance_score for h in full]  # page order
 
 
+def test_a_fixed_candidate_pool_is_the_same_on_every_page(indexed: Lode) -> None:
+    """``candidates`` fixes each list's size: every page ranks the same pool (its total and
+    scores unchanged), whatever the offset."""
+    whole = _search(indexed, "cart item", granularity="chunk", limit=50, candidates=5)
+    assert 5 <= whole.total < _search(indexed, "cart item", granularity="chunk", limit=50).total
+    pages = [
+        _search(indexed, "cart item", granularity="chunk", limit=3, offset=at, candidates=5)
+        for at in range(0, whole.total, 3)
+    ]
+    assert {p.total for p in pages} == {whole.total}
+    paged = [(h.id, h.relevance_score) for p in pages for h in _chunks(p)]
+    assert paged == [(h.id, h.relevance_score) for h in _chunks(whole)]
+    assert whole.files == tuple(dict.fromkeys(h.file_id for h in _chunks(whole)))
+    scores = [h.relevance_score for h in _chunks(whole)]
+    assert whole.mean_relevance == pytest.approx(sum(scores) / len(scores), abs=1e-5)
+    assert {p.files for p in pages} == {whole.files}
+
+
+def test_min_score_leaves_out_lower_results_and_their_count(indexed: Lode) -> None:
+    every = _chunks(_search(indexed, "cart item", granularity="chunk", limit=100))
+    kept = _search(indexed, "cart item", granularity="chunk", limit=100, min_score=0.4)
+    assert 0 < kept.total == len([h for h in every if h.relevance_score >= 0.4]) < len(every)
+    assert [h.id for h in _chunks(kept)] == [h.id for h in every if h.relevance_score >= 0.4]
+    documents = _search(indexed, "cart item", file_limit=100, min_score=0.4)
+    assert {d.id for d in documents.documents} == {h.file_id for h in _chunks(kept)}
+
+
+def _holding(api: Lode, *terms: str) -> dict[str, int]:
+    """Chunk id → how many of ``terms`` its text holds (as grep finds them), for those holding any."""
+    from indexer.search._terms import contains_term
+
+    project = api.store.projects.get("shop")
+    docs, _ = api.store.documents.page(project.id, 0, 1000)
+    counts = {
+        c.id: sum(contains_term(c.chunk.content, t) for t in terms)
+        for c in api.store.chunks.of_files([d.id for d in docs])
+    }
+    return {i: n for i, n in counts.items() if n}
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "lexical"])
+def test_exact_terms_narrow_the_search_to_the_chunks_holding_them(indexed: Lode, mode: str) -> None:
+    """Every chunk holding a term is ranked (those no list found too), and only those; at
+    document granularity, their files."""
+    holding = _holding(indexed, "percent")
+    found = _search(
+        indexed, "reduce an amount", exact_terms=("percent",), granularity="chunk", mode=mode, limit=100
+    )
+    assert {h.id for h in _chunks(found)} == set(holding)
+    assert _chunks(found)[0].node_name == "apply_discount"
+    files = _search(indexed, "reduce an amount", exact_terms=("percent",), mode=mode, file_limit=100)
+    assert {d.id for d in files.documents} == {h.file_id for h in _chunks(found)}
+    assert _search(indexed, "cart", exact_terms=("zzzNowhere",), granularity="chunk").total == 0
+
+
+def test_each_exact_term_a_chunk_lacks_scales_its_score(indexed: Lode) -> None:
+    """With no query text to rank by, every chunk holding a term scores alike but for the
+    terms it holds: 1.5 times less for each term it lacks; and no split unit is folded."""
+    terms = ("cart", "item", "discount")
+    holding = _holding(indexed, *terms)
+    options = {"exact_terms": terms, "granularity": "chunk", "limit": 100, "roles": ("implementation",)}
+    hits = _chunks(_search(indexed, "", **options))
+    assert len(set(holding.values())) >= 2
+    assert {h.id for h in hits} <= set(holding)
+    for hit in hits:
+        assert hit.relevance_score == pytest.approx(0.5 * 1.5 ** (holding[hit.id] - len(terms)), abs=1e-6)
+        assert hit.folded_pieces == 0
+
+
 def test_scores_are_deterministic(indexed: Lode) -> None:
     a = _search(indexed, "session token refresh", granularity="chunk")
     b = _search(indexed, "session token refresh", granularity="chunk")

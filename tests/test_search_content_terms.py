@@ -1,5 +1,5 @@
-"""Pure parts of search_content: the exact-term rule, its full-text superset, tokens, scores,
-and index-time key phrases and summaries. No store, no model."""
+"""Pure parts of search_content: the exact-term rule, its full-text superset, continuation
+tokens, and index-time key phrases and summaries. No store, no model."""
 
 from __future__ import annotations
 
@@ -9,23 +9,16 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from indexer import lexicon
 from indexer.chunker import chunk_file
 from indexer.config import ChunkerConfig
 from indexer.errors import ValidationError
 from indexer.keywords import document_keywords, document_summary
-from indexer.search.content import _terms
-from indexer.search.content._scoring import DEFAULT_MIN_SCORE, boosted_score, combine_concepts, to_relevance
-from indexer.search.content._terms import contains_term, fts_runs, is_case_sensitive, needs_scan
-from indexer.search.content._tokens import PageToken, decode_token, encode_token, ranking_digest, token_key
+from indexer.search._terms import contains_term, is_case_sensitive, term_runs
+from indexer.search._tokens import PageToken, decode_token, encode_token, head_digest, token_key
 from indexer.store import TermRun
 from indexer.store._vocabulary import WordIndex, words_of
 
 # ---- the presence rule ---------------------------------------------------------------------
-
-
-def test_term_patterns_are_the_lexicons() -> None:
-    assert _terms._IDENT.pattern == lexicon._IDENT.pattern
 
 
 @pytest.mark.parametrize(
@@ -92,16 +85,16 @@ def test_presence_rule(text: str, term: str, present: bool) -> None:
 
 
 def test_terms_the_index_cannot_tokenize_are_scanned() -> None:
-    assert needs_scan("->")
-    assert needs_scan("naïve")
-    assert not needs_scan("v4.2")
-    assert fts_runs("parseDocument.v4_2") == (
+    assert term_runs("->") is None
+    assert term_runs("naïve") is None
+    assert term_runs("v4.2") is not None
+    assert term_runs("parseDocument.v4_2") == (
         TermRun("parsedocument", open_left=True),
         TermRun("v4"),
         TermRun("2", open_right=True),
     )
-    assert fts_runs("->next") == (TermRun("next", open_right=True),)
-    assert fts_runs("Cart") == (TermRun("cart", open_left=True, open_right=True),)
+    assert term_runs("->next") == (TermRun("next", open_right=True),)
+    assert term_runs("Cart") == (TermRun("cart", open_left=True, open_right=True),)
 
 
 def test_word_index_lookups() -> None:
@@ -139,11 +132,12 @@ _ALPHABET = st.sampled_from(list("aAbBzZ019_ .-$"))
 def test_every_present_term_is_found_by_the_full_text_query(text: str, term: str) -> None:
     """Recall of the index path: if a chunk holds the term, every run of the term has a
     candidate word (from the vocabulary of that chunk) among the chunk's own words."""
-    if needs_scan(term) or not contains_term(text, term):
+    runs = term_runs(term)
+    if runs is None or not contains_term(text, term):
         return
     words = _index_words(text)
     index = WordIndex(words_of([text]))
-    for run in fts_runs(term):
+    for run in runs:
         candidates = index.candidates(run)
         assert candidates is not None
         assert words & set(candidates), (text, term, run)
@@ -196,33 +190,13 @@ def test_tokens_are_bound_to_their_store_and_kind() -> None:
         decode_token(text, KEY, "find_documents")
 
 
-def test_ranking_digest_sees_order_and_scores() -> None:
-    base = ranking_digest([("a", 0.5), ("b", 0.4)])
-    assert base == ranking_digest([("a", 0.5), ("b", 0.4)])
-    assert base != ranking_digest([("b", 0.4), ("a", 0.5)])
-    assert base != ranking_digest([("a", 0.5), ("b", 0.41)])
-
-
-# ---- scores -------------------------------------------------------------------------------
-def test_relevance_is_monotone_and_bounded() -> None:
-    values = [to_relevance(s / 100) for s in range(-50, 400)]
-    assert values == sorted(values)
-    assert values[0] >= 0.0
-    assert values[-1] < 1.0
-    assert to_relevance(boosted_score(0.4, 2)) > to_relevance(boosted_score(0.4, 1)) > to_relevance(0.4)
-
-
-def test_one_exact_term_alone_passes_the_default_threshold() -> None:
-    from indexer.search.content._scoring import EXACT_ONLY_SEMANTIC
-
-    assert to_relevance(boosted_score(EXACT_ONLY_SEMANTIC, 1)) >= DEFAULT_MIN_SCORE
-
-
-def test_concepts_combine_best_and_average() -> None:
-    import numpy as np
-
-    assert combine_concepts(np.array([0.6])) == pytest.approx(0.6)
-    assert combine_concepts(np.array([0.6, 0.2])) == pytest.approx(0.5)
+def test_head_digest_sees_results_and_scores_not_pages_or_ties() -> None:
+    base = head_digest("", [("a", 0.5), ("b", 0.4)])
+    assert base == head_digest(head_digest("", [("a", 0.5)]), [("b", 0.4)])  # any page size
+    assert base == head_digest("", [("b", 0.4), ("a", 0.5)])  # results of equal rank in any order
+    assert base != head_digest("", [("a", 0.5), ("b", 0.41)])
+    assert base != head_digest("", [("a", 0.5), ("c", 0.4)])
+    assert base != head_digest("", [("a", 0.5)])
 
 
 # ---- key phrases and summaries -------------------------------------------------------------

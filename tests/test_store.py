@@ -15,18 +15,9 @@ from indexer.embed import FakeEmbedder
 from indexer.errors import ConflictError, ModelMismatchError, NotFoundError, StoreError, StoreVersionError
 from indexer.ids import document_id, uuid7
 from indexer.models import Chunk, ChunkFilter, Document, Task
-from indexer.store import (
-    SCHEMA_VERSION,
-    ChunkWrite,
-    Detail,
-    FileWrite,
-    Store,
-    TermRun,
-    open_store,
-    read_store_info,
-)
+from indexer.store import SCHEMA_VERSION, ChunkWrite, FileWrite, Store, open_store, read_store_info
 from indexer.store._lance._indexes import Indexes
-from indexer.store._search import NPROBES
+from indexer.store._search import NPROBES, Detail
 
 
 def _chunk(i: int, text: str) -> Chunk:
@@ -595,14 +586,14 @@ def test_optimize_rewrites_small_fragments_only_and_leaves_one_segment_per_index
 
 
 def _term_hits(store: Store, term: str) -> set[str] | None:
-    from indexer.search.content._terms import fts_runs
+    from indexer.search._terms import term_runs
 
-    rows = store.content.term_rows(term, fts_runs(term), False, ChunkFilter())
-    if rows is None:
+    ids = store.content.term_chunk_ids(term, term_runs(term) or (), False, ChunkFilter())
+    if ids is None:
         return None
-    texts = store.content.chunk_contents([(r.id, r.row_id) for r in rows])
-    assert len(texts) == len(rows)
-    return set(texts.values())
+    chunks = store.chunks.get(sorted(ids))
+    assert len(chunks) == len(ids)
+    return {c.chunk.content for c in chunks}
 
 
 def test_chunk_vocabulary_finds_mid_word_terms_through_the_index(store: Store) -> None:
@@ -655,19 +646,21 @@ def test_terms_inside_words_the_index_drops_are_left_to_a_scan(store: Store) -> 
     assert _term_hits(store, "retur") == {"return itself"}
 
 
-def test_chunk_texts_by_stale_row_ids_fall_back_to_ids(store: Store) -> None:
-    """Row ids read before a compaction no longer point at the same rows; the texts still come
+def test_chunk_views_by_stale_row_ids_fall_back_to_ids(store: Store) -> None:
+    """Row ids read before a compaction no longer point at the same rows; the chunks still come
     back right (looked up by id)."""
     project = store.projects.add("p", "/p")
     for n in range(6):
         store.files.replace([_write(project.id, f"f{n}.py", [f"alpha text {n}", f"beta text {n}"], "v0")])
     store.indexes.ensure()
-    rows = store.content.term_rows("text", (TermRun("text"),), False, ChunkFilter()) or []
-    assert len(rows) == 12
+    found = store.search.text_candidates("chunks", "text", ChunkFilter(), 100)
+    assert len(found) == 12
     store.files.delete([document_id(project.id, f"f{n}.py") for n in range(3)])
     store.maintenance.optimize()
-    texts = store.content.chunk_contents([(r.id, r.row_id) for r in rows])
-    assert sorted(texts.values()) == sorted(f"{w} text {n}" for w in ("alpha", "beta") for n in range(3, 6))
+    views = store.chunks.views([(c.id, c.row_id) for c in found])
+    assert sorted(v.content for v in views) == sorted(
+        f"{w} text {n}" for w in ("alpha", "beta") for n in range(3, 6)
+    )
 
 
 def test_prune_versions_keeps_the_current_one_and_prewarm_fills_the_index_cache(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from indexer.cli._common import (
     server_for,
     to_jsonable,
 )
-from indexer.search.content._request import (
+from indexer.search._content_io import (
     DEFAULT_LIMIT,
     DEFAULT_MIN_SCORE,
     MAX_LIMIT,
@@ -75,7 +75,10 @@ _TOKEN_HELP = "next_token of the previous page (the query comes with it)."
 )
 @click.option("--project", default=None, help="Project name or id (default: every project).")
 @click.option(
-    "--min-score", type=float, default=None, help=f"Lowest relevance 0-1 (default {DEFAULT_MIN_SCORE})."
+    "--min-score",
+    type=float,
+    default=None,
+    help=f"Lowest relevance 0-1 (default {DEFAULT_MIN_SCORE}); 0 with exact terms alone.",
 )
 @click.option(
     "--limit", type=int, default=DEFAULT_LIMIT, show_default=True, help=f"Results per page (max {MAX_LIMIT})."
@@ -105,8 +108,9 @@ def search_content_command(
 ) -> None:
     """Retrieve passages by meaning (--semantic-concepts) and exact terms (--exact-terms), with full text.
 
-    Score = similarity x 1.5 per distinct exact term present; with terms only it works like
-    grep. Identifier-like terms (camelCase, snake_case, digits) match case-sensitively.
+    Ranked as lode search ranks chunks; only chunks holding an exact term, 1.5 times less per
+    term one lacks; with terms only it works like grep. Identifier-like terms (camelCase,
+    snake_case, digits) match case-sensitively.
 
     Options are the fields of POST /api/v1/search_content.
 

@@ -1,21 +1,21 @@
-"""Search: hybrid document- and chunk-granularity search with metadata filters, and the
-agent endpoints ``search_content`` / ``find_documents`` (``indexer.search.content``)."""
+"""Search: hybrid document- and chunk-granularity search with metadata filters and exact
+terms, and the agent endpoints ``search_content`` / ``find_documents`` run by it."""
 
 from typing import TYPE_CHECKING, Any
 
 from indexer._lazy import load_export
 
 if TYPE_CHECKING:
-    from indexer.search._engine import Searcher
-    from indexer.search._options import GRANULARITIES, MAX_LIMIT, MODES, SearchOptions, validate_options
-    from indexer.search._results import ChunkHit, DocumentHit, FileGroup, SearchResponse
-    from indexer.search.content import (
+    from indexer.search._content import find_documents, search_content
+    from indexer.search._content_io import (
         ContentRequest,
         ContentResponse,
-        ContentSearcher,
         FindDocumentsRequest,
         FindDocumentsResponse,
     )
+    from indexer.search._engine import Searcher
+    from indexer.search._options import GRANULARITIES, MAX_LIMIT, MODES, SearchOptions, validate_options
+    from indexer.search._results import ChunkHit, DocumentHit, FileGroup, SearchResponse
 
 __all__ = [
     "GRANULARITIES",
@@ -24,7 +24,6 @@ __all__ = [
     "ChunkHit",
     "ContentRequest",
     "ContentResponse",
-    "ContentSearcher",
     "DocumentHit",
     "FileGroup",
     "FindDocumentsRequest",
@@ -32,25 +31,28 @@ __all__ = [
     "SearchOptions",
     "SearchResponse",
     "Searcher",
+    "find_documents",
+    "search_content",
     "validate_options",
 ]
 
 #: Where each public name lives; imported on first use (``lode --help`` stays light).
 _EXPORTS = {
     "ChunkHit": "indexer.search._results",
-    "ContentRequest": "indexer.search.content",
-    "ContentResponse": "indexer.search.content",
-    "ContentSearcher": "indexer.search.content",
+    "ContentRequest": "indexer.search._content_io",
+    "ContentResponse": "indexer.search._content_io",
     "DocumentHit": "indexer.search._results",
     "FileGroup": "indexer.search._results",
-    "FindDocumentsRequest": "indexer.search.content",
-    "FindDocumentsResponse": "indexer.search.content",
+    "FindDocumentsRequest": "indexer.search._content_io",
+    "FindDocumentsResponse": "indexer.search._content_io",
     "GRANULARITIES": "indexer.search._options",
     "MAX_LIMIT": "indexer.search._options",
     "MODES": "indexer.search._options",
     "SearchOptions": "indexer.search._options",
     "SearchResponse": "indexer.search._results",
     "Searcher": "indexer.search._engine",
+    "find_documents": "indexer.search._content",
+    "search_content": "indexer.search._content",
     "validate_options": "indexer.search._options",
 }
 

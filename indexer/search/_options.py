@@ -37,8 +37,10 @@ MAX_OFFSET: Final = 10_000
 MAX_ITEMS: Final = {
     "projects": MAX_NAMES, "languages": MAX_NAMES, "path_include": MAX_GLOBS, "path_exclude": MAX_GLOBS,
     "node_types": MAX_NAMES, "has_definitions": MAX_NAMES, "has_references": MAX_NAMES,
-    "roles": len(ROLES), "exclude_roles": len(ROLES),
+    "roles": len(ROLES), "exclude_roles": len(ROLES), "exact_terms": MAX_NAMES,
 }  # fmt: skip
+#: Most candidates a search may ask each list for (``SearchOptions.candidates``).
+MAX_CANDIDATES: Final = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +62,16 @@ class SearchOptions:
     has_references: tuple[str, ...] = ()
     roles: tuple[str, ...] = ()
     exclude_roles: tuple[str, ...] = ()
+    exact_terms: tuple[str, ...] = ()
+    """Only chunks holding at least one of these (``indexer.search._terms``: a substring,
+    identifier-like terms in their exact case); a chunk's score is scaled by 1.5 per term
+    it holds over 1.5 per term given, and split units are not folded (every chunk holding
+    a term is a result)."""
+    min_score: float = 0.0
+    """Results scoring below this are left out (of ``total`` too)."""
+    candidates: int | None = None
+    """Candidates taken from each list; None: enough for the page (more for later pages).
+    A fixed number keeps the pool, ``total`` and every score the same on every page."""
     file_limit: int = 5
     chunks_per_file: int = 3
     limit: int = 10
@@ -157,7 +169,7 @@ def _check_globs(errors: list[FieldError], opts: SearchOptions, bad: set[str]) -
 def validate_options(opts: SearchOptions, known_languages: frozenset[str] | None = None) -> None:
     """Raise a ValidationError naming every invalid field of ``opts``."""
     errors: list[FieldError] = []
-    _check_query(errors, opts.query, bool(opts.has_definitions or opts.has_references))
+    _check_query(errors, opts.query, bool(opts.has_definitions or opts.has_references or opts.exact_terms))
     bad = _check_lists(errors, opts)
     _check_choices(errors, opts, known_languages, bad)
     _check_patterns(errors, opts, bad)
@@ -165,6 +177,10 @@ def validate_options(opts: SearchOptions, known_languages: frozenset[str] | None
     _check_range(errors, "file_limit", opts.file_limit, 1, MAX_LIMIT)
     _check_range(errors, "chunks_per_file", opts.chunks_per_file, 1, 50)
     _check_range(errors, "offset", opts.offset, 0, MAX_OFFSET)
+    if not 0.0 <= opts.min_score <= 1.0:
+        errors.append(FieldError("min_score", f"must be between 0 and 1 (got {opts.min_score})"))
+    if opts.candidates is not None:
+        _check_range(errors, "candidates", opts.candidates, 1, MAX_CANDIDATES)
     if errors:
         first, *more = errors
         raise ValidationError(first.field, first.message, more=tuple(more))

@@ -70,6 +70,8 @@ class Ranking:
 
     ranked: list[tuple[Candidate, float]]
     folded: dict[str, Folded] = field(default_factory=dict)
+    file_of: dict[str, str] = field(default_factory=dict)
+    """Candidate key → its file's id (for every candidate whose facts were read)."""
 
 
 #: Weight of the exact-identifier list: strong for a query that names something

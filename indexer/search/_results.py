@@ -49,6 +49,11 @@ class DocumentHit:
     primary_language: str
     chunks: tuple[ChunkHit, ...]
     role: str = "implementation"
+    summary: str = ""
+    """The file's first doc comment or heading paragraph."""
+    keywords: tuple[str, ...] = ()
+    """The file's key phrases."""
+    file_size: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,3 +85,9 @@ class SearchResponse:
     semantic_coverage: dict[str, float] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     took_ms: float = 0.0
+    hits: tuple[ChunkHit, ...] = ()
+    """This page's chunks in rank order (chunk granularity; ``groups`` holds them by file)."""
+    files: tuple[str, ...] = ()
+    """The ids of the files of every result (all pages), in the order of their best one."""
+    mean_relevance: float = 0.0
+    """The mean score of every result (all pages; files at document granularity)."""

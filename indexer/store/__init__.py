@@ -8,7 +8,6 @@ the LanceDB and Lance workarounds beneath them live in ``_lance``.
 """
 
 from indexer.store._access import StoreAccess
-from indexer.store._content import ContentRow
 from indexer.store._lance._maintenance import OPTIMIZE_AFTER_ROWS
 from indexer.store._lance._versions import DiskUsage
 from indexer.store._migrate import needs_upgrade, upgrade_due, upgrade_error
@@ -27,7 +26,6 @@ __all__ = [
     "Candidate",
     "ChunkFacts",
     "ChunkWrite",
-    "ContentRow",
     "Detail",
     "DiskUsage",
     "DocState",

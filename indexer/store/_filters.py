@@ -46,6 +46,7 @@ def chunk_where(flt: ChunkFilter, *, embedded_only: bool = False) -> str | None:
     clauses: list[str | None] = [
         in_list("project_id", flt.project_ids) if flt.project_ids else None,
         in_list("file_id", flt.file_ids) if flt.file_ids else None,
+        in_list("id", flt.chunk_ids) if flt.chunk_ids is not None else None,
         in_list("language", flt.languages) if flt.languages else None,
         in_list("node_type", flt.node_types) if flt.node_types else None,
         in_list("role", flt.roles) if flt.roles else None,

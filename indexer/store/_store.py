@@ -61,7 +61,7 @@ class Store:
     Each table has its object, which owns its reads and writes (``projects``, ``tasks``,
     ``documents``, ``chunks``, ``symbols``, ``vocabulary``, and ``vectors``: the embedding
     cache and the vectors phase 2 fills in); ``search`` holds the search's reads pinned to
-    a table version, ``content`` those of ``search_content``; ``files`` writes whole files
+    a table version, ``content`` the chunks holding an exact term; ``files`` writes whole files
     across tables and repairs them. ``indexes``, ``maintenance`` and ``versions`` keep the
     tables fast and the folder small (``_lance``); ``db`` is what they all share.
     """

@@ -18,7 +18,7 @@ from litestar.di import Provide
 from litestar.params import Body, FromPath, QueryParameter
 
 from indexer.errors import NotFoundError
-from indexer.search.content import ContentRequest, FindDocumentsRequest
+from indexer.search import ContentRequest, FindDocumentsRequest
 from server.routes._common import Ctx, blocking, example, get_ctx, ok
 from server.schemas_content import (
     DocumentDataOut,

@@ -1,5 +1,6 @@
-"""What ``search_content`` and ``find_documents`` accept (the HTTP/MCP/CLI contract) and
-how a request is checked: every invalid field is named in one ValidationError."""
+"""What ``search_content`` and ``find_documents`` accept (the HTTP/MCP/CLI contract), how a
+request is checked (every invalid field named in one ValidationError), and what they
+return (plain data; the server's schemas mirror these field for field)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,21 @@ from indexer.errors import FieldError, ValidationError
 __all__ = [
     "DEFAULT_LIMIT",
     "DEFAULT_MIN_SCORE",
-    "MAX_ITEMS",
     "MAX_LIMIT",
-    "MAX_TEXT_CHARS",
+    "ContentData",
     "ContentRequest",
+    "ContentResponse",
+    "ContentResult",
+    "ContentStatistics",
+    "Continuation",
+    "DocumentResult",
+    "DocumentsData",
+    "DocumentsStatistics",
     "FindDocumentsRequest",
+    "FindDocumentsResponse",
+    "NavigationHints",
+    "ResponseStatus",
     "clean_list",
-    "raise_errors",
     "validate_content_request",
     "validate_find_request",
 ]
@@ -122,3 +131,126 @@ def validate_find_request(request: FindDocumentsRequest) -> None:
         errors.append(FieldError("query", "must be at most 2000 characters, without NUL"))
     _check_common(errors, request.project, request.limit, request.continuation_token)
     raise_errors(errors)
+
+
+@dataclass(frozen=True, slots=True)
+class ContentResult:
+    """One retrieved chunk with its full text."""
+
+    chunk_id: str
+    document_id: str
+    """The file's path relative to its project root (reusable in document access)."""
+    project: str
+    project_id: str
+    content: str
+    relevance_score: float
+    chunk_index: int
+    start_line: int
+    end_line: int
+    language: str
+    node_type: str
+    node_name: str
+    matched_terms: tuple[str, ...]
+    """The exact terms this chunk contains."""
+    document_keywords: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ContentStatistics:
+    """Facts about the whole result set (the same on every page of one query)."""
+
+    total_results: int
+    files_covered: tuple[str, ...]
+    """Files of the results, best first (at most 20; ``total_files`` counts them all)."""
+    total_files: int
+    avg_relevance: float
+    search_interpretation: str
+    took_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseStatus:
+    """Outcome in words, for agents that read the body rather than the HTTP status."""
+
+    success: bool
+    code: int
+    message: str
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Continuation:
+    """Whether more results exist and the token that fetches them."""
+
+    has_more: bool
+    next_token: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NavigationHints:
+    """Suggested next calls and queries worth trying."""
+
+    next_actions: tuple[str, ...]
+    related_queries: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ContentData:
+    """A page of retrieved chunks and the statistics of the whole result set."""
+
+    results: tuple[ContentResult, ...]
+    statistics: ContentStatistics
+
+
+@dataclass(frozen=True, slots=True)
+class ContentResponse:
+    """The answer to one ``search_content`` call."""
+
+    data: ContentData
+    status: ResponseStatus
+    continuation: Continuation
+    navigation_hints: NavigationHints
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentResult:
+    """One discovered file: what it is about, not its text."""
+
+    document_id: str
+    project: str
+    project_id: str
+    relevance_score: float
+    summary: str
+    document_keywords: tuple[str, ...]
+    languages: tuple[str, ...]
+    primary_language: str
+    chunk_count: int
+    file_size: int
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentsStatistics:
+    """Facts about the whole ranking of one ``find_documents`` query."""
+
+    total_results: int
+    avg_relevance: float
+    search_interpretation: str
+    took_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentsData:
+    """A page of discovered files and the statistics of the whole ranking."""
+
+    documents: tuple[DocumentResult, ...]
+    statistics: DocumentsStatistics
+
+
+@dataclass(frozen=True, slots=True)
+class FindDocumentsResponse:
+    """The answer to one ``find_documents`` call."""
+
+    data: DocumentsData
+    status: ResponseStatus
+    continuation: Continuation
+    navigation_hints: NavigationHints

@@ -1,4 +1,5 @@
-"""Document access by ``document_id``, the file's path relative to its project root.
+"""Documents by ``document_id``, the file's path relative to its project root: metadata,
+key phrases, summary and chunks (``document_data``), or lines (``document_text``).
 
 A document_id that is absolute, holds a ``..`` segment, or names a symlink resolving
 outside the project root is a PathError (400) before anything is looked up. Text is
@@ -9,16 +10,72 @@ outside a project root is ever read.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
 
+from indexer.containment import is_inside
 from indexer.errors import NotFoundError, PathError, ValidationError
 from indexer.limits import MAX_TEXT_CHARS, quote
-from indexer.models import Document, Project
-from indexer.search.content._results import DocumentChunk, DocumentData, DocumentText
-from indexer.store import Store
 
-__all__ = ["check_document_id", "document_data", "document_text"]
+if TYPE_CHECKING:
+    from indexer.models import Document, Project
+    from indexer.store import Store
+
+__all__ = [
+    "DocumentChunk",
+    "DocumentData",
+    "DocumentText",
+    "check_document_id",
+    "document_data",
+    "document_text",
+]
 
 _FIELD = "document_id"
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentChunk:
+    """One chunk of a document, in file order."""
+
+    chunk_id: str
+    chunk_index: int
+    start_line: int
+    end_line: int
+    node_type: str
+    node_name: str
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentData:
+    """A document's metadata and every chunk of it."""
+
+    document_id: str
+    project: str
+    project_id: str
+    languages: tuple[str, ...]
+    primary_language: str
+    chunk_count: int
+    file_size: int
+    last_modified: float
+    indexed_at: datetime | None
+    keywords: tuple[str, ...]
+    summary: str
+    chunks: tuple[DocumentChunk, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentText:
+    """Lines of a document as indexed (1-based, inclusive)."""
+
+    document_id: str
+    project: str
+    project_id: str
+    start_line: int
+    end_line: int
+    total_lines: int
+    text: str
 
 
 def check_document_id(document_id: str, root: str) -> str:
@@ -34,7 +91,7 @@ def check_document_id(document_id: str, root: str) -> str:
         raise PathError(_FIELD, f"{quote(document_id)} must not contain '..', '.' or empty segments")
     base = os.path.realpath(root)
     target = os.path.realpath(os.path.join(base, document_id))
-    if os.path.commonpath([base, target]) != base:
+    if not is_inside(base, target):
         raise PathError(_FIELD, f"{quote(document_id)} resolves outside the project root")
     return document_id
 

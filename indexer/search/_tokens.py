@@ -2,15 +2,16 @@
 
 A token is the URL-safe base64 (no padding) of ``payload ‖ tag``. The payload is compact
 JSON: ``{"v": 1, "k": kind, "q": query, "o": offset, "iv": index version, "d": digest}``,
-where ``digest`` fingerprints the ranking up to ``offset`` (ids and scores of every
-result already handed out). ``tag`` is 16 bytes of keyed BLAKE3 over the payload, keyed
-per store (its path and model), so an edited, truncated or foreign token is refused
-(a 400). The tag is an integrity check, not a secret: a token grants nothing its
+where ``digest`` fingerprints the ranking up to ``offset``: the set of (id, score) of every
+result already handed out (``head_digest`` adds a page to it; the order of results of
+equal score and the size of the pages do not change it). ``tag`` is 16 bytes of keyed
+BLAKE3 over the payload, keyed per store (its path and model), so an edited, truncated or
+foreign token is refused (a 400). The tag is an integrity check, not a secret: a token grants nothing its
 query does not already allow.
 
-When the index changed since the token was made, the ranking is computed again and its
-first ``offset`` results fingerprinted: the same digest means the pages already seen
-are still exactly the head of the ranking, so paging goes on without a repeat or a gap;
+When the index changed since the token was made, the search is run again and its first
+``offset`` results fingerprinted: the same digest means the pages already seen are
+still exactly the head of the ranking, so paging goes on without a repeat or a gap;
 another digest raises ``TokenExpiredError`` (a 409) instead of silently mixing rankings.
 """
 
@@ -27,7 +28,7 @@ import blake3
 
 from indexer.errors import ValidationError
 
-__all__ = ["MAX_TOKEN_CHARS", "PageToken", "decode_token", "encode_token", "ranking_digest", "token_key"]
+__all__ = ["MAX_TOKEN_CHARS", "PageToken", "decode_token", "encode_token", "head_digest", "token_key"]
 
 MAX_TOKEN_CHARS = 8192
 _TAG_BYTES = 16
@@ -51,12 +52,13 @@ def token_key(store_path: str, model_id: str) -> bytes:
     return blake3.blake3(f"lode continuation token\x00{store_path}\x00{model_id}".encode()).digest()
 
 
-def ranking_digest(ranked: Iterable[tuple[str, float]]) -> str:
-    """A short fingerprint of ranked (id, score) pairs."""
-    hasher = blake3.blake3()
+def head_digest(digest: str, ranked: Iterable[tuple[str, float]]) -> str:
+    """``digest`` (``""`` at the start) with (id, score) pairs added: the sum of their
+    16-byte hashes modulo 2^128, in hex (so it is the same in any order)."""
+    total = int(digest or "0", 16)
     for item_id, score in ranked:
-        hasher.update(f"{item_id}:{score:.9g}\n".encode())
-    return hasher.hexdigest(length=16)
+        total += int.from_bytes(blake3.blake3(f"{item_id}:{score:.9g}".encode()).digest(length=16), "big")
+    return f"{total % (1 << 128):032x}"
 
 
 def encode_token(token: PageToken, key: bytes) -> str:

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from indexer.lexicon import identifier_words
-from indexer.search.content._terms import is_case_sensitive
+from indexer.search._terms import is_case_sensitive
 
 __all__ = ["content_actions", "content_interpretation", "documents_actions", "related_queries"]
 
@@ -19,13 +19,15 @@ def content_interpretation(
     """One sentence saying what was searched and how it was scored."""
     parts = []
     if concepts:
-        parts.append("chunks about " + " or ".join(repr(c) for c in concepts) + " (by meaning)")
+        parts.append("chunks about " + " or ".join(repr(c) for c in concepts) + " (by meaning and words)")
     if terms:
         shown = ", ".join(f"{t!r} ({'exact case' if is_case_sensitive(t) else 'any case'})" for t in terms)
-        if concepts:
-            parts.append(f"boosted ×1.5 for each exact term present: {shown}")
+        if not concepts:
+            parts.append(f"chunks containing any of {shown}, ranked by those terms")
         else:
-            parts.append(f"chunks containing any of {shown}, more distinct terms first")
+            parts.append(f"holding any of {shown}")
+        if len(terms) > 1:
+            parts.append("×1.5 for each of them present")
     where = f" in {', '.join(projects)}" if projects else " in every project"
     text = "; ".join(parts)
     return text[:1].upper() + text[1:] + f"{where}; relevance ≥ {min_score:g}."
