@@ -230,7 +230,7 @@ def add_search_tool(mcp: Any, get_ctx: Callable[[], ServerContext]) -> None:
         def run() -> str:
             budget = check_budget(args["max_tokens"])
             ctx = get_ctx()
-            response = ctx.lode.search(_options(args, budget))
+            response = ctx.search(_options(args, budget))
             return render_search(ctx, response, budget, args["format"], args["ids"])
 
         return call(run)

@@ -36,6 +36,7 @@ import anyio.to_thread
 from indexer.activity import SearchActivity
 from indexer.config import LodeConfig
 from indexer.embed import QueryGraph
+from indexer.search import SearchOptions
 
 __all__ = ["SearchAnswer", "SearchPool", "read_frame", "write_frame"]
 
@@ -253,7 +254,7 @@ class SearchPool:
             except OSError:
                 log.exception("search process %d could not be started", number)
 
-    async def search(self, request: Any) -> SearchAnswer | None:
+    async def search(self, request: SearchOptions) -> SearchAnswer | None:
         """The answer of the least busy ready search process, or None when none is ready or
         the process died before answering (the caller then searches in this process)."""
         ready = [c for c in self._children.values() if c.ready]
