@@ -1,8 +1,8 @@
 """Searches in flight, so that the index writer's phase 2 can yield the cores to them.
 
-On 2 cores the model embedding a backlog took ~17 % of the CPU from searches asked back to
-back even at niceness 10 (it fills every gap between them), and searches over HTTP slowed
-from p50 ~32 ms to ~40 ms. While searches run, phase 2 therefore embeds in small batches
+Even at niceness 10 the model embedding a backlog takes a share of the CPU from searches
+asked back to back (it fills every gap between them), and slows them (docs/performance.md,
+"History and notes"). While searches run, phase 2 therefore embeds in small batches
 and waits before each for a pause in the searches, at most a few times as long as its last
 batch took, so it never stops for good however many searches arrive (under searches asked
 back to back it keeps a small share of its pace; see ``vectorizer._YIELD_WAIT_FACTOR``).

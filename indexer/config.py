@@ -42,8 +42,7 @@ __all__ = [
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 #: Seconds a replaced table version is kept in a local folder (``keep_versions_seconds``
 #: unset): its readers pin a version for one request. Every vector write of phase 2
-#: rewrites the vector column of the fragments it touches; kept an hour, those copies
-#: grew a 61k-chunk index to 19 GB.
+#: rewrites rows, and kept an hour those copies grew an index many times its size.
 LOCAL_KEEP_VERSIONS_SECONDS = 60.0
 #: …and on object storage, where readers in other processes serve a version for their
 #: consistency window and page with continuation tokens.

@@ -1,35 +1,27 @@
 """The indexing process's memory: glibc allocator settings that keep it flat.
 
-Measured while a 5,000-file corpus (107k chunks) went through phase 2: the Python heap
-stayed at ~56 MB and the memory glibc's ``malloc`` had handed out at ~450–600 MB, but
-the memory it held grew from 850 MB to 1.44 GB in 150 s, all of it freed blocks it kept
-(440 → 950 MB): the model's activations, Arrow batches and Lance's buffers are freed
-each batch, and glibc keeps them in its heaps once its *dynamic* mmap threshold has risen
-past their size (it rises to 32 MB as big blocks are freed), spread over up to eight
-arenas per core, one per thread that allocated. The process's RSS rose by 20 % over
-those 150 s.
+Phase 2 frees the model's activations, Arrow batches and Lance's buffers every batch, and
+glibc keeps such freed blocks in its heaps once its *dynamic* mmap threshold has risen past
+their size (it rises as big blocks are freed), spread over up to eight arenas per core, one
+per thread that allocated: a long phase 2's memory grew with blocks nobody used (the
+figures: docs/performance.md, "Memory and disk").
 
 ``limit_heap_growth`` fixes the thresholds (blocks of 128 KiB or more are mapped and
 given back when freed; freed memory at a heap's top goes back over 128 KiB) and keeps
-two arenas: with these settings the same run stayed within 1.2–1.3 GB through phase 2,
-+4 % from 10 % into it to its end (see docs/performance.md, "Memory and disk"). Only
-glibc has ``mallopt`` with these parameters; elsewhere it does nothing.
+two arenas. Only glibc has ``mallopt`` with these parameters; elsewhere it does nothing.
 
 ``child_env`` gives the store's maintenance children (``store._lance._jobs``: compaction, index
-merges and builds) the same settings through glibc's ``MALLOC_*`` variables: the first
-optimize of phase 2 rewriting 107k chunks peaked at 600 MB in a child with glibc's
-defaults, 500 MB with these, in the same time.
+merges and builds) the same settings through glibc's ``MALLOC_*`` variables: a big
+optimize in a child peaked higher with glibc's defaults, in the same time.
 
 ``release_free_memory`` gives back the free pages inside the heaps, which the trim
 threshold cannot reach (it trims a heap's top only): phase 2 calls it after each vector
-write, 4-72 MB each time in a long run whose writer otherwise grew 11 % in some runs
-(1-10 ms a call; see docs/performance.md, "Memory and disk").
+write (a few milliseconds a call).
 
 pyarrow allocates through its own allocator (mimalloc in its wheels), which keeps what it
-freed: arrays made and dropped on four threads (~150 MB) left 175 MB resident, and in
-phase 2 it held 134 MB committed with nothing allocated. ``limit_heap_growth`` and
-``child_env`` send Arrow's memory through glibc's ``malloc`` with the settings above (unless
-``ARROW_DEFAULT_MEMORY_POOL`` chooses otherwise): the same arrays leave nothing behind.
+freed, outside glibc's figures. ``limit_heap_growth`` and ``child_env`` send Arrow's memory
+through glibc's ``malloc`` with the settings above (unless ``ARROW_DEFAULT_MEMORY_POOL``
+chooses otherwise), where it goes back when freed.
 """
 
 from __future__ import annotations

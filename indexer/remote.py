@@ -15,19 +15,23 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import msgspec
+
 from indexer.config import LodeConfig
 from indexer.errors import (
+    ConflictError,
     FieldError,
     LodeError,
     NotFoundError,
     ServerUnavailableError,
+    StoreError,
     UnauthorizedError,
     ValidationError,
 )
-from indexer.search import ChunkHit, DocumentHit, FileGroup, SearchOptions, SearchResponse
+from indexer.search import SearchOptions, SearchResponse
 from indexer.writer import find_writer
 
-__all__ = ["RemoteLode", "find_server"]
+__all__ = ["RemoteLode", "error_from_answer", "find_server", "search_response"]
 
 #: How long a server that is there but slow gets to answer before the caller gives up.
 _PATIENT_SECONDS = 5.0
@@ -206,10 +210,17 @@ class RemoteLode:
         for name, unset in _ENGINE_ONLY.items():  # not fields of the route: sent only when set (a 400)
             if body[name] == unset:
                 del body[name]
-        return _to_response(self.post("/api/v1/search", body))
+        return search_response(self.post("/api/v1/search", body))
 
 
 def _raise(base_url: str, status: int, reason: str, content: bytes) -> None:
+    raise error_from_answer(status, content, reason, base_url)
+
+
+def error_from_answer(status: int, content: bytes, reason: str = "", base_url: str = "") -> LodeError:
+    """The lode error an HTTP answer in lode's error shape stands for (the inverse of the
+    server's error mapping): a 400 names its fields, a 404 its field, a 409 the conflict, a
+    503 the store's failure."""
     try:
         body = json.loads(content)
     except ValueError:
@@ -218,6 +229,7 @@ def _raise(base_url: str, status: int, reason: str, content: bytes) -> None:
         body = {"detail": content.decode("utf-8", "replace")}
     detail = str(body.get("detail", reason))
     extra = body.get("extra")
+    named = extra[0].get("key") if isinstance(extra, list) and extra and isinstance(extra[0], dict) else None
     if status == 400 and isinstance(extra, list) and extra:
         errors = [
             FieldError(str(e.get("key", "request")), str(e.get("message", detail)))
@@ -225,36 +237,19 @@ def _raise(base_url: str, status: int, reason: str, content: bytes) -> None:
             if isinstance(e, dict)
         ] or [FieldError("request", detail)]
         first, *more = errors
-        raise ValidationError(first.field, first.message, more=tuple(more))
+        return ValidationError(first.field, first.message, more=tuple(more))
     if status == 404:
-        named = (
-            extra[0].get("key") if isinstance(extra, list) and extra and isinstance(extra[0], dict) else None
-        )
-        raise NotFoundError(detail, str(named) if named else None)
+        return NotFoundError(detail, str(named) if named else None)
     if status == 401:
-        raise UnauthorizedError(f"lode server at {base_url.removeprefix('http://')}: {detail}")
-    raise LodeError(f"server answered {status}: {detail}")
+        return UnauthorizedError(f"lode server at {base_url.removeprefix('http://')}: {detail}")
+    if status == 409:
+        return ConflictError(detail, str(named) if named and named != "request" else None)
+    if status == 503:
+        return StoreError(detail)
+    return LodeError(f"server answered {status}: {detail}")
 
 
-def _hit(d: dict[str, Any]) -> ChunkHit:
-    return ChunkHit(**{**d, "scope_path": tuple(d["scope_path"])})
-
-
-def _to_response(d: dict[str, Any]) -> SearchResponse:
-    documents = tuple(
-        DocumentHit(
-            **{**doc, "languages": tuple(doc["languages"]), "chunks": tuple(_hit(c) for c in doc["chunks"])}
-        )
-        for doc in d["documents"]
-    )
-    groups = tuple(FileGroup(**{**g, "chunks": tuple(_hit(c) for c in g["chunks"])}) for g in d["groups"])
-    return SearchResponse(
-        **{
-            k: d[k]
-            for k in ("query", "mode", "granularity", "offset", "limit", "total", "has_more", "took_ms")
-        },
-        documents=documents,
-        groups=groups,
-        semantic_coverage=dict(d["semantic_coverage"]),
-        warnings=tuple(d["warnings"]),
-    )
+def search_response(content: bytes | dict[str, Any]) -> SearchResponse:
+    """A search's JSON answer (``SearchResponseOut``'s shape) as the engine's response."""
+    data = json.loads(content) if isinstance(content, bytes) else content
+    return msgspec.convert(data, SearchResponse)

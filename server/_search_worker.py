@@ -22,7 +22,8 @@ from indexer.api import Lode, open_for_queries
 from indexer.config import LodeConfig
 from indexer.embed import QueryGraph
 from indexer.errors import LodeError
-from server.convert import to_options, to_search_response
+from indexer.search import SearchOptions
+from server.convert import to_search_response
 from server.errors import error_body
 from server.search_pool import read_frame, write_frame
 
@@ -32,11 +33,11 @@ log = logging.getLogger("lode.search_worker")
 THREADS = 4
 
 
-def answer(lode: Lode, request: Any) -> tuple[int, bytes]:
-    """The HTTP status and JSON body for one search request (a ``SearchRequest``)."""
+def answer(lode: Lode, options: SearchOptions) -> tuple[int, bytes]:
+    """The HTTP status and JSON body for one search."""
     try:
         lode.store.db.forget_if_changed()
-        return 200, encode_json(to_search_response(lode.search(to_options(request))))
+        return 200, encode_json(to_search_response(lode.search(options)))
     except BaseException as exc:  # a storage panic too: answer it, never lose the request
         if isinstance(exc, KeyboardInterrupt | SystemExit | GeneratorExit):
             raise

@@ -12,14 +12,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio.from_thread
+import msgspec
+
 from indexer.api import Lode, read_only_error
 from indexer.config import LodeConfig
 from indexer.embed import Embedder, QueryGraph, TokenCounter, load_token_counter, query_graph_of
 from indexer.errors import ConflictError
 from indexer.health import StorageHealth, is_storage_failure
 from indexer.models import Project
+from indexer.remote import error_from_answer, search_response
+from indexer.search import SearchOptions, SearchResponse
 from indexer.tasks import IndexWorker
-from server.search_pool import SearchPool
+from server.search_pool import SearchAnswer, SearchPool
 
 __all__ = ["ServerContext", "VersionWatch", "open_context"]
 
@@ -120,6 +125,32 @@ class ServerContext:
     def query_graph(self) -> QueryGraph | None:
         """The model's ``QueryGraph`` (loading the model if needed), for search processes."""
         return query_graph_of(self.lode.lazy_embedder)
+
+    async def pooled_search(self, options: SearchOptions) -> SearchAnswer | None:
+        """A search answered by the least busy search process (its HTTP status and JSON
+        body), or None when the server runs none or none is ready: the caller then searches
+        in this process. A storage failure a search process met marks ``/health``."""
+        if self.search_pool is None:
+            return None
+        answer = await self.search_pool.search(options)
+        if answer is not None and answer.status == 503:
+            self.storage.failed("search", str(msgspec.json.decode(answer.body)["detail"]))
+        return answer
+
+    def search(self, options: SearchOptions) -> SearchResponse:
+        """A search as every front end runs it (HTTP, MCP, the web page): in a search
+        process when the server runs them, else in this process. Called from a worker
+        thread of the server's event loop (or with no event loop: in this process)."""
+        if self.search_pool is not None:
+            try:
+                answer = anyio.from_thread.run(self.pooled_search, options)
+            except RuntimeError:  # not a worker thread of the event loop (``lode mcp``)
+                answer = None
+            if answer is not None:
+                if answer.status != 200:
+                    raise error_from_answer(answer.status, answer.body)
+                return search_response(answer.body)
+        return self.lode.search(options)
 
     def warm_up(self) -> None:
         """Load the model and the search indexes in the background so the first searches

@@ -1,9 +1,15 @@
-"""``indexer`` data → HTTP schemas (one function per type)."""
+"""``indexer`` data → HTTP schemas: ``to_wire`` for the schemas that mirror their model, a
+function for each that adds what the model does not hold (a task's percent, a project's
+sizes, a chunk's flattened metadata)."""
 
 from __future__ import annotations
 
+from typing import Any, TypeVar
+
+import msgspec
+
 from indexer.models import Document, Project, StoredChunk, Task
-from indexer.search import ChunkHit, DocumentHit, FileGroup, SearchOptions, SearchResponse
+from indexer.search import SearchOptions, SearchResponse
 from indexer.tasks import task_eta, task_percent
 from server import schemas as s
 from server.context import ServerContext
@@ -15,7 +21,10 @@ __all__ = [
     "to_project",
     "to_search_response",
     "to_task",
+    "to_wire",
 ]
+
+T = TypeVar("T")
 
 
 def to_task(task: Task, rate: float = 0.0) -> s.TaskOut:
@@ -66,98 +75,20 @@ def to_project(ctx: ServerContext, project: Project) -> s.ProjectOut:
     )
 
 
+def to_wire(value: Any, schema: type[T]) -> T:
+    """An ``indexer`` answer (dataclasses) as the HTTP schema that mirrors it field by
+    field: the one conversion of the API's answers (a test holds every schema to its model)."""
+    return msgspec.convert(value, schema, from_attributes=True)
+
+
 def to_options(req: s.SearchRequest) -> SearchOptions:
     """Search options from a request body (validation happens in the indexer)."""
-    depth = req.scope_depth
-    return SearchOptions(
-        query=req.query,
-        projects=tuple(req.projects),
-        granularity=req.granularity,
-        mode=req.mode,
-        languages=tuple(req.languages),
-        path_include=tuple(req.path_include),
-        path_exclude=tuple(req.path_exclude),
-        node_types=tuple(req.node_types),
-        node_name_pattern=req.node_name_pattern,
-        parent_context_pattern=req.parent_context_pattern,
-        scope_depth=(depth[0], depth[1]) if depth is not None else None,
-        has_definitions=tuple(req.has_definitions),
-        has_references=tuple(req.has_references),
-        roles=tuple(req.roles),
-        exclude_roles=tuple(req.exclude_roles),
-        file_limit=req.file_limit,
-        chunks_per_file=req.chunks_per_file,
-        limit=req.limit,
-        offset=req.offset,
-    )
-
-
-def _hit(h: ChunkHit) -> s.ChunkHitOut:
-    return s.ChunkHitOut(
-        id=h.id,
-        file_id=h.file_id,
-        file_path=h.file_path,
-        project_id=h.project_id,
-        project=h.project,
-        chunk_index=h.chunk_index,
-        content=h.content,
-        start_line=h.start_line,
-        end_line=h.end_line,
-        language=h.language,
-        node_type=h.node_type,
-        node_name=h.node_name,
-        parent_context=h.parent_context,
-        scope_path=list(h.scope_path),
-        relevance_score=h.relevance_score,
-        role=h.role,
-        unit_start_line=h.unit_start_line,
-        unit_end_line=h.unit_end_line,
-        folded_pieces=h.folded_pieces,
-    )
-
-
-def _doc_hit(d: DocumentHit) -> s.DocumentHitOut:
-    return s.DocumentHitOut(
-        id=d.id,
-        file_path=d.file_path,
-        project_id=d.project_id,
-        project=d.project,
-        relevance_score=d.relevance_score,
-        chunk_count=d.chunk_count,
-        languages=list(d.languages),
-        primary_language=d.primary_language,
-        chunks=[_hit(c) for c in d.chunks],
-        role=d.role,
-    )
-
-
-def _group(g: FileGroup) -> s.FileGroupOut:
-    return s.FileGroupOut(
-        file_id=g.file_id,
-        file_path=g.file_path,
-        project_id=g.project_id,
-        project=g.project,
-        total_relevance=g.total_relevance,
-        chunks=[_hit(c) for c in g.chunks],
-    )
+    return msgspec.convert(msgspec.to_builtins(req), SearchOptions)
 
 
 def to_search_response(r: SearchResponse) -> s.SearchResponseOut:
     """The search response as sent."""
-    return s.SearchResponseOut(
-        query=r.query,
-        mode=r.mode,
-        granularity=r.granularity,
-        offset=r.offset,
-        limit=r.limit,
-        total=r.total,
-        has_more=r.has_more,
-        documents=[_doc_hit(d) for d in r.documents],
-        groups=[_group(g) for g in r.groups],
-        semantic_coverage=dict(r.semantic_coverage),
-        warnings=list(r.warnings),
-        took_ms=r.took_ms,
-    )
+    return to_wire(r, s.SearchResponseOut)
 
 
 def to_chunk(c: StoredChunk) -> s.ChunkOut:

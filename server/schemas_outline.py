@@ -3,7 +3,7 @@ and the one conversion from ``indexer.outline`` answers (field names match one f
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import msgspec
 from msgspec import Meta
@@ -25,17 +25,10 @@ __all__ = [
     "OutlineNodeOut",
     "OutlinePlanOut",
     "OutlinePlanRequest",
-    "to_out",
 ]
 
-T = TypeVar("T")
 NodeId = Annotated[str, Meta(min_length=1, max_length=MAX_TEXT_CHARS)]
 Question = Annotated[str, Meta(min_length=1, max_length=MAX_QUERY_CHARS)]
-
-
-def to_out(value: Any, schema: type[T]) -> T:
-    """An ``indexer.outline`` answer (dataclasses) as its HTTP schema."""
-    return msgspec.convert(value, schema, from_attributes=True)
 
 
 class OutlineNodeOut(msgspec.Struct):

@@ -1,9 +1,9 @@
 """Search processes: ``POST /api/v1/search`` answered by child processes of the server.
 
 A search is mostly native work (ONNX Runtime, Lance) that releases the GIL, but the
-server's event loop, Litestar and the search threads still take turns on one GIL: with
-four clients asking back to back on 2 cores, the server process kept ~80 % of the CPU
-busy, and two whole servers on one store answered ~13 % faster than one. So the server
+server's event loop, Litestar and the search threads still take turns on one GIL: under
+clients asking back to back the one server process was the bottleneck, and two whole
+servers on one store answered faster than one (docs/http-api.md). So the server
 starts ``search_processes`` children (``python -m server._search_worker``) that open the
 same store read-only and the same model; the event loop hands each search to the child
 with the fewest searches in flight and writes back the JSON body the child encoded. The
@@ -36,6 +36,7 @@ import anyio.to_thread
 from indexer.activity import SearchActivity
 from indexer.config import LodeConfig
 from indexer.embed import QueryGraph
+from indexer.search import SearchOptions
 
 __all__ = ["SearchAnswer", "SearchPool", "read_frame", "write_frame"]
 
@@ -253,7 +254,7 @@ class SearchPool:
             except OSError:
                 log.exception("search process %d could not be started", number)
 
-    async def search(self, request: Any) -> SearchAnswer | None:
+    async def search(self, request: SearchOptions) -> SearchAnswer | None:
         """The answer of the least busy ready search process, or None when none is ready or
         the process died before answering (the caller then searches in this process)."""
         ready = [c for c in self._children.values() if c.ready]

@@ -10,8 +10,8 @@ import pytest
 from benchmarks._mcp_recall import grep_read_found, listed_and_shown, query_words
 from benchmarks.quality.pairs import Pair
 from indexer.embed import TokenCounter, load_token_counter
-from server.mcp_answer import Block, Fitted, fit_blocks, fit_json, numbered, span
-from server.mcp_params import compact_schema
+from server.mcp._answer import Block, Fitted, fit_blocks, fit_json, numbered, span
+from server.mcp._params import compact_schema
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ from indexer.config import load_config
 from indexer.embed import FakeEmbedder, TokenCounter, load_token_counter
 from indexer.limits import MAX_GLOBS, MAX_NAMES
 from server.mcp import TOOLS
-from server.mcp_params import MAX_TOKENS_LIMIT, MIN_TOKENS
+from server.mcp._params import MAX_TOKENS_LIMIT, MIN_TOKENS
 
 #: Texts that have broken something once, or sit on a limit.
 BOUNDARY_TEXTS = [
@@ -200,7 +200,7 @@ def test_every_tool_survives_random_and_boundary_arguments_within_its_budget(
     portal, client, schemas, base = session
     schema = schemas[tool]
     records = _Records()
-    watched = [logging.getLogger(n) for n in ("mcp.server.mcpserver.server", "server.mcp_guard", "server")]
+    watched = [logging.getLogger(n) for n in ("mcp.server.mcpserver.server", "server.mcp._guard", "server")]
     for logger in watched:
         logger.addHandler(records)
 

@@ -106,6 +106,52 @@ def test_errors_have_the_one_shape(served: tuple[str, ServerContext, Path]) -> N
     assert "Traceback" not in response.text
 
 
+def test_mcp_and_the_web_page_search_through_the_same_processes(
+    served: tuple[str, ServerContext, Path],
+) -> None:
+    """One process model for every front end: the MCP ``search`` tool (over ``/mcp``) and
+    the web page's results are answered by the search processes too, and say what HTTP says."""
+    import anyio
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    base, ctx, _ = served
+    pool = _pool(ctx)
+    before = pool.answered
+
+    async def ask() -> str:
+        async with Client(streamable_http_client(f"{base}/mcp")) as client:
+            result = await client.call_tool(
+                "search", {"query": "add an item to the cart", "format": "json", "max_tokens": 4000}
+            )
+            assert not result.is_error, result.content
+            return str(result.content[0].text)  # type: ignore[union-attr]
+
+    answer = msgspec.json.decode(anyio.run(ask))
+    assert pool.answered == before + 1
+    http = _search(base, {"query": "add an item to the cart", "granularity": "chunk", "limit": 40}).json()
+    best = [(h["file_path"], h["start_line"]) for g in http["groups"] for h in g["chunks"]]
+    shown = [(r["path"], r["start_line"]) for r in answer["results"]]
+    assert shown
+    assert shown[0] in best[:3]
+    page = httpx.post(f"{base}/ui/fragments/results", json={"query": "add an item to the cart"}, timeout=60)
+    assert page.status_code == 200, page.text
+    assert pool.answered == before + 3
+    error = anyio.run(_mcp_error, base)
+    assert "no-such-project" in error
+    assert pool.answered == before + 4
+
+
+async def _mcp_error(base: str) -> str:
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with Client(streamable_http_client(f"{base}/mcp")) as client:
+        result = await client.call_tool("search", {"query": "cart", "projects": ["no-such-project"]})
+        assert result.is_error
+        return str(result.content[0].text)  # type: ignore[union-attr]
+
+
 def test_projects_are_seen_at_once(served: tuple[str, ServerContext, Path]) -> None:
     base, ctx, base_dir = served
     pool = _pool(ctx)

@@ -1,7 +1,8 @@
 """Query embedding on ONNX Runtime: the same model, several times faster for one short text.
 
-A search embeds one short query and waits for it. With torch on 2 cores that took ~16 ms
-of a ~60 ms search; ONNX Runtime runs the same graph in ~6 ms on one core. The graph is
+A search embeds one short query and waits for it: with torch that was a good part of a
+search's time, and ONNX Runtime runs the same graph several times faster on one core
+(figures: docs/performance.md). The graph is
 exported once from the loaded sentence-transformers model (transformer + mean pooling + L2
 normalisation, the modules of the default model) into lode's cache folder, keyed by the
 model files and the library versions, and reused after that. Nothing is downloaded. The
@@ -9,8 +10,8 @@ vectors equal torch's to about 1e-6 (a test checks), so queries and the document
 torch embedded stay in one space. Any other model layout, or any failure, keeps torch.
 
 By default the exported graph is also quantized once (int8 weights, activations quantized
-as they run; ONNX Runtime's dynamic quantization), which embeds a query in ~2.5 ms: its
-vectors keep a cosine of ~0.99 to torch's, and the quality benchmark measures what that
+as they run; ONNX Runtime's dynamic quantization), faster still: its vectors keep a
+cosine of ~0.99 to torch's, and the quality benchmark measures what that
 costs in ranking (see docs/performance.md). A failure to quantize keeps the float graph.
 """
 

@@ -9,6 +9,7 @@ from litestar.di import Provide
 from litestar.params import Body, FromPath, QueryParameter
 
 from indexer.limits import MAX_REGEX_CHARS, MAX_TEXT_CHARS, MAX_TITLE_CHARS
+from server.convert import to_wire
 from server.routes._common import Ctx, blocking, example, get_ctx, ok
 from server.schemas_outline import (
     EXAMPLES,
@@ -20,7 +21,6 @@ from server.schemas_outline import (
     OutlineLocateRequest,
     OutlinePlanOut,
     OutlinePlanRequest,
-    to_out,
 )
 
 __all__ = ["outline_routes"]
@@ -51,7 +51,7 @@ def outline_ls(
 ) -> OutlineListingOut:
     """A node of the project's outline and its children with summaries and leaf counts;
     an unknown node id is a 404."""
-    return to_out(ctx.lode.outline(project_id).ls(node, depth, limit), OutlineListingOut)
+    return to_wire(ctx.lode.outline(project_id).ls(node, depth, limit), OutlineListingOut)
 
 
 @get(
@@ -73,7 +73,7 @@ def outline_cat(
 ) -> OutlineCatOut:
     """The full text of a section, unit or file, line-numbered (a folder's: its outline),
     cut at ``max_chars`` with ``truncated`` set."""
-    return to_out(ctx.lode.outline(project_id).cat(node, max_chars), OutlineCatOut)
+    return to_wire(ctx.lode.outline(project_id).cat(node, max_chars), OutlineCatOut)
 
 
 @get(
@@ -103,7 +103,7 @@ def outline_find(
     limit: Annotated[int, QueryParameter(ge=1, le=500, description="Nodes returned")] = 50,
 ) -> OutlineFindOut:
     """Nodes under ``node`` whose title matches the glob, in document order."""
-    return to_out(ctx.lode.outline(project_id).find(title, kind, node, limit), OutlineFindOut)
+    return to_wire(ctx.lode.outline(project_id).find(title, kind, node, limit), OutlineFindOut)
 
 
 @get(
@@ -127,7 +127,7 @@ def outline_grep(
 ) -> OutlineGrepOut:
     """Lines under ``node`` matching the pattern, each with the innermost node holding it;
     an invalid pattern is a 400 naming it."""
-    return to_out(ctx.lode.outline(project_id).grep(pattern, node, limit, ignore_case), OutlineGrepOut)
+    return to_wire(ctx.lode.outline(project_id).grep(pattern, node, limit, ignore_case), OutlineGrepOut)
 
 
 @post(
@@ -150,7 +150,7 @@ def outline_locate(
 ) -> OutlineLocateOut:
     """BM25 over node titles, summaries and text (title weighted highest); an overview
     question, or one no node matches, starts at the README, else at the root."""
-    return to_out(ctx.lode.outline(project_id).locate(data.question, data.max_branches), OutlineLocateOut)
+    return to_wire(ctx.lode.outline(project_id).locate(data.question, data.max_branches), OutlineLocateOut)
 
 
 @post(
@@ -185,7 +185,7 @@ def outline_plan(
     and for a re-plan the evidence, what is missing and the unvisited branches)."""
     outline = ctx.lode.outline(project_id)
     prompt = outline.plan(data.question, data.node, data.visited, data.evidence, data.missing)
-    return to_out(prompt, OutlinePlanOut)
+    return to_wire(prompt, OutlinePlanOut)
 
 
 outline_routes = [outline_ls, outline_cat, outline_find, outline_grep, outline_locate, outline_plan]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import msgspec
 from litestar import MediaType, Response, post
 from litestar.di import Provide
 from litestar.params import Body
 
+from indexer.search import SearchOptions
 from server import examples
 from server.convert import to_options, to_search_response
 from server.routes._common import Ctx, blocking, example, get_ctx, ok
@@ -47,20 +47,18 @@ async def search(
     ],
 ) -> Response[SearchResponseOut]:
     """Search documents or chunks; filters are data, never SQL; a bad option is a 400 naming it."""
-    if ctx.search_pool is not None:
-        answer = await ctx.search_pool.search(data)
-        if answer is not None:  # JSON the search process encoded (a result or an error)
-            body: Any = answer.body  # sent as it is; the documented shape is SearchResponseOut's
-            if answer.status == 503:  # the search process met a storage failure
-                ctx.storage.failed("search", str(msgspec.json.decode(body)["detail"]))
-            return Response(body, status_code=answer.status, media_type=MediaType.JSON)
-    return Response(await _search_here(ctx, data))
+    options = to_options(data)
+    answer = await ctx.pooled_search(options)
+    if answer is not None:  # JSON the search process encoded (a result or an error)
+        body: Any = answer.body  # sent as it is; the documented shape is SearchResponseOut's
+        return Response(body, status_code=answer.status, media_type=MediaType.JSON)
+    return Response(await _search_here(ctx, options))
 
 
 @blocking
-def _search_here(ctx: Ctx, data: SearchRequest) -> SearchResponseOut:
+def _search_here(ctx: Ctx, options: SearchOptions) -> SearchResponseOut:
     """The search run in this process (no search process, or none ready)."""
-    return to_search_response(ctx.lode.search(to_options(data)))
+    return to_search_response(ctx.lode.search(options))
 
 
 search_routes = [search]

@@ -107,7 +107,7 @@ def results_fragment(ctx: Ctx, data: Annotated[PageSearch, Body()]) -> Response[
     """Results as HTML (the search body of ``POST /api/v1/search``; an empty query gives a hint)."""
     filters = {f: ", ".join(getattr(data, f)) for f in _FILTER_FIELDS if getattr(data, f)}
     projects = ctx.lode.store.projects.all()
-    response = ctx.lode.search(to_options(data)) if projects and data.query.strip() else None
+    response = ctx.search(to_options(data)) if projects and data.query.strip() else None
     return _fragment(render_results(ctx, projects, response, filters))
 
 

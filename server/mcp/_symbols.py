@@ -17,8 +17,8 @@ from indexer.limits import quote
 from indexer.models import Symbol
 from indexer.symbols import Caller, RankedSymbol, ReferenceQuery, References, SymbolList, SymbolQuery
 from server.context import ServerContext
-from server.mcp_answer import Block, Fitted, fit_blocks, fit_json, numbered, span
-from server.mcp_params import FORMAT, MAX_TOKENS, Param, call, check_budget, with_params
+from server.mcp._answer import Block, Fitted, fit_blocks, fit_json, numbered, span
+from server.mcp._params import FORMAT, MAX_TOKENS, Param, call, check_budget, with_params
 
 __all__ = ["FIND_REFERENCES_DESCRIPTION", "FIND_SYMBOL_DESCRIPTION", "add_symbol_tools"]
 

@@ -15,8 +15,8 @@ from indexer.limits import check_text, quote, quote_items
 from indexer.models import Project
 from indexer.outline import Outline, OutlineNode
 from server.context import ServerContext
-from server.mcp_answer import Block, Fitted, fit_blocks, numbered, span
-from server.mcp_params import FORMAT, MAX_TOKENS, Param, call, check_budget, with_params
+from server.mcp._answer import Block, Fitted, fit_blocks, numbered, span
+from server.mcp._params import FORMAT, MAX_TOKENS, Param, call, check_budget, with_params
 
 __all__ = ["READ_DESCRIPTION", "add_read_tool", "render_read", "resolve_project", "target_of_node"]
 

@@ -12,10 +12,10 @@ from indexer.errors import FieldError, NotFoundError, ValidationError
 from indexer.limits import check_text, quote
 from indexer.outline import LIMITS, ListedNode, NodeInfo, Outline
 from server.context import ServerContext
-from server.mcp_answer import Block, Fitted, fit_blocks, fit_json, fit_text, span
-from server.mcp_params import FORMAT, MAX_TOKENS, Param, call, check_budget, with_params
-from server.mcp_read import render_read, resolve_project
-from server.mcp_read import target_of_node as read_target
+from server.mcp._answer import Block, Fitted, fit_blocks, fit_json, fit_text, span
+from server.mcp._params import FORMAT, MAX_TOKENS, Param, call, check_budget, with_params
+from server.mcp._read import render_read, resolve_project
+from server.mcp._read import target_of_node as read_target
 
 __all__ = ["OUTLINE_DESCRIPTION", "add_outline_tool"]
 

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import Field, StrictBool, StrictInt
 
 from indexer.errors import LodeError, ValidationError
-from server.mcp_errors import tool_error
+from server.mcp._errors import tool_error
 
 __all__ = [
     "FORMAT",

@@ -13,8 +13,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from indexer.embed import TokenCounter
 from indexer.limits import MAX_MESSAGE_CHARS, QUOTE_ITEMS, clip, quote
-from server.mcp_answer import fit_text
-from server.mcp_params import MAX_TOKENS_LIMIT, MIN_TOKENS
+from server.mcp._answer import fit_text
+from server.mcp._params import MAX_TOKENS_LIMIT, MIN_TOKENS
 
 __all__ = [
     "budget_of",

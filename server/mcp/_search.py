@@ -15,8 +15,8 @@ from indexer.errors import ValidationError
 from indexer.limits import quote
 from indexer.search import ChunkHit, DocumentHit, SearchOptions, SearchResponse
 from server.context import ServerContext
-from server.mcp_answer import Block, Fitted, fit_blocks, fit_json, numbered, span
-from server.mcp_params import FORMAT, MAX_TOKENS, Param, Strs, call, check_budget, with_params
+from server.mcp._answer import Block, Fitted, fit_blocks, fit_json, numbered, span
+from server.mcp._params import FORMAT, MAX_TOKENS, Param, Strs, call, check_budget, with_params
 
 __all__ = ["FILTERS", "SEARCH_DESCRIPTION", "add_search_tool", "hit_header", "unit_name"]
 
@@ -230,7 +230,7 @@ def add_search_tool(mcp: Any, get_ctx: Callable[[], ServerContext]) -> None:
         def run() -> str:
             budget = check_budget(args["max_tokens"])
             ctx = get_ctx()
-            response = ctx.lode.search(_options(args, budget))
+            response = ctx.search(_options(args, budget))
             return render_search(ctx, response, budget, args["format"], args["ids"])
 
         return call(run)

@@ -14,7 +14,7 @@ from indexer.errors import FieldError, ValidationError
 from indexer.limits import MAX_GLOBS, check_items
 from indexer.search.discover import discover, render_prompt, run_stage
 from server.context import ServerContext
-from server.mcp_params import FORMAT, MAX_TOKENS, Param, Strs, call, check_budget, with_params
+from server.mcp._params import FORMAT, MAX_TOKENS, Param, Strs, call, check_budget, with_params
 from server.metrics import metrics_for
 
 __all__ = ["DISCOVER_DESCRIPTION", "add_discover_tool"]

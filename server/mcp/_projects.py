@@ -11,9 +11,9 @@ from indexer.api import check_project_fields, relative_paths, resolve_project_ro
 from indexer.models import Project, Task
 from indexer.tasks import task_eta, task_percent
 from server.context import ServerContext
-from server.mcp_answer import Block, Fitted, fit_blocks, fit_json
-from server.mcp_params import FORMAT, MAX_TOKENS, Param, Strs, call, check_budget, with_params
-from server.mcp_read import resolve_project
+from server.mcp._answer import Block, Fitted, fit_blocks, fit_json
+from server.mcp._params import FORMAT, MAX_TOKENS, Param, Strs, call, check_budget, with_params
+from server.mcp._read import resolve_project
 
 __all__ = ["PROJECTS_DESCRIPTION", "add_projects_tool"]
 

@@ -21,9 +21,9 @@ from indexer import __version__
 from indexer.embed import TokenCounter
 from indexer.storage_failure import describe_storage_failure, is_storage_failure
 from server.context import ServerContext
-from server.mcp_discover import add_discover_tool
-from server.mcp_forward import ServerLink, forwarding_instructions
-from server.mcp_guard import (
+from server.mcp._discover import add_discover_tool
+from server.mcp._forward import ServerLink, forwarding_instructions
+from server.mcp._guard import (
     budget_of,
     check_arguments,
     clip_sdk_logs,
@@ -32,12 +32,12 @@ from server.mcp_guard import (
     fit_error,
     unknown_tool,
 )
-from server.mcp_outline import add_outline_tool
-from server.mcp_params import compact_schema
-from server.mcp_projects import add_projects_tool
-from server.mcp_read import add_read_tool
-from server.mcp_search import add_search_tool
-from server.mcp_symbols import add_symbol_tools
+from server.mcp._outline import add_outline_tool
+from server.mcp._params import compact_schema
+from server.mcp._projects import add_projects_tool
+from server.mcp._read import add_read_tool
+from server.mcp._search import add_search_tool
+from server.mcp._symbols import add_symbol_tools
 
 __all__ = ["INSTRUCTIONS", "TOOLS", "ForwardingMCP", "LodeMCP", "build_mcp"]
 

@@ -1,0 +1,60 @@
+"""One conversion path (issue 40): the HTTP schemas that ``server.convert.to_wire`` fills
+mirror their ``indexer`` model field by field (names and nesting), so an answer converts
+without a hand-written function, and a field added to a model without its schema (or the
+other way round) fails here rather than in a client."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from typing import Any
+
+import msgspec
+import pytest
+
+from indexer.outline import _model as outline
+from indexer.search import ChunkHit, DocumentHit, FileGroup, SearchOptions, SearchResponse
+from server import schemas
+from server import schemas_outline as so
+
+#: HTTP schema → the model it mirrors.
+MIRRORS: list[tuple[type[Any], type[Any]]] = [
+    (schemas.SearchRequest, SearchOptions),
+    (schemas.SearchResponseOut, SearchResponse),
+    (schemas.FileGroupOut, FileGroup),
+    (schemas.DocumentHitOut, DocumentHit),
+    (schemas.ChunkHitOut, ChunkHit),
+    (so.OutlineNodeOut, outline.NodeInfo),
+    (so.OutlineListedOut, outline.ListedNode),
+    (so.OutlineListingOut, outline.Listing),
+    (so.OutlineCatOut, outline.NodeText),
+    (so.OutlineFindOut, outline.FindResult),
+    (so.OutlineGrepMatchOut, outline.GrepMatch),
+    (so.OutlineGrepOut, outline.GrepResult),
+    (so.OutlineCueOut, outline.Cue),
+    (so.OutlineLocateOut, outline.LocateResult),
+    (so.OutlinePlanOut, outline.PlanPrompt),
+]
+
+
+def _fields(cls: type[Any]) -> set[str]:
+    if issubclass(cls, msgspec.Struct):
+        return set(cls.__struct_fields__)
+    return {f.name for f in dataclasses.fields(cls)}
+
+
+@pytest.mark.parametrize(("wire", "model"), MIRRORS, ids=[w.__name__ for w, _ in MIRRORS])
+def test_a_schema_has_its_models_fields(wire: type[Any], model: type[Any]) -> None:
+    assert _fields(wire) == _fields(model)
+
+
+def test_every_nested_schema_is_in_the_table() -> None:
+    """A schema's field of another schema's type is held to its model too."""
+    listed = {w for w, _ in MIRRORS}
+    nested: set[type[Any]] = set()
+    for wire, _ in MIRRORS:
+        for hint in typing.get_type_hints(wire, include_extras=False).values():
+            for arg in (hint, *typing.get_args(hint)):
+                if isinstance(arg, type) and issubclass(arg, msgspec.Struct):
+                    nested.add(arg)
+    assert nested <= listed
