@@ -10,7 +10,7 @@ import http.client
 import json
 import time
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -28,15 +28,13 @@ from indexer.errors import (
     UnauthorizedError,
     ValidationError,
 )
-from indexer.search import SearchOptions, SearchResponse
+from indexer.search import ENGINE_ONLY, SearchOptions, SearchResponse
 from indexer.writer import find_writer
 
 __all__ = ["RemoteLode", "error_from_answer", "find_server", "search_response"]
 
 #: How long a server that is there but slow gets to answer before the caller gives up.
 _PATIENT_SECONDS = 5.0
-#: Search options ``POST /api/v1/search`` does not take, and their unset values.
-_ENGINE_ONLY: dict[str, Any] = {"exact_terms": (), "min_score": 0.0, "candidates": None}
 
 
 def _base_url(config: LodeConfig) -> str:
@@ -207,8 +205,9 @@ class RemoteLode:
         """Run a search on the server."""
         body = asdict(options)
         body["scope_depth"] = list(options.scope_depth) if options.scope_depth else None
-        for name, unset in _ENGINE_ONLY.items():  # not fields of the route: sent only when set (a 400)
-            if body[name] == unset:
+        unset = {f.name: f.default for f in fields(SearchOptions) if f.name in ENGINE_ONLY}
+        for name, value in unset.items():  # not fields of the route: sent only when set (a 400)
+            if body[name] == value:
                 del body[name]
         return search_response(self.post("/api/v1/search", body))
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from indexer.search._results import ChunkHit, DocumentHit, FileGroup, SearchResponse
 
 __all__ = [
+    "ENGINE_ONLY",
     "GRANULARITIES",
     "MAX_LIMIT",
     "MODES",
@@ -45,6 +46,7 @@ _EXPORTS = {
     "FileGroup": "indexer.search._results",
     "FindDocumentsRequest": "indexer.search._content_io",
     "FindDocumentsResponse": "indexer.search._content_io",
+    "ENGINE_ONLY": "indexer.search._options",
     "GRANULARITIES": "indexer.search._options",
     "MAX_LIMIT": "indexer.search._options",
     "MODES": "indexer.search._options",

@@ -78,6 +78,11 @@ class SearchOptions:
     offset: int = 0
 
 
+#: Options of the engine that ``POST /api/v1/search`` does not take (``search_content`` and
+#: ``find_documents`` set them).
+ENGINE_ONLY = ("exact_terms", "min_score", "candidates")
+
+
 def _check_range(errors: list[FieldError], name: str, value: int, low: int, high: int) -> None:
     if not low <= value <= high:
         errors.append(FieldError(name, f"must be between {low} and {high} (got {value})"))
