@@ -4,29 +4,19 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from indexer.cli._common import (
-    LodeCommand,
-    db_option,
-    echo_json,
-    handle_errors,
-    json_option,
-    local_option,
-    make_config,
-    server_for,
-)
+from indexer.cli._common import echo_json, lode_command, through, to_jsonable
+
+if TYPE_CHECKING:
+    from indexer.api import Lode
 
 __all__ = ["check_command"]
 
 
-@click.command("check", cls=LodeCommand)
-@local_option
-@db_option
-@json_option
-@handle_errors
+@lode_command("check", "local", "db", "json")
 def check_command(local: bool, db: Path | str | None, as_json: bool) -> None:
     """Verify the index: every table read whole, every index asked one question, rows in
     agreement (no duplicate, orphan, missing, stale or unembedded row; content matching its
@@ -36,20 +26,12 @@ def check_command(local: bool, db: Path | str | None, as_json: bool) -> None:
 
     Example: lode check --json
     """
-    config = make_config(db=db)
-    remote = server_for(config, db, local)
-    if remote is not None:
-        result: dict[str, Any] = remote.get("/api/v1/check")
-    else:
-        from indexer.api import Lode
-        from indexer.cli._common import to_jsonable
 
-        lode = Lode(config)
-        try:
-            result = to_jsonable(lode.check())
-        finally:
-            lode.close()
-        result["ok"] = not result["problems"]
+    def in_process(lode: Lode) -> dict[str, Any]:
+        result: dict[str, Any] = to_jsonable(lode.check())
+        return {**result, "ok": not result["problems"]}
+
+    result = through(db, local, lambda remote: remote.get("/api/v1/check"), in_process, search=False)
     if as_json:
         echo_json(result)
     else:

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import click
 
-from indexer.cli._common import LodeCommand, echo_json, handle_errors, json_option, make_config
+from indexer.cli._common import echo_json, lode_command, make_config
 from indexer.config import ChunkerConfig
 from indexer.errors import PathError
 
 __all__ = ["chunk_command"]
 
 
-@click.command("chunk", cls=LodeCommand)
+@lode_command("chunk", "json")
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option(
     "--max-chunk-tokens",
@@ -22,8 +22,6 @@ __all__ = ["chunk_command"]
     default=None,
     help=f"Largest chunk in model word-pieces (default {ChunkerConfig().max_chunk_tokens}).",
 )
-@json_option
-@handle_errors
 def chunk_command(path: Path, max_chunk_tokens: int | None, as_json: bool) -> None:
     """Print the chunks of the file PATH with their metadata.
 

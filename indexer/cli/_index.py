@@ -7,35 +7,22 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from indexer.cli._common import (
-    LodeCommand,
-    LodeGroup,
-    db_option,
-    echo_json,
-    handle_errors,
-    json_option,
-    local_option,
-    make_config,
-    server_for,
-)
+from indexer.cli._common import LodeGroup, echo_json, lode_command, make_config, server_for, through
 from indexer.errors import ConflictError, LodeError, ServerUnavailableError
 
 if TYPE_CHECKING:
+    from indexer.models import Project
     from indexer.remote import RemoteLode
 
 __all__ = ["index_command", "projects_group", "status_command"]
 
 
-@click.command("index", cls=LodeCommand)
+@lode_command("index", "db", "local", "json")
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--name", default=None, help="Project name (default: the folder's name).")
 @click.option("--full", is_flag=True, help="Re-chunk every file, not only changed ones.")
 @click.option("--no-embed", is_flag=True, help="Phase 1 only: lexical search now, vectors later.")
 @click.option("--force", is_flag=True, help="Index /, a system folder or the home folder itself anyway.")
-@db_option
-@local_option
-@json_option
-@handle_errors
 def index_command(
     path: Path,
     name: str | None,
@@ -128,21 +115,7 @@ def projects_group(ctx: click.Context) -> None:
         ctx.invoke(projects_list)
 
 
-@projects_group.command("list")
-@db_option
-@json_option
-@handle_errors
-def projects_list(db: Path | str | None = None, as_json: bool = False) -> None:
-    """List registered projects.
-
-    Example: lode projects list
-    """
-    from indexer.api import Lode
-
-    projects = Lode(make_config(db=db)).list_projects()
-    if as_json:
-        echo_json(projects)
-        return
+def _print_projects(projects: list[Project]) -> None:
     if not projects:
         click.echo("no projects yet: lode index PATH")
     for p in projects:
@@ -150,55 +123,31 @@ def projects_list(db: Path | str | None = None, as_json: bool = False) -> None:
         click.echo(f"{p.name}\t{p.root}\tlast indexed {when}\t{p.id}")
 
 
-@projects_group.command("remove")
+@lode_command("list", "db", "json", render=_print_projects, group=projects_group)
+def projects_list(db: Path | str | None = None) -> list[Project]:
+    """List registered projects.
+
+    Example: lode projects list
+    """
+    from indexer.api import Lode
+
+    return Lode(make_config(db=db)).list_projects()
+
+
+def _print_removed(answer: dict[str, Project]) -> None:
+    click.echo(f"removed project {answer['removed'].name} ({answer['removed'].root})")
+
+
+@lode_command("remove", "db", "json", render=_print_removed, group=projects_group)
 @click.argument("project")
-@db_option
-@json_option
-@handle_errors
-def projects_remove(project: str, db: Path | str | None, as_json: bool) -> None:
+def projects_remove(project: str, db: Path | str | None) -> dict[str, Project]:
     """Remove PROJECT (name or id) and its index rows; source files are not touched.
 
     Example: lode projects remove myrepo
     """
     from indexer.api import Lode
 
-    removed = Lode(make_config(db=db)).remove_project(project)
-    if as_json:
-        echo_json({"removed": removed})
-    else:
-        click.echo(f"removed project {removed.name} ({removed.root})")
-
-
-@click.command("status", cls=LodeCommand)
-@local_option
-@db_option
-@json_option
-@handle_errors
-def status_command(local: bool, db: Path | str | None, as_json: bool) -> None:
-    """Show the index: projects with their watcher state, running and queued tasks with
-    their progress, files, chunks, semantic coverage, failures.
-
-    Asks a running lode server when there is one (it knows its tasks' rates and its
-    watchers); --local (or no server) reads what the index records.
-
-    Example: lode status --json
-    """
-    config = make_config(db=db)
-    remote = server_for(config, db, local)
-    if remote is not None:
-        status = _remote_status(remote)
-    else:
-        from indexer.api import Lode
-
-        lode = Lode(config)
-        try:
-            status = {"via": "local", **lode.status()}
-        finally:
-            lode.close()
-    if as_json:
-        echo_json(status)
-    else:
-        _print_status(status)
+    return {"removed": Lode(make_config(db=db)).remove_project(project)}
 
 
 def _remote_status(remote: RemoteLode) -> dict[str, Any]:
@@ -257,3 +206,16 @@ def _print_status(status: dict[str, Any]) -> None:
     click.echo(f"tasks: {len(tasks)} running or queued" if tasks else "tasks: none running or queued")
     for task in tasks:
         click.echo(f"  {_task_text(task, names)}")
+
+
+@lode_command("status", "local", "db", "json", render=_print_status)
+def status_command(local: bool, db: Path | str | None) -> dict[str, Any]:
+    """Show the index: projects with their watcher state, running and queued tasks with
+    their progress, files, chunks, semantic coverage, failures.
+
+    Asks a running lode server when there is one (it knows its tasks' rates and its
+    watchers); --local (or no server) reads what the index records.
+
+    Example: lode status --json
+    """
+    return through(db, local, _remote_status, lambda lode: {"via": "local", **lode.status()}, search=False)

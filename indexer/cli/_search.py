@@ -3,22 +3,13 @@ highlighted snippets or JSON."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from indexer.cli._common import (
-    ApiOption,
-    LodeCommand,
-    db_option,
-    echo_json,
-    handle_errors,
-    json_option,
-    local_option,
-    make_config,
-    server_for,
-)
+from indexer.cli._common import api_option, lode_command, through
 from indexer.roles import ROLES
 from indexer.search._options import GRANULARITIES, MODES, SearchOptions
 
@@ -27,172 +18,19 @@ if TYPE_CHECKING:
 
 __all__ = ["search_command"]
 
+F = TypeVar("F", bound=Callable[..., Any])
 _LEXERS = {"csharp": "csharp", "cpp": "cpp", "tsx": "tsx", "bash": "bash", "markdown": "markdown"}
 _DEFAULTS = SearchOptions(query="")
 
 
-@click.command("search", cls=LodeCommand)
-@click.argument("query", required=False, default="")
-@click.option(
-    "--projects",
-    "projects",
-    cls=ApiOption,
-    old=["--project"],
-    multiple=True,
-    help="Project name or id (repeatable; default: all).",
-)
-@click.option(
-    "--granularity",
-    type=click.Choice(GRANULARITIES),
-    default=_DEFAULTS.granularity,
-    show_default=True,
-    help="document: files with their best chunks; chunk: chunks grouped by file.",
-)
-@click.option(
-    "--mode",
-    type=click.Choice(MODES),
-    default=_DEFAULTS.mode,
-    show_default=True,
-    help="hybrid: vectors and full text; semantic or lexical alone.",
-)
-@click.option(
-    "--languages",
-    "languages",
-    cls=ApiOption,
-    old=["--lang"],
-    multiple=True,
-    help="Language filter, e.g. python (repeatable).",
-)
-@click.option(
-    "--node-types",
-    "node_types",
-    cls=ApiOption,
-    old=["--node-type"],
-    multiple=True,
-    help="Node type filter, e.g. function (repeatable).",
-)
-@click.option(
-    "--node-name-pattern",
-    "node_name_pattern",
-    cls=ApiOption,
-    old=["--name"],
-    default=None,
-    help="Glob on the unit's name (case-sensitive).",
-)
-@click.option(
-    "--parent-context-pattern",
-    "parent_context_pattern",
-    cls=ApiOption,
-    old=["--parent"],
-    default=None,
-    help="Glob on the enclosing declaration.",
-)
-@click.option("--scope-depth", nargs=2, type=int, default=None, help="MIN MAX length of the scope path.")
-@click.option(
-    "--has-definitions",
-    "has_definitions",
-    cls=ApiOption,
-    old=["--defines"],
-    multiple=True,
-    help="Chunk defines this name (repeatable).",
-)
-@click.option(
-    "--has-references",
-    "has_references",
-    cls=ApiOption,
-    old=["--references"],
-    multiple=True,
-    help="Chunk references this name (repeatable).",
-)
-@click.option(
-    "--path-include",
-    "path_include",
-    cls=ApiOption,
-    old=["--path"],
-    multiple=True,
-    help="Path glob to include, relative to the project root, e.g. 'src/**' (repeatable).",
-)
-@click.option(
-    "--path-exclude",
-    "path_exclude",
-    cls=ApiOption,
-    old=["--exclude"],
-    multiple=True,
-    help="Path glob to exclude, relative to the project root (repeatable).",
-)
-@click.option(
-    "--roles",
-    "roles",
-    type=click.Choice(ROLES),
-    multiple=True,
-    help="Only chunks of this role: implementation, test, docs, example, config, changelog, generated, "
-    "vendored, build (repeatable).",
-)
-@click.option(
-    "--exclude-roles",
-    "exclude_roles",
-    type=click.Choice(ROLES),
-    multiple=True,
-    help="No chunk of this role (repeatable).",
-)
-@click.option(
-    "--file-limit",
-    "file_limit",
-    cls=ApiOption,
-    old=["--files"],
-    type=int,
-    default=_DEFAULTS.file_limit,
-    show_default=True,
-    help="Files (document granularity).",
-)
-@click.option(
-    "--chunks-per-file",
-    "chunks_per_file",
-    cls=ApiOption,
-    old=["--per-file"],
-    type=int,
-    default=_DEFAULTS.chunks_per_file,
-    show_default=True,
-    help="Chunks per file.",
-)
-@click.option(
-    "--limit", type=int, default=_DEFAULTS.limit, show_default=True, help="Chunks (chunk granularity)."
-)
-@click.option(
-    "--offset", type=int, default=_DEFAULTS.offset, show_default=True, help="Skip this many results."
-)
-@local_option
-@db_option
-@json_option
-@handle_errors
-def search_command(
-    db: Path | str | None, as_json: bool, local: bool, scope_depth: tuple[int, int] | None, **fields: object
-) -> None:
-    """Search the index for QUERY (hybrid by default), or list what --has-definitions names.
+def _many(field: str, old: str, text: str) -> Callable[[F], F]:
+    """A repeatable text option."""
+    return api_option(field, old, multiple=True, help=text)
 
-    Options are the fields of POST /api/v1/search. Goes through a running lode server when
-    there is one; --local searches in-process (queries embedded by the cached ONNX graph).
 
-    Example: lode search "parse http request" --granularity chunk --languages python --node-types function
-    """  # fmt: skip
-    tuples = {k: tuple(v) for k, v in fields.items() if isinstance(v, tuple)}
-    options = SearchOptions(**{**fields, **tuples, "scope_depth": scope_depth})  # type: ignore[arg-type]
-    config = make_config(db=db)
-    remote = server_for(config, db, local)
-    if remote is not None:
-        response = remote.search(options)
-    else:
-        from indexer.api import open_for_search
-
-        lode = open_for_search(config)
-        try:
-            response = lode.search(options)
-        finally:
-            lode.close()
-    if as_json:
-        echo_json(response)
-    else:
-        render(response)
+def _shown(field: str, *old: str, text: str, **attrs: Any) -> Callable[[F], F]:
+    """An option with ``SearchOptions``' default, shown in ``--help``."""
+    return api_option(field, *old, default=getattr(_DEFAULTS, field), show_default=True, help=text, **attrs)
 
 
 def _chunks(response: SearchResponse) -> list[tuple[str, float, list[ChunkHit]]]:
@@ -227,3 +65,51 @@ def render(response: SearchResponse) -> None:
             )
     more = " (more: --offset)" if response.has_more else ""
     console.print(f"[dim]{response.total} candidates, {response.took_ms:.0f} ms{more}[/]")
+
+
+@lode_command("search", "local", "db", "json", render=render)
+@click.argument("query", required=False, default="")
+@_many("projects", "--project", "Project name or id (repeatable; default: all).")
+@_shown(
+    "granularity",
+    type=click.Choice(GRANULARITIES),
+    text="document: files with their best chunks; chunk: chunks grouped by file.",
+)
+@_shown("mode", type=click.Choice(MODES), text="hybrid: vectors and full text; semantic or lexical alone.")
+@_many("languages", "--lang", "Language filter, e.g. python (repeatable).")
+@_many("node_types", "--node-type", "Node type filter, e.g. function (repeatable).")
+@api_option("node_name_pattern", "--name", help="Glob on the unit's name (case-sensitive).")
+@api_option("parent_context_pattern", "--parent", help="Glob on the enclosing declaration.")
+@api_option("scope_depth", nargs=2, type=int, help="MIN MAX length of the scope path.")
+@_many("has_definitions", "--defines", "Chunk defines this name (repeatable).")
+@_many("has_references", "--references", "Chunk references this name (repeatable).")
+@_many(
+    "path_include",
+    "--path",
+    "Path glob to include, relative to the project root, e.g. 'src/**' (repeatable).",
+)
+@_many("path_exclude", "--exclude", "Path glob to exclude, relative to the project root (repeatable).")
+@api_option(
+    "roles",
+    type=click.Choice(ROLES),
+    multiple=True,
+    help="Only chunks of this role: implementation, test, docs, example, config, changelog, "
+    "generated, vendored, build (repeatable).",
+)
+@api_option(
+    "exclude_roles", type=click.Choice(ROLES), multiple=True, help="No chunk of this role (repeatable)."
+)
+@_shown("file_limit", "--files", type=int, text="Files (document granularity).")
+@_shown("chunks_per_file", "--per-file", type=int, text="Chunks per file.")
+@_shown("limit", type=int, text="Chunks (chunk granularity).")
+@_shown("offset", type=int, text="Skip this many results.")
+def search_command(db: Path | str | None, local: bool, **fields: Any) -> SearchResponse:
+    """Search the index for QUERY (hybrid by default), or list what --has-definitions names.
+
+    Options are the fields of POST /api/v1/search. Goes through a running lode server when
+    there is one; --local searches in-process (queries embedded by the cached ONNX graph).
+
+    Example: lode search "parse http request" --granularity chunk --languages python --node-types function
+    """  # fmt: skip
+    options = SearchOptions(**fields)
+    return through(db, local, lambda remote: remote.search(options), lambda lode: lode.search(options))

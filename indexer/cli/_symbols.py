@@ -4,47 +4,36 @@ else in-process. Names are matched as text, like ctags: no language server."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlencode
 
 import click
 
-from indexer.cli._common import (
-    LodeCommand,
-    db_option,
-    echo_json,
-    handle_errors,
-    json_option,
-    local_option,
-    make_config,
-    server_for,
-)
+from indexer.cli._common import echo_json, lode_command, through
+
+if TYPE_CHECKING:
+    from indexer.api import Lode
 
 __all__ = ["refs_command", "symbols_command"]
 
+F = TypeVar("F", bound=Callable[..., Any])
 _MATCHES = ("exact", "prefix", "glob", "fuzzy")  # indexer.symbols.MATCHES (not imported for --help)
 
 
-def _common(func: Any) -> Any:
-    """``--language``, ``--project``, ``--from-path``, ``--local``, ``--db``, ``--json``."""
-    func = local_option(db_option(json_option(func)))
-    for option in reversed(
-        (
-            click.option(
-                "--language", multiple=True, help="Only these languages (repeatable, or comma-separated)."
-            ),
-            click.option("--project", default=None, help="Project name or id (default: all)."),
-            click.option(
-                "--from-path",
-                default=None,
-                help="The file the name is read in (relative to its project): nearer candidates "
-                "first (same file, same folder, imported by it).",
-            ),
-        )
-    ):
-        func = option(func)
-    return func
+def _common(func: F) -> F:
+    """``--language``, ``--project``, ``--from-path``: what both commands take."""
+    func = click.option(
+        "--from-path",
+        default=None,
+        help="The file the name is read in (relative to its project): nearer candidates "
+        "first (same file, same folder, imported by it).",
+    )(func)
+    func = click.option("--project", default=None, help="Project name or id (default: all).")(func)
+    return click.option(
+        "--language", multiple=True, help="Only these languages (repeatable, or comma-separated)."
+    )(func)
 
 
 def _listed(values: tuple[str, ...]) -> tuple[str, ...]:
@@ -52,37 +41,11 @@ def _listed(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(v for value in values for v in value.split(",") if v)
 
 
-def _query(**fields: Any) -> str:
-    """The HTTP query string (a list is one comma-separated value, as the API takes it)."""
+def _ask(db: Path | None, local: bool, path: str, fields: dict[str, Any], call: Callable[[Lode], Any]) -> Any:
+    """The answer of the server at ``path`` when one serves the index, else of ``call`` here."""
     pairs = {k: ",".join(v) if isinstance(v, tuple) else v for k, v in fields.items()}
-    return urlencode({k: v for k, v in pairs.items() if v not in (None, "")})
-
-
-def _ask(db: Path | None, local: bool, path: str, fields: dict[str, Any], call: str) -> dict[str, Any]:
-    """The answer of the server at ``path`` when one serves the index, else of this process."""
-    config = make_config(db=db)
-    remote = server_for(config, db, local)
-    if remote is not None:
-        answer: dict[str, Any] = remote.get(f"{path}?{_query(**fields)}")
-        return answer
-    from indexer import symbols
-    from indexer.api import Lode
-
-    lode = Lode(config)
-    try:
-        if call == "symbols":
-            query = symbols.SymbolQuery(
-                fields["name"], fields["match"], fields["kind"], fields["language"],
-                (project,) if (project := fields["project"]) else (), fields["from_path"], fields["limit"],
-            )  # fmt: skip
-            return symbols.list_json(lode.symbols(query))
-        projects = (fields["project"],) if fields["project"] else ()
-        wanted = symbols.ReferenceQuery(
-            fields["name"], fields["language"], projects, fields["from_path"], fields["limit"]
-        )
-        return symbols.references_json(lode.references(wanted))
-    finally:
-        lode.close()
+    query = urlencode({k: v for k, v in pairs.items() if v not in (None, "")})  # lists comma-separated
+    return through(db, local, lambda remote: remote.get(f"{path}?{query}"), call, search=False)
 
 
 def _where(item: dict[str, Any]) -> str:
@@ -90,7 +53,7 @@ def _where(item: dict[str, Any]) -> str:
     return f"{item['file_path']}:{lines or item['start_line']}"
 
 
-@click.command("symbols", cls=LodeCommand)
+@lode_command("symbols", "local", "db", "json")
 @click.argument("name")
 @click.option(
     "--match",
@@ -104,7 +67,6 @@ def _where(item: dict[str, Any]) -> str:
 )
 @click.option("--limit", type=int, default=50, show_default=True, help="Definitions listed.")
 @_common
-@handle_errors
 def symbols_command(
     name: str,
     match: str,
@@ -123,9 +85,17 @@ def symbols_command(
 
     Example: lode symbols add_item --kind method --from-path src/shop/checkout.py
     """
-    fields = {"name": name, "match": match, "kind": _listed(kind), "language": _listed(language),
-              "project": project, "from_path": from_path, "limit": limit}  # fmt: skip
-    found = _ask(db, local, "/api/v1/symbols", fields, "symbols")
+    kinds, languages = _listed(kind), _listed(language)
+
+    def in_process(lode: Lode) -> Any:
+        from indexer.symbols import SymbolQuery, list_json
+
+        projects = (project,) if project else ()
+        return list_json(lode.symbols(SymbolQuery(name, match, kinds, languages, projects, from_path, limit)))
+
+    fields = {"name": name, "match": match, "kind": kinds, "language": languages, "project": project,
+              "from_path": from_path, "limit": limit}  # fmt: skip
+    found = _ask(db, local, "/api/v1/symbols", fields, in_process)
     if as_json:
         echo_json(found)
         return
@@ -138,11 +108,10 @@ def symbols_command(
         click.echo(f"… {found['total']} definitions in all (raise --limit)")
 
 
-@click.command("refs", cls=LodeCommand)
+@lode_command("refs", "local", "db", "json")
 @click.argument("name")
 @click.option("--limit", type=int, default=100, show_default=True, help="Callers listed.")
 @_common
-@handle_errors
 def refs_command(
     name: str,
     limit: int,
@@ -159,9 +128,16 @@ def refs_command(
 
     Example: lode refs add_item --from-path src/shop/cart.py
     """
-    fields = {"name": name, "language": _listed(language), "project": project, "from_path": from_path,
-              "limit": limit}  # fmt: skip
-    found = _ask(db, local, "/api/v1/symbols/references", fields, "refs")
+    languages = _listed(language)
+
+    def in_process(lode: Lode) -> Any:
+        from indexer.symbols import ReferenceQuery, references_json
+
+        projects = (project,) if project else ()
+        return references_json(lode.references(ReferenceQuery(name, languages, projects, from_path, limit)))
+
+    fields = {"name": name, "language": languages, "project": project, "from_path": from_path, "limit": limit}
+    found = _ask(db, local, "/api/v1/symbols/references", fields, in_process)
     if as_json:
         echo_json(found)
         return

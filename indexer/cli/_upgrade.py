@@ -3,19 +3,38 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from indexer.cli._common import LodeCommand, db_option, echo_json, handle_errors, json_option, make_config
+from indexer.cli._common import lode_command, make_config
+
+if TYPE_CHECKING:
+    from indexer.models import UpgradeReport
 
 __all__ = ["upgrade_command"]
 
 
-@click.command("upgrade", cls=LodeCommand)
-@db_option
-@json_option
-@handle_errors
-def upgrade_command(db: Path | str | None, as_json: bool) -> None:
+def _print(report: UpgradeReport) -> None:
+    if report.from_version == report.to_version:
+        done = f"the index at {report.db} has schema {report.to_version} already"
+    else:
+        done = f"upgraded the index at {report.db} from schema {report.from_version} to {report.to_version}"
+    click.echo(f"{done}; {report.files_rechunked} file(s) chunked again")
+    if report.files_awaiting_rechunk:
+        click.echo(
+            f"{report.files_awaiting_rechunk} file(s) of projects whose folder could not be read "
+            "are chunked again at their next `lode index`"
+        )
+    if report.vectors_outdated:
+        click.echo(
+            f"{report.vectors_outdated} vector(s) made before the upgrade answer searches until "
+            "`lode serve` or the next `lode index` makes them again"
+        )
+
+
+@lode_command("upgrade", "db", "json", render=_print)
+def upgrade_command(db: Path | str | None) -> UpgradeReport:
     """Upgrade the index to this lode's schema: migrate its tables, then chunk again every
     file an older lode chunked (its symbols and roles). Refuses while another lode process
     uses the index (stop it first). Vectors made before the upgrade answer searches until
@@ -28,27 +47,6 @@ def upgrade_command(db: Path | str | None, as_json: bool) -> None:
 
     lode = Lode(make_config(db=db))
     try:
-        report = lode.upgrade()
+        return lode.upgrade()
     finally:
         lode.close()
-    if as_json:
-        echo_json(report)
-        return
-    if report.from_version == report.to_version:
-        click.echo(f"the index at {report.db} has schema {report.to_version} already", nl=False)
-    else:
-        click.echo(
-            f"upgraded the index at {report.db} from schema {report.from_version} to {report.to_version}",
-            nl=False,
-        )
-    click.echo(f"; {report.files_rechunked} file(s) chunked again")
-    if report.files_awaiting_rechunk:
-        click.echo(
-            f"{report.files_awaiting_rechunk} file(s) of projects whose folder could not be read "
-            "are chunked again at their next `lode index`"
-        )
-    if report.vectors_outdated:
-        click.echo(
-            f"{report.vectors_outdated} vector(s) made before the upgrade answer searches until "
-            "`lode serve` or the next `lode index` makes them again"
-        )
