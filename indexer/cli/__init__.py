@@ -8,22 +8,18 @@ from __future__ import annotations
 
 import click
 
-from indexer.cli._check import check_command
-from indexer.cli._chunk import chunk_command
-from indexer.cli._common import LodeGroup
-from indexer.cli._content import find_documents_command, search_content_command
 from indexer.cli._discover import discover_command
-from indexer.cli._index import index_command, projects_group, status_command
+from indexer.cli._index import chunk_command, index_command, projects_group
 from indexer.cli._outline import outline_group
-from indexer.cli._search import search_command
+from indexer.cli._search import find_documents_command, search_command, search_content_command
+from indexer.cli._status import check_command, status_command, upgrade_command
 from indexer.cli._symbols import refs_command, symbols_command
-from indexer.cli._upgrade import upgrade_command
 from indexer.cli._watch import watch_command
 
 __all__ = ["cli", "main"]
 
 
-@click.group(cls=LodeGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="lode")
 def cli() -> None:
     """lode: local-first code search for people and LLM agents.

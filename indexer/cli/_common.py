@@ -28,9 +28,6 @@ if TYPE_CHECKING:
     from indexer.remote import RemoteLode
 
 __all__ = [
-    "ApiOption",
-    "LodeCommand",
-    "LodeGroup",
     "api_option",
     "echo_json",
     "handle_errors",
@@ -54,12 +51,6 @@ class LodeCommand(click.Command):
         """Keep the raw arguments, then parse them as click does."""
         ctx.meta[_ARGV] = tuple(args)
         return super().parse_args(ctx, args)
-
-
-class LodeGroup(click.Group):
-    """A group whose subcommands are ``LodeCommand``s."""
-
-    command_class = LodeCommand
 
 
 class ApiOption(click.Option):

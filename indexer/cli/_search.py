@@ -1,5 +1,6 @@
-"""``lode search``: every search option as a flag named as its API field; results as
-highlighted snippets or JSON."""
+"""``lode search``, ``lode search-content`` and ``lode find-documents``: every request field
+as an option named as the field; answers as highlighted snippets or JSON, the same JSON
+in-process or through a running lode server."""
 
 from __future__ import annotations
 
@@ -9,17 +10,26 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from indexer.cli._common import api_option, lode_command, through
+from indexer.cli._common import api_option, lode_command, through, to_jsonable
 from indexer.roles import ROLES
+from indexer.search._content_io import (
+    DEFAULT_LIMIT,
+    DEFAULT_MIN_SCORE,
+    MAX_LIMIT,
+    ContentRequest,
+    FindDocumentsRequest,
+)
 from indexer.search._options import GRANULARITIES, MODES, SearchOptions
 
 if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.syntax import Syntax
+
     from indexer.search._results import ChunkHit, SearchResponse
 
-__all__ = ["search_command"]
+__all__ = ["find_documents_command", "search_command", "search_content_command"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-_LEXERS = {"csharp": "csharp", "cpp": "cpp", "tsx": "tsx", "bash": "bash", "markdown": "markdown"}
 _DEFAULTS = SearchOptions(query="")
 
 
@@ -33,6 +43,13 @@ def _shown(field: str, *old: str, text: str, **attrs: Any) -> Callable[[F], F]:
     return api_option(field, *old, default=getattr(_DEFAULTS, field), show_default=True, help=text, **attrs)
 
 
+def _snippet(content: str, language: str, start_line: int) -> Syntax:
+    """The first lines of a hit, highlighted, with line numbers."""
+    from rich.syntax import Syntax
+
+    return Syntax("\n".join(content.splitlines()[:12]), language, line_numbers=True, start_line=start_line)
+
+
 def _chunks(response: SearchResponse) -> list[tuple[str, float, list[ChunkHit]]]:
     if response.granularity == "chunk":
         return [(f"{g.project}:{g.file_path}", g.total_relevance, list(g.chunks)) for g in response.groups]
@@ -42,7 +59,6 @@ def _chunks(response: SearchResponse) -> list[tuple[str, float, list[ChunkHit]]]
 def render(response: SearchResponse) -> None:
     """Print results: file, lines, node, score, and a highlighted snippet."""
     from rich.console import Console
-    from rich.syntax import Syntax
 
     console = Console()
     for warning in response.warnings:
@@ -58,11 +74,7 @@ def render(response: SearchResponse) -> None:
             role = "" if hit.role == "implementation" else f" [magenta]{hit.role}[/]"
             lines = f"L{hit.start_line}-{hit.end_line}"
             console.print(f"  [green]{lines}[/] {name}{role}  [dim]{hit.relevance_score:.3f}[/]")
-            snippet = "\n".join(hit.content.splitlines()[:12])
-            lexer = _LEXERS.get(hit.language, hit.language)
-            console.print(
-                Syntax(snippet, lexer, line_numbers=True, start_line=hit.start_line, word_wrap=False)
-            )
+            console.print(_snippet(hit.content, hit.language, hit.start_line))
     more = " (more: --offset)" if response.has_more else ""
     console.print(f"[dim]{response.total} candidates, {response.took_ms:.0f} ms{more}[/]")
 
@@ -113,3 +125,108 @@ def search_command(db: Path | str | None, local: bool, **fields: Any) -> SearchR
     """  # fmt: skip
     options = SearchOptions(**fields)
     return through(db, local, lambda remote: remote.search(options), lambda lode: lode.search(options))
+
+
+def _run(db: Path | str | None, local: bool, request: ContentRequest | FindDocumentsRequest) -> Any:
+    """The answer as JSON-ready data, from a running server or in-process."""
+    name = "search_content" if isinstance(request, ContentRequest) else "find_documents"
+    body = {k: v for k, v in to_jsonable(request).items() if v is not None}
+    return through(
+        db,
+        local,
+        lambda remote: remote.post(f"/api/v1/{name}", body),
+        lambda lode: to_jsonable(getattr(lode, name)(request)),
+    )
+
+
+_PROJECT = click.option("--project", default=None, help="Project name or id (default: every project).")
+_TOKEN = api_option(
+    "continuation_token", "--token", help="next_token of the previous page (the query comes with it)."
+)
+
+
+def _footer(console: Console, answer: dict[str, Any]) -> None:
+    for warning in answer["status"]["warnings"]:
+        console.print(f"[yellow]note:[/] {warning}")
+    stats = answer["data"]["statistics"]
+    console.print(f"[dim]{answer['status']['message']}, {stats['took_ms']:.0f} ms[/]")
+    if answer["continuation"]["has_more"]:
+        console.print(f"[dim]next page: --continuation-token {answer['continuation']['next_token']}[/]")
+    related = answer["navigation_hints"]["related_queries"]
+    if related:
+        console.print(f"[dim]related: {', '.join(related)}[/]")
+
+
+def _render_content(answer: dict[str, Any]) -> None:
+    from rich.console import Console
+
+    console = Console()
+    for hit in answer["data"]["results"]:
+        name = f"{hit['node_type']} {hit['node_name']}".strip()
+        terms = f"  terms: {', '.join(hit['matched_terms'])}" if hit["matched_terms"] else ""
+        lines = f"L{hit['start_line']}-{hit['end_line']}"
+        console.print(
+            f"[bold cyan]{hit['project']}:{hit['document_id']}[/] [green]{lines}[/] "
+            f"{name}  [dim]{hit['relevance_score']:.3f}{terms}[/]"
+        )
+        console.print(_snippet(hit["content"], hit["language"], hit["start_line"]))
+    _footer(console, answer)
+
+
+def _render_documents(answer: dict[str, Any]) -> None:
+    from rich.console import Console
+
+    console = Console()
+    for doc in answer["data"]["documents"]:
+        console.print(
+            f"[bold cyan]{doc['project']}:{doc['document_id']}[/]  [dim]{doc['relevance_score']:.3f} "
+            f"{doc['primary_language']}, {doc['chunk_count']} chunks[/]"
+        )
+        if doc["summary"]:
+            console.print(f"  {doc['summary']}")
+        if doc["document_keywords"]:
+            console.print(f"  [dim]{', '.join(doc['document_keywords'])}[/]")
+    _footer(console, answer)
+
+
+@lode_command("search-content", "local", "db", "json", render=_render_content)
+@api_option("semantic_concepts", "--concept", multiple=True, help="Idea matched by meaning (repeatable).")
+@api_option("exact_terms", "--term", multiple=True, help="Exact term that must appear (repeatable).")
+@_PROJECT
+@click.option(
+    "--min-score",
+    type=float,
+    default=None,
+    help=f"Lowest relevance 0-1 (default {DEFAULT_MIN_SCORE}); 0 with exact terms alone.",
+)
+@click.option(
+    "--limit", type=int, default=DEFAULT_LIMIT, show_default=True, help=f"Results per page (max {MAX_LIMIT})."
+)
+@_TOKEN
+def search_content_command(db: Path | str | None, local: bool, **fields: Any) -> Any:
+    """Retrieve passages by meaning (--semantic-concepts) and exact terms (--exact-terms), with full text.
+
+    Ranked as lode search ranks chunks; only chunks holding an exact term, 1.5 times less per
+    term one lacks; with terms only it works like grep. Identifier-like terms (camelCase,
+    snake_case, digits) match case-sensitively.
+
+    Options are the fields of POST /api/v1/search_content.
+
+    Example: lode search-content --semantic-concepts "token refresh" --exact-terms refreshToken --limit 5
+    """
+    return _run(db, local, ContentRequest(**fields))
+
+
+@lode_command("find-documents", "local", "db", "json", render=_render_documents)
+@click.argument("query", required=False, default="")
+@_PROJECT
+@click.option(
+    "--limit", type=int, default=DEFAULT_LIMIT, show_default=True, help=f"Files per page (max {MAX_LIMIT})."
+)
+@_TOKEN
+def find_documents_command(db: Path | str | None, local: bool, **fields: Any) -> Any:
+    """Discover the files that matter for QUERY: summaries and key phrases, no full text.
+
+    Example: lode find-documents "session expiry" --limit 5
+    """
+    return _run(db, local, FindDocumentsRequest(**fields))

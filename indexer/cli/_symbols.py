@@ -20,6 +20,8 @@ __all__ = ["refs_command", "symbols_command"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _MATCHES = ("exact", "prefix", "glob", "fuzzy")  # indexer.symbols.MATCHES (not imported for --help)
+#: The query's fields named as the HTTP parameters (and the options) that set them.
+_RENAMED = {"kind": "kinds", "language": "languages", "project": "projects"}
 
 
 def _common(func: F) -> F:
@@ -36,16 +38,27 @@ def _common(func: F) -> F:
     )(func)
 
 
-def _listed(values: tuple[str, ...]) -> tuple[str, ...]:
-    """Repeated and comma-separated values alike (``--kind function,method``)."""
-    return tuple(v for value in values for v in value.split(",") if v)
-
-
-def _ask(db: Path | None, local: bool, path: str, fields: dict[str, Any], call: Callable[[Lode], Any]) -> Any:
-    """The answer of the server at ``path`` when one serves the index, else of ``call`` here."""
+def _ask(db: Path | None, local: bool, fields: dict[str, Any], references: bool = False) -> Any:
+    """The definitions (or the ``references``) the options ask for, from the server when one
+    serves the index, else from this process. Repeated and comma-separated values alike
+    (``--kind function,method``)."""
+    path = "/api/v1/symbols/references" if references else "/api/v1/symbols"
+    for name in ("kind", "language"):
+        if name in fields:
+            fields[name] = tuple(v for value in fields[name] for v in value.split(",") if v)
     pairs = {k: ",".join(v) if isinstance(v, tuple) else v for k, v in fields.items()}
     query = urlencode({k: v for k, v in pairs.items() if v not in (None, "")})  # lists comma-separated
-    return through(db, local, lambda remote: remote.get(f"{path}?{query}"), call, search=False)
+
+    def in_process(lode: Lode) -> Any:
+        from indexer import symbols
+
+        wanted = {_RENAMED.get(k, k): v for k, v in fields.items()}
+        wanted["projects"] = (fields["project"],) if fields["project"] else ()
+        if references:
+            return symbols.references_json(lode.references(symbols.ReferenceQuery(**wanted)))
+        return symbols.list_json(lode.symbols(symbols.SymbolQuery(**wanted)))
+
+    return through(db, local, lambda remote: remote.get(f"{path}?{query}"), in_process, search=False)
 
 
 def _where(item: dict[str, Any]) -> str:
@@ -67,43 +80,22 @@ def _where(item: dict[str, Any]) -> str:
 )
 @click.option("--limit", type=int, default=50, show_default=True, help="Definitions listed.")
 @_common
-def symbols_command(
-    name: str,
-    match: str,
-    kind: tuple[str, ...],
-    limit: int,
-    language: tuple[str, ...],
-    project: str | None,
-    from_path: str | None,
-    local: bool,
-    db: Path | None,
-    as_json: bool,
-) -> None:
+def symbols_command(db: Path | None, local: bool, as_json: bool, **fields: Any) -> None:
     """Go to definition: every unit (function, method, class, namespace, macro…) named NAME
     (or Type.name), nearest first. Resolution is by name, like ctags: an ambiguous name
     lists every candidate. Goes through a running lode server when there is one.
 
     Example: lode symbols add_item --kind method --from-path src/shop/checkout.py
     """
-    kinds, languages = _listed(kind), _listed(language)
-
-    def in_process(lode: Lode) -> Any:
-        from indexer.symbols import SymbolQuery, list_json
-
-        projects = (project,) if project else ()
-        return list_json(lode.symbols(SymbolQuery(name, match, kinds, languages, projects, from_path, limit)))
-
-    fields = {"name": name, "match": match, "kind": kinds, "language": languages, "project": project,
-              "from_path": from_path, "limit": limit}  # fmt: skip
-    found = _ask(db, local, "/api/v1/symbols", fields, in_process)
+    found = _ask(db, local, fields)
     if as_json:
         echo_json(found)
         return
     for item in found["symbols"]:
-        near = f"  [{item['proximity']}]" if from_path else ""
+        near = f"  [{item['proximity']}]" if fields["from_path"] else ""
         click.echo(f"{_where(item)}  {item['kind']}  {item['qualified_name']}  {item['signature']}{near}")
     if not found["symbols"]:
-        click.echo(f"no definition of {name!r} ({match})")
+        click.echo(f"no definition of {fields['name']!r} ({fields['match']})")
     elif found["truncated"]:
         click.echo(f"… {found['total']} definitions in all (raise --limit)")
 
@@ -112,32 +104,14 @@ def symbols_command(
 @click.argument("name")
 @click.option("--limit", type=int, default=100, show_default=True, help="Callers listed.")
 @_common
-def refs_command(
-    name: str,
-    limit: int,
-    language: tuple[str, ...],
-    project: str | None,
-    from_path: str | None,
-    local: bool,
-    db: Path | None,
-    as_json: bool,
-) -> None:
+def refs_command(db: Path | None, local: bool, as_json: bool, **fields: Any) -> None:
     """Find references: every line using NAME, grouped by the unit it is in (its callers),
     after NAME's candidate definitions. Uses are matched by name, like ctags: a receiver's
     type is not known. Goes through a running lode server when there is one.
 
     Example: lode refs add_item --from-path src/shop/cart.py
     """
-    languages = _listed(language)
-
-    def in_process(lode: Lode) -> Any:
-        from indexer.symbols import ReferenceQuery, references_json
-
-        projects = (project,) if project else ()
-        return references_json(lode.references(ReferenceQuery(name, languages, projects, from_path, limit)))
-
-    fields = {"name": name, "language": languages, "project": project, "from_path": from_path, "limit": limit}
-    found = _ask(db, local, "/api/v1/symbols/references", fields, in_process)
+    found = _ask(db, local, fields, references=True)
     if as_json:
         echo_json(found)
         return
