@@ -50,7 +50,7 @@ _GRACE_SECONDS = 1
 _STARTUP_FAILURE = 3
 
 
-@lode_command("serve", "db")
+@lode_command("serve", "db", group=cli)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--host", default=None, help=f"Bind address (default {_SERVER.host}; others need --api-key).")
 @click.option("--port", type=int, default=None, help=f"TCP port (default {_SERVER.port}).")
@@ -63,16 +63,7 @@ _STARTUP_FAILURE = 3
     default=None,
     help="Answer reads only: no writer, watcher or maintenance; writes answer 409 (or LODE_READ_ONLY).",
 )
-def serve_command(
-    paths: tuple[Path, ...],
-    host: str | None,
-    port: int | None,
-    api_key: str | None,
-    no_watch: bool,
-    force: bool,
-    read_only: bool | None,
-    db: Path | str | None,
-) -> None:
+def serve_command(paths: tuple[Path, ...], no_watch: bool, force: bool, **settings: Any) -> None:
     """Serve the index over HTTP and MCP; register, index and watch each PATH given.
     With --read-only, one of many search servers of an index that one writer keeps current
     (see docs/scale-out.md).
@@ -86,8 +77,8 @@ def serve_command(
     from server.context import open_context, register_paths
 
     config = make_config(
-        db=db, host=host, port=port, api_key=api_key, enabled=False if no_watch else None, read_only=read_only
-    )
+        enabled=False if no_watch else None, **settings
+    )  # host, port, api_key, read_only, db
     if config.server.read_only and paths:
         raise ConfigError("a read-only server indexes nothing: give the PATHs to the writer (lode serve)")
     roots = [str(resolve_project_root(p, field="PATH", force=force)) for p in paths]
@@ -149,7 +140,7 @@ def _serve(config: LodeConfig, ctx: ServerContext) -> None:
         sys.exit(_STARTUP_FAILURE)
 
 
-@lode_command("mcp", "db")
+@lode_command("mcp", "db", group=cli)
 @click.option("--no-watch", is_flag=True, help="Do not watch projects for changes.")
 def mcp_command(no_watch: bool, db: Path | str | None) -> None:
     """Serve lode's MCP tools over stdio, for an MCP client that spawns this command.
@@ -195,7 +186,3 @@ def _enable_crash_log() -> None:
 
 def _no_context() -> Any:
     raise RuntimeError("forwarding: no context")
-
-
-cli.add_command(serve_command)
-cli.add_command(mcp_command)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "api_option",
+    "cli",
     "echo_json",
     "handle_errors",
     "lode_command",
@@ -41,6 +42,15 @@ __all__ = [
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
 _ARGV = "lode.argv"
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="lode")
+def cli() -> None:
+    """lode: local-first code search for people and LLM agents.
+
+    Example: lode index . && lode search "where are tokens refreshed"
+    """
 
 
 class LodeCommand(click.Command):
@@ -114,7 +124,7 @@ def api_option(field: str, *old: str, **attrs: Any) -> Callable[[F], F]:
 def lode_command(
     name: str, *shared: str, render: Callable[[Any], None] | None = None, group: click.Group | None = None
 ) -> Callable[[Callable[..., Any]], click.Command]:
-    """A command (in ``group``, if given) with the ``shared`` options (``local``, ``db``,
+    """A command of ``group`` (default: ``lode`` itself) with the ``shared`` options (``local``, ``db``,
     ``json``) after its own and lode's error handling. Given ``render``, the callback
     returns its answer and the command prints it: as JSON with ``--json``, else by ``render``."""
 
@@ -133,8 +143,7 @@ def lode_command(
 
         command = click.command(name, cls=LodeCommand)(handle_errors(callback))
         command.params.extend(_SHARED[option]() for option in shared)
-        if group is not None:
-            group.add_command(command)
+        (group or cli).add_command(command)
         return command
 
     return decorate

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from indexer.cli._common import echo_json, lode_command, make_config, server_for
+from indexer.cli._common import cli, echo_json, lode_command, make_config, server_for
 from indexer.config import ChunkerConfig
 from indexer.errors import ConflictError, LodeError, PathError, ServerUnavailableError
 
@@ -106,7 +106,7 @@ def _index_remote(
         raise LodeError(f"the server's task ended {task['status']}: {task['message']}")
 
 
-@click.group("projects", invoke_without_command=True)
+@cli.group("projects", invoke_without_command=True)
 @click.pass_context
 def projects_group(ctx: click.Context) -> None:
     """List or remove registered projects (default: list).

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from indexer.cli._common import api_option, lode_command, make_config
+from indexer.cli._common import api_option, cli, lode_command, make_config
 from indexer.errors import ValidationError
 
 if TYPE_CHECKING:
@@ -108,7 +108,7 @@ def _print_plan(result: PlanPrompt) -> None:
     click.echo(f"intent: {result.intent}\n\n{result.system}\n\n{result.user}")
 
 
-@click.group("outline")
+@cli.group("outline")
 def outline_group() -> None:
     """Navigate a project's outline: folders → files → classes → methods, docs → sections.
 
