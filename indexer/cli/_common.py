@@ -1,9 +1,6 @@
-"""What every command shares: options, the API object, errors → one line and exit 2.
-
-Command modules import only what ``--help`` needs (click, the config's defaults); the
-search engine, the store and the model are imported inside a command when it runs, so
-``lode --help`` and every ``lode COMMAND --help`` answer at once.
-"""
+"""What every command shares: the root group, options, one output path, the server or
+the index opened here, and errors → one line and exit 2. Imports only what ``--help``
+needs (click, the config's defaults)."""
 
 from __future__ import annotations
 

@@ -86,10 +86,6 @@ def _print_cues(result: LocateResult) -> None:
         click.echo(f"{cue.confidence:.2f}  {cue.node}  ({cue.breadcrumb}) — {cue.reason}")
 
 
-def _print_text(result: NodeText) -> None:
-    click.echo(result.text)
-
-
 def _print_found(result: FindResult) -> None:
     for info in result.nodes:
         click.echo(_line(info))
@@ -102,10 +98,6 @@ def _print_matches(result: GrepResult) -> None:
         click.echo(f"{match.path}:{match.line}: {match.preview}  ({match.node})")
     if result.truncated:
         click.echo("… more matches (raise --limit or narrow --node)")
-
-
-def _print_plan(result: PlanPrompt) -> None:
-    click.echo(f"intent: {result.intent}\n\n{result.system}\n\n{result.user}")
 
 
 @cli.group("outline")
@@ -128,7 +120,7 @@ def ls_command(outline: Outline, node: str | None, depth: int, limit: int) -> Li
     return outline.ls(node, depth, limit)
 
 
-@_command("cat", _print_text)
+@_command("cat", lambda result: click.echo(result.text))
 @click.argument("node", required=False)
 @click.option("--max-chars", type=int, default=20_000, show_default=True, help="Cut the text here.")
 def cat_command(outline: Outline, node: str | None, max_chars: int) -> NodeText:
@@ -185,7 +177,7 @@ def locate_command(outline: Outline, question: str, max_branches: int) -> Locate
     return outline.locate(question, max_branches)
 
 
-@_command("plan", _print_plan)
+@_command("plan", lambda r: click.echo(f"intent: {r.intent}\n\n{r.system}\n\n{r.user}"))
 @click.argument("question")
 @click.option("--node", default=None, help="The current node (default: the root).")
 @click.option("--visited", multiple=True, help="A node already read (repeatable).")

@@ -2,8 +2,8 @@
 
 Phase 1 reports every 50 files or every second, phase 2 after every write of vectors;
 each bar shows its time left once 5 % of what it had left when it appeared is done,
-from its own pace since then (rich's estimate, over a sliding window, showed ``-:--:--``
-through most of a run, and counted the vectors a run found in the cache as speed).
+from its own pace since then (not rich's sliding window, which counts the vectors a run
+finds in the cache as speed).
 """
 
 from __future__ import annotations
