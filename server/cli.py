@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import faulthandler
 import logging
+import os
 import socket
 import sys
 from pathlib import Path
@@ -12,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from indexer.cli import cli
-from indexer.cli._common import LodeCommand, db_option, handle_errors, make_config, server_for
+from indexer.cli import cli, main
+from indexer.cli._common import lode_command, make_config, server_for
 from indexer.config import LodeConfig, ServerConfig
 from indexer.errors import ConfigError
 
@@ -49,7 +50,7 @@ _GRACE_SECONDS = 1
 _STARTUP_FAILURE = 3
 
 
-@click.command("serve", cls=LodeCommand)
+@lode_command("serve", "db", group=cli)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--host", default=None, help=f"Bind address (default {_SERVER.host}; others need --api-key).")
 @click.option("--port", type=int, default=None, help=f"TCP port (default {_SERVER.port}).")
@@ -62,18 +63,7 @@ _STARTUP_FAILURE = 3
     default=None,
     help="Answer reads only: no writer, watcher or maintenance; writes answer 409 (or LODE_READ_ONLY).",
 )
-@db_option
-@handle_errors
-def serve_command(
-    paths: tuple[Path, ...],
-    host: str | None,
-    port: int | None,
-    api_key: str | None,
-    no_watch: bool,
-    force: bool,
-    read_only: bool | None,
-    db: Path | str | None,
-) -> None:
+def serve_command(paths: tuple[Path, ...], no_watch: bool, force: bool, **settings: Any) -> None:
     """Serve the index over HTTP and MCP; register, index and watch each PATH given.
     With --read-only, one of many search servers of an index that one writer keeps current
     (see docs/scale-out.md).
@@ -87,8 +77,8 @@ def serve_command(
     from server.context import open_context, register_paths
 
     config = make_config(
-        db=db, host=host, port=port, api_key=api_key, enabled=False if no_watch else None, read_only=read_only
-    )
+        enabled=False if no_watch else None, **settings
+    )  # host, port, api_key, read_only, db
     if config.server.read_only and paths:
         raise ConfigError("a read-only server indexes nothing: give the PATHs to the writer (lode serve)")
     roots = [str(resolve_project_root(p, field="PATH", force=force)) for p in paths]
@@ -150,10 +140,8 @@ def _serve(config: LodeConfig, ctx: ServerContext) -> None:
         sys.exit(_STARTUP_FAILURE)
 
 
-@click.command("mcp", cls=LodeCommand)
+@lode_command("mcp", "db", group=cli)
 @click.option("--no-watch", is_flag=True, help="Do not watch projects for changes.")
-@db_option
-@handle_errors
 def mcp_command(no_watch: bool, db: Path | str | None) -> None:
     """Serve lode's MCP tools over stdio, for an MCP client that spawns this command.
 
@@ -162,9 +150,6 @@ def mcp_command(no_watch: bool, db: Path | str | None) -> None:
 
     Example: lode mcp --db ~/.local/share/lode/index
     """
-    import os
-    import sys
-
     from server.mcp import build_mcp
 
     # stdout carries the protocol; stderr only log lines, none of a library's chatter
@@ -201,15 +186,3 @@ def _enable_crash_log() -> None:
 
 def _no_context() -> Any:
     raise RuntimeError("forwarding: no context")
-
-
-cli.add_command(serve_command)
-cli.add_command(mcp_command)
-
-
-def main() -> None:
-    """Entry point of the ``lode`` console script."""
-    from indexer.cli._stop import FAST_EXIT, restore_sigint
-
-    restore_sigint()
-    cli(prog_name="lode", obj={FAST_EXIT: True})

@@ -2,53 +2,16 @@
 
 Options are named as the API fields they set (``--path-include`` ↔ ``path_include``). A
 command imports the engine, the store or the model only when it runs, so every ``--help``
-answers at once (a test checks what ``lode --help`` imports)."""
+answers at once (a test checks what ``lode --help`` imports). Each command module adds its
+commands to ``cli`` as it is imported.
+"""
 
 from __future__ import annotations
 
-import click
-
-from indexer.cli._check import check_command
-from indexer.cli._chunk import chunk_command
-from indexer.cli._common import LodeGroup
-from indexer.cli._content import find_documents_command, search_content_command
-from indexer.cli._discover import discover_command
-from indexer.cli._index import index_command, projects_group, status_command
-from indexer.cli._outline import outline_group
-from indexer.cli._search import search_command
-from indexer.cli._symbols import refs_command, symbols_command
-from indexer.cli._upgrade import upgrade_command
-from indexer.cli._watch import watch_command
+from indexer.cli import _discover, _index, _outline, _search, _status, _symbols, _watch  # noqa: F401
+from indexer.cli._common import cli
 
 __all__ = ["cli", "main"]
-
-
-@click.group(cls=LodeGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="lode")
-def cli() -> None:
-    """lode: local-first code search for people and LLM agents.
-
-    Example: lode index . && lode search "where are tokens refreshed"
-    """
-
-
-for _command in (
-    index_command,
-    search_command,
-    chunk_command,
-    projects_group,
-    status_command,
-    check_command,
-    upgrade_command,
-    watch_command,
-    outline_group,
-    search_content_command,
-    find_documents_command,
-    discover_command,
-    symbols_command,
-    refs_command,
-):
-    cli.add_command(_command)
 
 
 def main() -> None:

@@ -1,9 +1,6 @@
-"""What every command shares: options, the API object, errors → one line and exit 2.
-
-Command modules import only what ``--help`` needs (click, the config's defaults); the
-search engine, the store and the model are imported inside a command when it runs, so
-``lode --help`` and every ``lode COMMAND --help`` answer at once.
-"""
+"""What every command shares: the root group, options, one output path, the server or
+the index opened here, and errors → one line and exit 2. Imports only what ``--help``
+needs (click, the config's defaults)."""
 
 from __future__ import annotations
 
@@ -24,24 +21,33 @@ from indexer.errors import LodeError, ValidationError
 from indexer.storage_failure import describe_storage_failure, is_storage_failure, storage_cause
 
 if TYPE_CHECKING:
+    from indexer.api import Lode
     from indexer.remote import RemoteLode
 
 __all__ = [
-    "ApiOption",
-    "LodeCommand",
-    "LodeGroup",
-    "db_option",
+    "api_option",
+    "cli",
     "echo_json",
     "handle_errors",
-    "json_option",
-    "local_option",
+    "lode_command",
     "make_config",
     "server_for",
+    "through",
     "to_jsonable",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 _ARGV = "lode.argv"
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="lode")
+def cli() -> None:
+    """lode: local-first code search for people and LLM agents.
+
+    Example: lode index . && lode search "where are tokens refreshed"
+    """
 
 
 class LodeCommand(click.Command):
@@ -52,12 +58,6 @@ class LodeCommand(click.Command):
         """Keep the raw arguments, then parse them as click does."""
         ctx.meta[_ARGV] = tuple(args)
         return super().parse_args(ctx, args)
-
-
-class LodeGroup(click.Group):
-    """A group whose subcommands are ``LodeCommand``s."""
-
-    command_class = LodeCommand
 
 
 class ApiOption(click.Option):
@@ -98,28 +98,52 @@ class DbLocation(click.ParamType):  # type: ignore[type-arg]
         return location
 
 
-def db_option(func: F) -> F:
-    """``--db DIR|URI``: the index: a folder, or ``s3://bucket/prefix`` (default: LODE_DB,
-    or the per-user data dir)."""
-    return click.option(
-        "--db",
-        type=DbLocation(),
-        default=None,
-        help="Index folder, or object-storage URI such as s3://bucket/prefix "
-        "(default: $LODE_DB or the per-user data directory).",
-    )(func)
+_DB_HELP = (
+    "Index folder, or object-storage URI such as s3://bucket/prefix "
+    "(default: $LODE_DB or the per-user data directory)."
+)
+#: The options every command that names them shares, in the order named.
+_SHARED: dict[str, Callable[[], click.Option]] = {
+    "db": lambda: click.Option(["--db"], type=DbLocation(), default=None, help=_DB_HELP),
+    "json": lambda: click.Option(["--json", "as_json"], is_flag=True, help="Print JSON."),
+    "local": lambda: click.Option(
+        ["--local"], is_flag=True, help="Run in-process even if a lode server is running."
+    ),
+}
 
 
-def json_option(func: F) -> F:
-    """``--json``: print machine-readable JSON instead of a table."""
-    return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(func)
+def api_option(field: str, *old: str, **attrs: Any) -> Callable[[F], F]:
+    """``--field-name``: the option setting the API field ``field``; the ``old`` spellings
+    still work but are not shown in ``--help``."""
+    return click.option("--" + field.replace("_", "-"), field, cls=ApiOption, old=old, **attrs)
 
 
-def local_option(func: F) -> F:
-    """``--local``: run in this process even when a lode server is running."""
-    return click.option("--local", is_flag=True, help="Run in-process even if a lode server is running.")(
-        func
-    )
+def lode_command(
+    name: str, *shared: str, render: Callable[[Any], None] | None = None, group: click.Group | None = None
+) -> Callable[[Callable[..., Any]], click.Command]:
+    """A command of ``group`` (default: ``lode`` itself) with the ``shared`` options (``local``, ``db``,
+    ``json``) after its own and lode's error handling. Given ``render``, the callback
+    returns its answer and the command prints it: as JSON with ``--json``, else by ``render``."""
+
+    def decorate(func: Callable[..., Any]) -> click.Command:
+        @functools.wraps(func)
+        def callback(*args: Any, **kwargs: Any) -> None:
+            if render is None:
+                func(*args, **kwargs)
+                return
+            as_json = kwargs.pop("as_json")
+            answer = func(*args, **kwargs)
+            if as_json:
+                echo_json(answer)
+            else:
+                render(answer)
+
+        command = click.command(name, cls=LodeCommand)(handle_errors(callback))
+        command.params.extend(_SHARED[option]() for option in shared)
+        (group or cli).add_command(command)
+        return command
+
+    return decorate
 
 
 def make_config(**overrides: Any) -> LodeConfig:
@@ -135,6 +159,30 @@ def server_for(config: LodeConfig, db: Path | str | None, local: bool) -> Remote
     from indexer.remote import find_server
 
     return find_server(config, same_db=db is not None or "LODE_DB" in os.environ)
+
+
+def through(
+    db: Path | str | None,
+    local: bool,
+    remote: Callable[[RemoteLode], T],
+    in_process: Callable[[Lode], T],
+    *,
+    search: bool = True,
+) -> T:
+    """``remote`` on the lode server serving the index when there is one (``server_for``),
+    else ``in_process`` on the index opened here (``open_for_search`` when ``search``), then
+    closed."""
+    config = make_config(db=db)
+    server = server_for(config, db, local)
+    if server is not None:
+        return remote(server)
+    from indexer.api import Lode, open_for_search
+
+    lode = open_for_search(config) if search else Lode(config)
+    try:
+        return in_process(lode)
+    finally:
+        lode.close()
 
 
 def to_jsonable(value: Any) -> Any:
@@ -174,9 +222,13 @@ def typed_name(ctx: click.Context | None, field: str) -> str:
     return names[0]
 
 
-def _field_message(exc: ValidationError) -> str:
+def _message(exc: LodeError) -> str:
+    """A lode error in a line, each field named as the user typed its option."""
     ctx = click.get_current_context(silent=True)
-    return "; ".join(f"{typed_name(ctx, e.field)}: {e.message}" for e in exc.errors)
+    if isinstance(exc, ValidationError):
+        return "; ".join(f"{typed_name(ctx, e.field)}: {e.message}" for e in exc.errors)
+    field = getattr(exc, "field", None)
+    return f"{typed_name(ctx, field)}: {exc}" if field else str(exc)
 
 
 def _unexpected(exc: Exception) -> str:
@@ -215,13 +267,8 @@ def handle_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except ValidationError as exc:
-            click.echo(f"lode: error: {_field_message(exc)}", err=True)
-            sys.exit(2)
         except LodeError as exc:
-            field = getattr(exc, "field", None)
-            named = f"{typed_name(click.get_current_context(silent=True), field)}: " if field else ""
-            click.echo(f"lode: error: {named}{exc}", err=True)
+            click.echo(f"lode: error: {_message(exc)}", err=True)
             sys.exit(2)
         except KeyboardInterrupt:
             click.echo("lode: interrupted", err=True)

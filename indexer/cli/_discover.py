@@ -4,22 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from indexer.cli._common import (
-    ApiOption,
-    LodeCommand,
-    db_option,
-    echo_json,
-    handle_errors,
-    json_option,
-    local_option,
-    make_config,
-    server_for,
-)
+from indexer.cli._common import api_option, echo_json, lode_command, through
 from indexer.search.discover._config import FORMATS, RenderConfig
+
+if TYPE_CHECKING:
+    from indexer.api import Lode
+    from indexer.remote import RemoteLode
 
 __all__ = ["discover_command"]
 
@@ -43,15 +37,10 @@ def _overrides(
     return out
 
 
-@click.command("discover", cls=LodeCommand)
+@lode_command("discover", "local", "db", "json")
 @click.argument("question")
-@click.option(
-    "--include",
-    "include",
-    cls=ApiOption,
-    old=["--project"],
-    multiple=True,
-    help="Project name or glob to search (repeatable; default: all).",
+@api_option(
+    "include", "--project", multiple=True, help="Project name or glob to search (repeatable; default: all)."
 )
 @click.option("--exclude", multiple=True, help="Project name glob to skip (repeatable).")
 @click.option(
@@ -68,10 +57,6 @@ def _overrides(
     help=f"Prompt token budget (default: {_RENDER.max_prompt_tokens}).",
 )
 @click.option("--metrics", "show_metrics", is_flag=True, help="Also print the time of every stage on stderr.")
-@local_option
-@db_option
-@json_option
-@handle_errors
 def discover_command(
     question: str,
     include: tuple[str, ...],
@@ -79,9 +64,9 @@ def discover_command(
     fmt: str | None,
     max_tokens: int | None,
     show_metrics: bool,
+    local: bool,
     db: Path | str | None,
     as_json: bool,
-    local: bool,
 ) -> None:
     """Gather cited evidence for QUESTION and print an LLM prompt.
 
@@ -95,31 +80,23 @@ def discover_command(
 
     Example: lode discover "what is shopfront" --include shop --max-tokens 1500
     """
-    result, prompt, stage_ms = _run(question, _overrides(include, exclude, fmt, max_tokens), db, local)
+    overrides = _overrides(include, exclude, fmt, max_tokens)
+
+    def remote(server: RemoteLode) -> tuple[Any, str, Any]:
+        found = server.post("/api/v1/discover", {"question": question, "config": overrides})
+        return found, found["answer_prompt"], found["metrics"]["stage_ms"]
+
+    def in_process(lode: Lode) -> tuple[Any, str, Any]:
+        from indexer.config_file import load_discover_config
+        from indexer.search.discover import discover
+
+        found = discover(lode, question, load_discover_config(overrides=overrides))
+        return found, found.answer_prompt, found.metrics.stage_ms
+
+    result, prompt, stage_ms = through(db, local, remote, in_process)
     if as_json:
         echo_json(result)
         return
     click.echo(prompt, nl=False)
     if show_metrics:
         click.echo(json.dumps(stage_ms), err=True)
-
-
-def _run(
-    question: str, overrides: dict[str, Any], db: Path | str | None, local: bool
-) -> tuple[Any, str, Any]:
-    """(the whole result, the prompt, the stage times), through a running server if there is one."""
-    config = make_config(db=db)
-    remote = server_for(config, db, local)
-    if remote is not None:
-        found: Any = remote.post("/api/v1/discover", {"question": question, "config": overrides})
-        return found, found["answer_prompt"], found["metrics"]["stage_ms"]
-    from indexer.api import open_for_search
-    from indexer.config_file import load_discover_config
-    from indexer.search.discover import discover
-
-    lode = open_for_search(config)
-    try:
-        result = discover(lode, question, load_discover_config(overrides=overrides))
-    finally:
-        lode.close()
-    return result, result.answer_prompt, result.metrics.stage_ms

@@ -1,41 +1,30 @@
-"""``lode index``, ``lode projects``, ``lode status``."""
+"""``lode index``, ``lode projects``, and ``lode chunk`` (the chunker's view of one file)."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
-from indexer.cli._common import (
-    LodeCommand,
-    LodeGroup,
-    db_option,
-    echo_json,
-    handle_errors,
-    json_option,
-    local_option,
-    make_config,
-    server_for,
-)
-from indexer.errors import ConflictError, LodeError, ServerUnavailableError
+from indexer.cli._common import cli, echo_json, lode_command, make_config, server_for
+from indexer.config import ChunkerConfig
+from indexer.errors import ConflictError, LodeError, PathError, ServerUnavailableError
 
 if TYPE_CHECKING:
+    from indexer.models import Project
     from indexer.remote import RemoteLode
 
-__all__ = ["index_command", "projects_group", "status_command"]
+__all__ = ["chunk_command", "index_command", "projects_group"]
 
 
-@click.command("index", cls=LodeCommand)
+@lode_command("index", "db", "local", "json")
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--name", default=None, help="Project name (default: the folder's name).")
 @click.option("--full", is_flag=True, help="Re-chunk every file, not only changed ones.")
 @click.option("--no-embed", is_flag=True, help="Phase 1 only: lexical search now, vectors later.")
 @click.option("--force", is_flag=True, help="Index /, a system folder or the home folder itself anyway.")
-@db_option
-@local_option
-@json_option
-@handle_errors
 def index_command(
     path: Path,
     name: str | None,
@@ -117,7 +106,7 @@ def _index_remote(
         raise LodeError(f"the server's task ended {task['status']}: {task['message']}")
 
 
-@click.group("projects", cls=LodeGroup, invoke_without_command=True)
+@cli.group("projects", invoke_without_command=True)
 @click.pass_context
 def projects_group(ctx: click.Context) -> None:
     """List or remove registered projects (default: list).
@@ -128,21 +117,7 @@ def projects_group(ctx: click.Context) -> None:
         ctx.invoke(projects_list)
 
 
-@projects_group.command("list")
-@db_option
-@json_option
-@handle_errors
-def projects_list(db: Path | str | None = None, as_json: bool = False) -> None:
-    """List registered projects.
-
-    Example: lode projects list
-    """
-    from indexer.api import Lode
-
-    projects = Lode(make_config(db=db)).list_projects()
-    if as_json:
-        echo_json(projects)
-        return
+def _print_projects(projects: list[Project]) -> None:
     if not projects:
         click.echo("no projects yet: lode index PATH")
     for p in projects:
@@ -150,110 +125,71 @@ def projects_list(db: Path | str | None = None, as_json: bool = False) -> None:
         click.echo(f"{p.name}\t{p.root}\tlast indexed {when}\t{p.id}")
 
 
-@projects_group.command("remove")
+@lode_command("list", "db", "json", render=_print_projects, group=projects_group)
+def projects_list(db: Path | str | None = None) -> list[Project]:
+    """List registered projects.
+
+    Example: lode projects list
+    """
+    from indexer.api import Lode
+
+    return Lode(make_config(db=db)).list_projects()
+
+
+def _print_removed(answer: dict[str, Project]) -> None:
+    click.echo(f"removed project {answer['removed'].name} ({answer['removed'].root})")
+
+
+@lode_command("remove", "db", "json", render=_print_removed, group=projects_group)
 @click.argument("project")
-@db_option
-@json_option
-@handle_errors
-def projects_remove(project: str, db: Path | str | None, as_json: bool) -> None:
+def projects_remove(project: str, db: Path | str | None) -> dict[str, Project]:
     """Remove PROJECT (name or id) and its index rows; source files are not touched.
 
     Example: lode projects remove myrepo
     """
     from indexer.api import Lode
 
-    removed = Lode(make_config(db=db)).remove_project(project)
-    if as_json:
-        echo_json({"removed": removed})
-    else:
-        click.echo(f"removed project {removed.name} ({removed.root})")
+    return {"removed": Lode(make_config(db=db)).remove_project(project)}
 
 
-@click.command("status", cls=LodeCommand)
-@local_option
-@db_option
-@json_option
-@handle_errors
-def status_command(local: bool, db: Path | str | None, as_json: bool) -> None:
-    """Show the index: projects with their watcher state, running and queued tasks with
-    their progress, files, chunks, semantic coverage, failures.
+@lode_command("chunk", "json")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option(
+    "--max-chunk-tokens",
+    type=int,
+    default=None,
+    help=f"Largest chunk in model word-pieces (default {ChunkerConfig().max_chunk_tokens}).",
+)
+def chunk_command(path: Path, max_chunk_tokens: int | None, as_json: bool) -> None:
+    """Print the chunks of the file PATH with their metadata.
 
-    Asks a running lode server when there is one (it knows its tasks' rates and its
-    watchers); --local (or no server) reads what the index records.
-
-    Example: lode status --json
+    Example: lode chunk src/app.py --json
     """
-    config = make_config(db=db)
-    remote = server_for(config, db, local)
-    if remote is not None:
-        status = _remote_status(remote)
-    else:
-        from indexer.api import Lode
+    from rich.console import Console
+    from rich.table import Table
 
-        lode = Lode(config)
-        try:
-            status = {"via": "local", **lode.status()}
-        finally:
-            lode.close()
+    from indexer.chunker import chunk_file
+
+    if not path.is_file():
+        raise PathError("path", f"{path} is not a readable file")
+    config = make_config(max_chunk_tokens=max_chunk_tokens)
+    result = chunk_file(path.as_posix(), path.read_bytes(), config.chunker)
+    if result.skipped_reason:
+        raise PathError("path", f"{path}: {result.skipped_reason}")
     if as_json:
-        echo_json(status)
-    else:
-        _print_status(status)
-
-
-def _remote_status(remote: RemoteLode) -> dict[str, Any]:
-    """The server's status, with its live tasks (running first) and each project's watcher."""
-    status: dict[str, Any] = remote.get("/api/v1/status")
-    tasks = [t for t in remote.get("/api/v1/tasks?limit=1000") if t["status"] in ("running", "queued")]
-    tasks.sort(key=lambda t: t["status"] != "running")
-    for project in status["projects"]:
-        project["failed_files"] = None
-    return {"via": remote.base_url, "exists": True, **status, "tasks": tasks}
-
-
-def _watch_text(project: dict[str, Any], via: str) -> str:
-    watch = project.get("watch")
-    if via == "local" or watch is None:
-        return "watcher unknown (no lode server)"
-    text = str(watch["state"])
-    if watch.get("pending_events"):
-        text += f", {watch['pending_events']} pending event(s)"
-    if watch.get("last_error"):
-        text += f", last error: {watch['last_error']}"
-    return text
-
-
-def _task_text(task: dict[str, Any], names: dict[str, str]) -> str:
-    project = names.get(task["project_id"], task["project_id"])
-    text = f"{task['status']:<8} {project}: {task['phase']} {task['percent']:.0f} %"
-    text += f" (files {task['files_done']}/{task['files_total']}, "
-    text += f"{task['chunks_embedded']}/{task['chunks_total']} chunks embedded"
-    if task.get("eta_seconds") is not None:
-        text += f", about {task['eta_seconds']:.0f} s left"
-    return text + f")  {task['id']}"
-
-
-def _print_status(status: dict[str, Any]) -> None:
-    via = status["via"]
-    if not status["exists"]:
-        click.echo(f"no index at {status['db']} yet: lode index PATH")
+        echo_json([dataclasses.asdict(c) for c in result.chunks])
         return
-    served = "" if via == "local" else f", served by {via}"
-    click.echo(f"index {status['db']} (model {status['model_id']}, dim {status['dimension']}{served})")
-    click.echo(
-        f"{status['documents']} files, {status['chunks']} chunks ({status['chunks_embedded']} embedded), "
-        f"{status['embedding_cache']} cached vectors, {status['file_errors']} failed file(s)"
-    )
-    for p in status["projects"]:
-        failed = "" if p.get("failed_files") is None else f", {p['failed_files']} failed"
-        if p.get("files_awaiting_rechunk"):
-            failed += f", {p['files_awaiting_rechunk']} awaiting re-chunking (lode upgrade)"
-        click.echo(
-            f"  {p['name']}: {p['files']} files, {p['chunks']} chunks, "
-            f"semantic {p['semantic_coverage']:.0%}{failed}; {_watch_text(p, via)} — {p['root']}"
+    table = Table(title=f"{path} ({result.language}{', fallback' if result.used_fallback else ''})")
+    for column in ("#", "lines", "type", "name", "parent", "scope", "refs"):
+        table.add_column(column)
+    for c in result.chunks:
+        table.add_row(
+            str(c.chunk_index),
+            f"{c.start_line}-{c.end_line}",
+            c.node_type,
+            c.node_name,
+            c.parent_context[:40],
+            " > ".join(c.scope_path),
+            str(len(c.references)),
         )
-    names = {p["id"]: p["name"] for p in status["projects"]}
-    tasks = status.get("tasks", [])
-    click.echo(f"tasks: {len(tasks)} running or queued" if tasks else "tasks: none running or queued")
-    for task in tasks:
-        click.echo(f"  {_task_text(task, names)}")
+    Console().print(table)

@@ -6,19 +6,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from indexer.cli._common import (
-    ApiOption,
-    LodeGroup,
-    db_option,
-    echo_json,
-    handle_errors,
-    json_option,
-    make_config,
-)
+from indexer.cli._common import api_option, cli, lode_command, make_config
 from indexer.errors import ValidationError
 
 if TYPE_CHECKING:
@@ -34,18 +26,6 @@ if TYPE_CHECKING:
     )
 
 __all__ = ["outline_group"]
-
-F = TypeVar("F", bound=Callable[..., Any])
-#: What a command's body returns: the operation's answer and how to print it.
-Command = tuple[Any, Callable[[Any], None]]
-
-
-def _options(func: F) -> F:
-    """``--project``, ``--db`` and ``--json``, shared by every outline command."""
-    wrapped = click.option(
-        "--project", default=None, help="Project name or id (default: the only registered project)."
-    )(func)
-    return json_option(db_option(wrapped))
 
 
 def _open(db: Path | str | None, project: str | None) -> Outline:
@@ -63,18 +43,23 @@ def _open(db: Path | str | None, project: str | None) -> Outline:
     return lode.outline(project)
 
 
-def _run(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Open the outline, call the command's operation, print JSON or the text rendering."""
+_PROJECT_HELP = "Project name or id (default: the only registered project)."
 
-    @functools.wraps(func)
-    def wrapper(db: Path | str | None, project: str | None, as_json: bool, **kwargs: Any) -> None:
-        result, render = func(_open(db, project), **kwargs)
-        if as_json:
-            echo_json(result)
-        else:
-            render(result)
 
-    return wrapper
+def _command(name: str, render: Callable[[Any], None]) -> Callable[[Callable[..., Any]], click.Command]:
+    """An outline command: its callback takes the outline of ``--project`` and returns the
+    operation's answer, printed as JSON or by ``render``."""
+
+    def decorate(func: Callable[..., Any]) -> click.Command:
+        @functools.wraps(func)
+        def run(db: Path | str | None, project: str | None, **kwargs: Any) -> Any:
+            return func(_open(db, project), **kwargs)
+
+        command = lode_command(name, "json", "db", render=render, group=outline_group)(run)
+        command.params.append(click.Option(["--project"], default=None, help=_PROJECT_HELP))
+        return command
+
+    return decorate
 
 
 def _line(info: NodeInfo) -> str:
@@ -101,10 +86,6 @@ def _print_cues(result: LocateResult) -> None:
         click.echo(f"{cue.confidence:.2f}  {cue.node}  ({cue.breadcrumb}) — {cue.reason}")
 
 
-def _print_text(result: NodeText) -> None:
-    click.echo(result.text)
-
-
 def _print_found(result: FindResult) -> None:
     for info in result.nodes:
         click.echo(_line(info))
@@ -119,11 +100,7 @@ def _print_matches(result: GrepResult) -> None:
         click.echo("… more matches (raise --limit or narrow --node)")
 
 
-def _print_plan(result: PlanPrompt) -> None:
-    click.echo(f"intent: {result.intent}\n\n{result.system}\n\n{result.user}")
-
-
-@click.group("outline", cls=LodeGroup)
+@cli.group("outline")
 def outline_group() -> None:
     """Navigate a project's outline: folders → files → classes → methods, docs → sections.
 
@@ -131,99 +108,81 @@ def outline_group() -> None:
     """
 
 
-@outline_group.command("ls")
+@_command("ls", _print_listing)
 @click.argument("node", required=False)
 @click.option("--depth", type=int, default=1, show_default=True, help="Levels listed below NODE.")
 @click.option("--limit", type=int, default=100, show_default=True, help="Children listed per node.")
-@_options
-@handle_errors
-@_run
-def ls_command(outline: Outline, node: str | None, depth: int, limit: int) -> Command:
+def ls_command(outline: Outline, node: str | None, depth: int, limit: int) -> Listing:
     """List NODE (default: the root) and its children with summaries.
 
     Example: lode outline ls src/shop --depth 2 --project shop
     """
-    return outline.ls(node, depth, limit), _print_listing
+    return outline.ls(node, depth, limit)
 
 
-@outline_group.command("cat")
+@_command("cat", lambda result: click.echo(result.text))
 @click.argument("node", required=False)
 @click.option("--max-chars", type=int, default=20_000, show_default=True, help="Cut the text here.")
-@_options
-@handle_errors
-@_run
-def cat_command(outline: Outline, node: str | None, max_chars: int) -> Command:
+def cat_command(outline: Outline, node: str | None, max_chars: int) -> NodeText:
     """Print the text of NODE (a section, a function, a file) with line numbers.
 
     Example: lode outline cat "src/shop/cart.py#Cart.add_item" --project shop
     """
-    return outline.cat(node, max_chars), _print_text
+    return outline.cat(node, max_chars)
 
 
-@outline_group.command("find")
+@_command("find", _print_found)
 @click.argument("title")
 @click.option("--kind", default=None, help="Only nodes of this kind (class, function, section…).")
 @click.option("--node", default=None, help="Only under this node.")
 @click.option("--limit", type=int, default=50, show_default=True, help="Nodes returned.")
-@_options
-@handle_errors
-@_run
-def find_command(outline: Outline, title: str, kind: str | None, node: str | None, limit: int) -> Command:
+def find_command(outline: Outline, title: str, kind: str | None, node: str | None, limit: int) -> FindResult:
     """Find nodes whose title matches the glob TITLE (case-insensitive).
 
     Example: lode outline find "*session*" --kind section --project shop
     """
-    return outline.find(title, kind, node, limit), _print_found
+    return outline.find(title, kind, node, limit)
 
 
-@outline_group.command("grep")
+@_command("grep", _print_matches)
 @click.argument("pattern")
 @click.option("--node", default=None, help="Only under this node (default: the whole project).")
 @click.option("--limit", type=int, default=50, show_default=True, help="Matches returned.")
 @click.option("-i", "--ignore-case", is_flag=True, help="Match case-insensitively.")
-@_options
-@handle_errors
-@_run
-def grep_command(outline: Outline, pattern: str, node: str | None, limit: int, ignore_case: bool) -> Command:
+def grep_command(
+    outline: Outline, pattern: str, node: str | None, limit: int, ignore_case: bool
+) -> GrepResult:
     """Print lines matching the regular expression PATTERN, with the node holding each.
 
     Example: lode outline grep "def (add|remove)_item" --node src/shop --project shop
     """
-    return outline.grep(pattern, node, limit, ignore_case), _print_matches
+    return outline.grep(pattern, node, limit, ignore_case)
 
 
-@outline_group.command("locate")
+@_command("locate", _print_cues)
 @click.argument("question")
-@click.option(
-    "--max-branches",
+@api_option(
     "max_branches",
-    cls=ApiOption,
-    old=["--branches"],
+    "--branches",
     type=int,
     default=3,
     show_default=True,
     help="Cues returned, one per branch.",
 )
-@_options
-@handle_errors
-@_run
-def locate_command(outline: Outline, question: str, max_branches: int) -> Command:
+def locate_command(outline: Outline, question: str, max_branches: int) -> LocateResult:
     """Print where to start reading for QUESTION, with a confidence per cue.
 
     Example: lode outline locate "when do session tokens expire" --project shop
     """
-    return outline.locate(question, max_branches), _print_cues
+    return outline.locate(question, max_branches)
 
 
-@outline_group.command("plan")
+@_command("plan", lambda r: click.echo(f"intent: {r.intent}\n\n{r.system}\n\n{r.user}"))
 @click.argument("question")
 @click.option("--node", default=None, help="The current node (default: the root).")
 @click.option("--visited", multiple=True, help="A node already read (repeatable).")
 @click.option("--evidence", multiple=True, help="Something found so far (repeatable).")
 @click.option("--missing", default=None, help="What is still missing.")
-@_options
-@handle_errors
-@_run
 def plan_command(
     outline: Outline,
     question: str,
@@ -231,9 +190,9 @@ def plan_command(
     visited: tuple[str, ...],
     evidence: tuple[str, ...],
     missing: str | None,
-) -> Command:
+) -> PlanPrompt:
     """Print a navigation-planning prompt for QUESTION (for your own LLM).
 
     Example: lode outline plan "where are tokens refreshed" --visited docs/guide.md --project shop
     """
-    return outline.plan(question, node, visited, evidence, missing), _print_plan
+    return outline.plan(question, node, visited, evidence, missing)

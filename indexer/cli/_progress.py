@@ -2,8 +2,8 @@
 
 Phase 1 reports every 50 files or every second, phase 2 after every write of vectors;
 each bar shows its time left once 5 % of what it had left when it appeared is done,
-from its own pace since then (rich's estimate, over a sliding window, showed ``-:--:--``
-through most of a run, and counted the vectors a run found in the cache as speed).
+from its own pace since then (not rich's sliding window, which counts the vectors a run
+finds in the cache as speed).
 """
 
 from __future__ import annotations
@@ -81,17 +81,10 @@ class IndexBar:
 
     def from_task(self, task: dict[str, Any]) -> None:
         """Progress callback for a task followed on a server (its JSON)."""
-        state = IndexProgress(
-            phase=task["phase"],
-            files_total=task["files_total"],
-            files_done=task["files_done"],
-            chunks_done=task["chunks_done"],
-            chunks_total=task["chunks_total"],
-            chunks_embedded=task["chunks_embedded"],
-        )
+        fields = ("phase", "files_total", "files_done", "chunks_done", "chunks_total", "chunks_embedded")
+        state = IndexProgress(**{name: task[name] for name in fields})
         eta = task.get("eta_seconds")
-        left = task["chunks_total"] - task["chunks_embedded"]
-        state.embed_rate = left / eta if eta else 0.0
+        state.embed_rate = (task["chunks_total"] - task["chunks_embedded"]) / eta if eta else 0.0
         self(state)
 
     def __call__(self, state: IndexProgress) -> None:

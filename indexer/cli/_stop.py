@@ -5,8 +5,8 @@ A stop waits ``STOP_WAIT`` seconds for the index writer to finish its batch; if 
 inside the model (a batch of long chunks takes seconds) or an optimize, the stop waits
 only for the write unit in progress (``Db.hold_writes``: writes that belong together
 are never cut; a single write is an atomic commit) and the process leaves without it.
-Once everything is closed the process exits at once: the interpreter's own teardown takes
-~1 s more with torch loaded, and a writer thread left inside the model must not run on.
+Once everything is closed the process exits at once, without the interpreter's teardown
+(slow with torch loaded): a writer thread left inside the model must not run on.
 
 A process started with SIGINT ignored (``nohup lode watch . &``: a shell starts background
 jobs so) would never stop on Ctrl-C; ``restore_sigint`` gives SIGINT back its handler.

@@ -4,85 +4,61 @@ else in-process. Names are matched as text, like ctags: no language server."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlencode
 
 import click
 
-from indexer.cli._common import (
-    LodeCommand,
-    db_option,
-    echo_json,
-    handle_errors,
-    json_option,
-    local_option,
-    make_config,
-    server_for,
-)
+from indexer.cli._common import echo_json, lode_command, through
+
+if TYPE_CHECKING:
+    from indexer.api import Lode
 
 __all__ = ["refs_command", "symbols_command"]
 
+F = TypeVar("F", bound=Callable[..., Any])
 _MATCHES = ("exact", "prefix", "glob", "fuzzy")  # indexer.symbols.MATCHES (not imported for --help)
+#: The query's fields named as the HTTP parameters (and the options) that set them.
+_RENAMED = {"kind": "kinds", "language": "languages", "project": "projects"}
 
 
-def _common(func: Any) -> Any:
-    """``--language``, ``--project``, ``--from-path``, ``--local``, ``--db``, ``--json``."""
-    func = local_option(db_option(json_option(func)))
-    for option in reversed(
-        (
-            click.option(
-                "--language", multiple=True, help="Only these languages (repeatable, or comma-separated)."
-            ),
-            click.option("--project", default=None, help="Project name or id (default: all)."),
-            click.option(
-                "--from-path",
-                default=None,
-                help="The file the name is read in (relative to its project): nearer candidates "
-                "first (same file, same folder, imported by it).",
-            ),
-        )
-    ):
-        func = option(func)
-    return func
+def _common(func: F) -> F:
+    """``--language``, ``--project``, ``--from-path``: what both commands take."""
+    func = click.option(
+        "--from-path",
+        default=None,
+        help="The file the name is read in (relative to its project): nearer candidates "
+        "first (same file, same folder, imported by it).",
+    )(func)
+    func = click.option("--project", default=None, help="Project name or id (default: all).")(func)
+    return click.option(
+        "--language", multiple=True, help="Only these languages (repeatable, or comma-separated)."
+    )(func)
 
 
-def _listed(values: tuple[str, ...]) -> tuple[str, ...]:
-    """Repeated and comma-separated values alike (``--kind function,method``)."""
-    return tuple(v for value in values for v in value.split(",") if v)
-
-
-def _query(**fields: Any) -> str:
-    """The HTTP query string (a list is one comma-separated value, as the API takes it)."""
+def _ask(db: Path | None, local: bool, fields: dict[str, Any], references: bool = False) -> Any:
+    """The definitions (or the ``references``) the options ask for, from the server when one
+    serves the index, else from this process. Repeated and comma-separated values alike
+    (``--kind function,method``)."""
+    path = "/api/v1/symbols/references" if references else "/api/v1/symbols"
+    for name in ("kind", "language"):
+        if name in fields:
+            fields[name] = tuple(v for value in fields[name] for v in value.split(",") if v)
     pairs = {k: ",".join(v) if isinstance(v, tuple) else v for k, v in fields.items()}
-    return urlencode({k: v for k, v in pairs.items() if v not in (None, "")})
+    query = urlencode({k: v for k, v in pairs.items() if v not in (None, "")})  # lists comma-separated
 
+    def in_process(lode: Lode) -> Any:
+        from indexer import symbols
 
-def _ask(db: Path | None, local: bool, path: str, fields: dict[str, Any], call: str) -> dict[str, Any]:
-    """The answer of the server at ``path`` when one serves the index, else of this process."""
-    config = make_config(db=db)
-    remote = server_for(config, db, local)
-    if remote is not None:
-        answer: dict[str, Any] = remote.get(f"{path}?{_query(**fields)}")
-        return answer
-    from indexer import symbols
-    from indexer.api import Lode
+        wanted = {_RENAMED.get(k, k): v for k, v in fields.items()}
+        wanted["projects"] = (fields["project"],) if fields["project"] else ()
+        if references:
+            return symbols.references_json(lode.references(symbols.ReferenceQuery(**wanted)))
+        return symbols.list_json(lode.symbols(symbols.SymbolQuery(**wanted)))
 
-    lode = Lode(config)
-    try:
-        if call == "symbols":
-            query = symbols.SymbolQuery(
-                fields["name"], fields["match"], fields["kind"], fields["language"],
-                (project,) if (project := fields["project"]) else (), fields["from_path"], fields["limit"],
-            )  # fmt: skip
-            return symbols.list_json(lode.symbols(query))
-        projects = (fields["project"],) if fields["project"] else ()
-        wanted = symbols.ReferenceQuery(
-            fields["name"], fields["language"], projects, fields["from_path"], fields["limit"]
-        )
-        return symbols.references_json(lode.references(wanted))
-    finally:
-        lode.close()
+    return through(db, local, lambda remote: remote.get(f"{path}?{query}"), in_process, search=False)
 
 
 def _where(item: dict[str, Any]) -> str:
@@ -90,7 +66,7 @@ def _where(item: dict[str, Any]) -> str:
     return f"{item['file_path']}:{lines or item['start_line']}"
 
 
-@click.command("symbols", cls=LodeCommand)
+@lode_command("symbols", "local", "db", "json")
 @click.argument("name")
 @click.option(
     "--match",
@@ -104,64 +80,38 @@ def _where(item: dict[str, Any]) -> str:
 )
 @click.option("--limit", type=int, default=50, show_default=True, help="Definitions listed.")
 @_common
-@handle_errors
-def symbols_command(
-    name: str,
-    match: str,
-    kind: tuple[str, ...],
-    limit: int,
-    language: tuple[str, ...],
-    project: str | None,
-    from_path: str | None,
-    local: bool,
-    db: Path | None,
-    as_json: bool,
-) -> None:
+def symbols_command(db: Path | None, local: bool, as_json: bool, **fields: Any) -> None:
     """Go to definition: every unit (function, method, class, namespace, macro…) named NAME
     (or Type.name), nearest first. Resolution is by name, like ctags: an ambiguous name
     lists every candidate. Goes through a running lode server when there is one.
 
     Example: lode symbols add_item --kind method --from-path src/shop/checkout.py
     """
-    fields = {"name": name, "match": match, "kind": _listed(kind), "language": _listed(language),
-              "project": project, "from_path": from_path, "limit": limit}  # fmt: skip
-    found = _ask(db, local, "/api/v1/symbols", fields, "symbols")
+    found = _ask(db, local, fields)
     if as_json:
         echo_json(found)
         return
     for item in found["symbols"]:
-        near = f"  [{item['proximity']}]" if from_path else ""
+        near = f"  [{item['proximity']}]" if fields["from_path"] else ""
         click.echo(f"{_where(item)}  {item['kind']}  {item['qualified_name']}  {item['signature']}{near}")
     if not found["symbols"]:
-        click.echo(f"no definition of {name!r} ({match})")
+        click.echo(f"no definition of {fields['name']!r} ({fields['match']})")
     elif found["truncated"]:
         click.echo(f"… {found['total']} definitions in all (raise --limit)")
 
 
-@click.command("refs", cls=LodeCommand)
+@lode_command("refs", "local", "db", "json")
 @click.argument("name")
 @click.option("--limit", type=int, default=100, show_default=True, help="Callers listed.")
 @_common
-@handle_errors
-def refs_command(
-    name: str,
-    limit: int,
-    language: tuple[str, ...],
-    project: str | None,
-    from_path: str | None,
-    local: bool,
-    db: Path | None,
-    as_json: bool,
-) -> None:
+def refs_command(db: Path | None, local: bool, as_json: bool, **fields: Any) -> None:
     """Find references: every line using NAME, grouped by the unit it is in (its callers),
     after NAME's candidate definitions. Uses are matched by name, like ctags: a receiver's
     type is not known. Goes through a running lode server when there is one.
 
     Example: lode refs add_item --from-path src/shop/cart.py
     """
-    fields = {"name": name, "language": _listed(language), "project": project, "from_path": from_path,
-              "limit": limit}  # fmt: skip
-    found = _ask(db, local, "/api/v1/symbols/references", fields, "refs")
+    found = _ask(db, local, fields, references=True)
     if as_json:
         echo_json(found)
         return

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from indexer.cli._common import LodeCommand, db_option, handle_errors, make_config
+from indexer.cli._common import lode_command, make_config
 from indexer.config import WatchConfig
 
 if TYPE_CHECKING:
@@ -24,14 +24,12 @@ __all__ = ["run_watch", "watch_command"]
 _SHOWN_PATHS = 3
 
 
-@click.command("watch", cls=LodeCommand)
+@lode_command("watch", "db")
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option(
     "--quiet-ms", type=click.IntRange(min=1), default=None,
     help=f"Send a batch once no file changed for this long, in ms (default {WatchConfig().quiet_ms}).",
 )  # fmt: skip
-@db_option
-@handle_errors
 def watch_command(path: Path, quiet_ms: int | None, db: Path | str | None) -> None:
     """Index PATH, then re-index what changes in it, one line per batch, until Ctrl-C.
 
