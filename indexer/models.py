@@ -35,27 +35,10 @@ __all__ = [
 
 #: The normalised node-type vocabulary shared by every language (see ARCHITECTURE.md).
 NODE_TYPES: Final[frozenset[str]] = frozenset(
-    {
-        "function",
-        "method",
-        "constructor",
-        "class",
-        "struct",
-        "enum",
-        "interface",
-        "trait",
-        "impl",
-        "module",
-        "namespace",
-        "type",
-        "constant",
-        "variable",
-        "macro",
-        "test",
-        "section",
-        "block",
-        "text",
-    }
+    (
+        "function method constructor class struct enum interface trait impl module namespace type constant "
+        "variable macro test section block text"
+    ).split()
 )
 
 

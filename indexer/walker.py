@@ -35,35 +35,11 @@ __all__ = [
 
 #: Folder names never descended into.
 BUILTIN_EXCLUDED_DIRS: frozenset[str] = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        ".bzr",
-        "node_modules",
-        "bower_components",
-        ".venv",
-        "venv",
-        ".tox",
-        ".nox",
-        "__pycache__",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        ".hypothesis",
-        ".eggs",
-        ".gradle",
-        ".idea",
-        ".next",
-        ".nuxt",
-        ".terraform",
-        ".cache",
-        "build",
-        "dist",
-        "target",
-        "out",
-        ".lode",
-    }
+    (
+        ".git .hg .svn .bzr node_modules bower_components .venv venv .tox .nox __pycache__ .mypy_cache "
+        ".pytest_cache .ruff_cache .hypothesis .eggs .gradle .idea .next .nuxt .terraform .cache build dist "
+        "target out .lode"
+    ).split()
 )
 
 #: Files whose patterns are honoured in every folder; ``.lodeignore`` wins over ``.gitignore``.
