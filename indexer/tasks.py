@@ -24,6 +24,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
+from indexer._runs import task_eta, task_percent
 from indexer.activity import SearchActivity
 from indexer.config import LodeConfig
 from indexer.embed import Embedder
@@ -70,26 +71,6 @@ _KEEP_CHECKS = 64
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def task_percent(task: Task) -> float:
-    """Progress in [0, 100]: phase 1 counts for 20 %, embedding for 80 %."""
-    if task.status == "done":
-        return 100.0
-    files = (
-        task.files_done / task.files_total if task.files_total else (1.0 if task.phase == "embed" else 0.0)
-    )
-    vectors = task.chunks_embedded / task.chunks_total if task.chunks_total else 0.0
-    if task.phase != "embed":
-        vectors = 0.0
-    return round(100.0 * (0.2 * min(files, 1.0) + 0.8 * min(vectors, 1.0)), 1)
-
-
-def task_eta(task: Task, rate: float) -> float | None:
-    """Seconds left in phase 2 at ``rate`` chunks/s (None when unknown)."""
-    if task.phase != "embed" or rate <= 0:
-        return None
-    return round(max(0, task.chunks_total - task.chunks_embedded) / rate, 1)
 
 
 class IndexWorker:
