@@ -20,7 +20,7 @@ from indexer.containment import relative_paths, resolve_project_root
 from indexer.documents import DocumentData, DocumentText, document_data, document_text
 from indexer.embed import QueryGraph
 from indexer.errors import LodeError, NotFoundError
-from indexer.limits import check_project_fields, quote
+from indexer.limits import quote
 from indexer.models import LIVE_STATUSES, IndexReport, Project, StoreCheck, UpgradeReport
 from indexer.outline import Outline, OutlineCache
 from indexer.pipeline import ProgressCallback, index_project
@@ -45,6 +45,7 @@ from indexer.symbols import (
     find_symbols,
     get_symbol,
 )
+from indexer.walker import check_project_fields
 from indexer.writer import read_only_error
 
 __all__ = [

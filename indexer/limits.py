@@ -31,7 +31,6 @@ __all__ = [
     "QUOTE_CHARS",
     "QUOTE_ITEMS",
     "check_items",
-    "check_project_fields",
     "check_relative_path",
     "check_text",
     "clip",
@@ -143,18 +142,3 @@ def check_relative_path(field: str, value: str) -> str:
     if problem is not None:
         raise ValidationError(field, problem)
     return value
-
-
-def check_project_fields(name: str | None, include: Sequence[str], exclude: Sequence[str]) -> None:
-    """A project's name and include/exclude globs as every front end takes them, or a
-    ValidationError naming the field."""
-    from indexer.walker import IgnoreRules
-
-    if name is not None:
-        check_text("name", name)
-    for field, globs in (("include", include), ("exclude", exclude)):
-        check_items(field, globs, MAX_GLOBS)
-        try:
-            IgnoreRules.check_globs(globs)
-        except ValueError as exc:
-            raise ValidationError(field, str(exc)) from None
