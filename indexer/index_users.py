@@ -2,10 +2,9 @@
 
 A lode of this version writes an index only while it holds the writer's claim
 (``writer_claim``), and never migrates one it does not write. An older lode kept no claim
-(before lode held a writer lock), so nothing on disk says it is running:
-its index opened, it writes whenever its watcher fires. Its files are not held open
-between writes either (checked on a running server of that age: ``/proc/PID/fd`` and
-``maps`` held nothing of the index). What does show is its process: a ``lode`` command (the
+(before lode held a writer lock), so nothing on disk says it is running: its index
+opened, it writes whenever its watcher fires, and holds none of its files open between
+writes. What does show is its process: a ``lode`` command (the
 console script, or ``python -m server`` / ``python -m indexer``) whose index is this one —
 its ``--db`` argument, else its ``LODE_DB``, else the per-user default of its environment.
 

@@ -152,7 +152,7 @@ def run_lexical_phase(
             break
         writer.accept(entry, states.get(entry.rel_path), prepared)
     writer.flush()
-    if writer.indexed:  # the last rows too: a few hundred unfolded rows cost every search ms
+    if writer.indexed:  # the last rows too: every search scans the rows not folded in
         store.maintenance.fold_new_rows(force=True, everything=writer.folded, rewritten=False)
     stamp = datetime.now(UTC)
     store.projects.mark_indexed(project.id, stamp)
@@ -274,7 +274,7 @@ class _FileWriter:
             else:  # searches of the store meanwhile would scan every row not in an index
                 self.folded = self.store.maintenance.fold_new_rows() or self.folded
             # each write and fold is a new version: those it replaced go once readers may no
-            # longer read them, during the run (a long first index piled up gigabytes)
+            # longer read them, during the run, not at its end
             self.store.versions.prune_if_due()
             hits = sum(1 for h in hashes if h in cached)
             self.report.embedding_cache_hits += hits

@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 
 _MAX_ERRORS = 50
 #: The worker folds new rows into the indexes (``maybe_optimize``) once it has had no work
-#: for this long: an optimize holds the write lock for ~1-4 s, which a file saved during a
+#: for this long: an optimize holds the write lock for seconds, which a file saved during a
 #: burst of edits should not wait behind.
 _QUIET_SECONDS = 2.0
 #: Finished tasks kept (the newest): the watcher queues one per save, and every read of the
@@ -177,7 +177,7 @@ class IndexWorker(TaskQueue):
                 self.storage.checked()
                 self.last_error = None
         if time.monotonic() - self._last_work >= _QUIET_SECONDS:
-            # idle: fold in even a few hundred rows (each costs every full-text query ~27 µs)
+            # idle: fold in even a few hundred rows (each one unfolded slows every full-text query)
             if (
                 self.store.maintenance.maybe_optimize(quiet=True)
                 and failure is not None

@@ -16,7 +16,6 @@ import errno
 import logging
 import os
 import sys
-import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -33,7 +32,6 @@ __all__ = [
     "native_observer",
     "observer_running",
     "polling_observer",
-    "silence_duplicate_watch_warning",
     "watch_limit_hint",
 ]
 
@@ -58,21 +56,6 @@ def native_observer(
     from watchdog.observers import Observer
 
     return Observer()
-
-
-def silence_duplicate_watch_warning() -> None:
-    """Hide watchdog's harmless "Callback with id … already exists" RuntimeWarning.
-
-    watchdog 7's inotify emitter adds a watch twice when nested folders appear faster
-    than it reads their events (``mkdir -p``, a ``git checkout``); it then overwrites
-    the callback with itself and warns, from its reader thread, once per folder. Under
-    ``-W error`` that warning would kill the reader thread, so the filter is narrow:
-    this message, this category, watchdog's modules only.
-    """
-    warnings.filterwarnings(
-        "ignore", message=r"Callback with id '\d+' already exists for watch", category=RuntimeWarning,
-        module=r"watchdog\.",
-    )  # fmt: skip
 
 
 def polling_observer(rules: Callable[[], IgnoreRules], root: Path, interval: float) -> BaseObserver:

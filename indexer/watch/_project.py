@@ -37,7 +37,6 @@ from indexer.watch._observer import (
     native_observer,
     observer_running,
     polling_observer,
-    silence_duplicate_watch_warning,
     watch_limit_hint,
 )
 
@@ -243,7 +242,6 @@ class ProjectWatcher:
 
     # ---- observers -------------------------------------------------------------------
     def _start_observer(self) -> None:
-        silence_duplicate_watch_warning()
         observer: BaseObserver | None = None
         try:
             observer = self._observer_factory()
