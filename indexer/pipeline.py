@@ -143,7 +143,7 @@ def run_lexical_phase(
     state.files_changed += len(gone) + len(dirty)
     state.phase, state.files_total = "chunk", len(changed)
     notify(state)
-    writer = _FileWriter(store, embedder, project, config, report, state, notify)
+    writer = _FileWriter(store, project, report, state, notify)
     jobs = [
         _job(project, config, entry, states.get(entry.rel_path), full, writer.started_ms) for entry in changed
     ]
@@ -195,14 +195,12 @@ class _FileWriter:
     def __init__(
         self,
         store: Store,
-        embedder: Embedder,
         project: Project,
-        config: LodeConfig,
         report: IndexReport,
         state: IndexProgress,
         notify: ProgressCallback,
     ) -> None:
-        self.store, self.embedder, self.project, self.config = store, embedder, project, config
+        self.store, self.project = store, project
         self.report, self.state, self.notify = report, state, notify
         self.pending: list[tuple[FileWrite, list[str]]] = []
         self.started_ms = time.time_ns() // 1_000_000
