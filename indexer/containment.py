@@ -21,10 +21,12 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from indexer.errors import PathError
+from indexer.errors import QUOTE_CHARS, PathError, clip
+from indexer.limits import MAX_PATHS, relative_path_problem
 
 __all__ = [
     "ContainedRead",
@@ -34,6 +36,8 @@ __all__ = [
     "read_contained",
     "real_relative",
     "refuse_broad_root",
+    "relative_paths",
+    "resolve_project_root",
 ]
 
 _F_GETPATH = 50  # macOS fcntl: the path of an open descriptor
@@ -192,3 +196,41 @@ def refuse_broad_root(root: Path, field: str = "path", *, force: bool = False) -
             f"{text} {why}: indexing it would read everything below it; "
             "register a project folder instead, or pass force to do it anyway",
         )
+
+
+def resolve_project_root(path: str | Path, field: str = "path", *, force: bool = False) -> Path:
+    """An absolute, readable folder, or a PathError naming ``field``; ``/``, a system folder
+    or the home folder itself only with ``force``."""
+    raw = str(path).strip()
+    if not raw:
+        raise PathError(field, "is empty")
+    shown = clip(raw, QUOTE_CHARS)
+    if "\x00" in raw:
+        raise PathError(field, "contains a NUL character")
+    try:
+        candidate = Path(raw).expanduser()
+        if not candidate.exists():
+            raise PathError(field, f"{shown} does not exist")
+        if not candidate.is_dir():
+            raise PathError(field, f"{shown} is not a folder")
+        if not os.access(candidate, os.R_OK | os.X_OK):
+            raise PathError(field, f"{shown} is not readable")
+        root = candidate.resolve()
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise PathError(field, f"{shown} cannot be used: {exc.__class__.__name__}") from None
+    refuse_broad_root(root, field, force=force)
+    return root
+
+
+def relative_paths(paths: Sequence[str], field: str = "paths") -> tuple[str, ...]:
+    """Project-relative POSIX paths (no leading slash, no ``..``; at most ``MAX_PATHS``), or
+    a PathError naming ``field``."""
+    if len(paths) > MAX_PATHS:
+        raise PathError(field, f"must hold at most {MAX_PATHS} paths (got {len(paths)})")
+    out = []
+    for path in paths:
+        problem = relative_path_problem(path)
+        if problem is not None:
+            raise PathError(field, problem)
+        out.append(path.strip("/"))
+    return tuple(out)

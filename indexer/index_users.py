@@ -2,10 +2,9 @@
 
 A lode of this version writes an index only while it holds the writer's claim
 (``writer_claim``), and never migrates one it does not write. An older lode kept no claim
-(before lode held a writer lock), so nothing on disk says it is running:
-its index opened, it writes whenever its watcher fires. Its files are not held open
-between writes either (checked on a running server of that age: ``/proc/PID/fd`` and
-``maps`` held nothing of the index). What does show is its process: a ``lode`` command (the
+(before lode held a writer lock), so nothing on disk says it is running: its index
+opened, it writes whenever its watcher fires, and holds none of its files open between
+writes. What does show is its process: a ``lode`` command (the
 console script, or ``python -m server`` / ``python -m indexer``) whose index is this one —
 its ``--db`` argument, else its ``LODE_DB``, else the per-user default of its environment.
 
@@ -21,7 +20,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["IndexUser", "index_users"]
+from indexer.errors import ConflictError
+
+__all__ = ["IndexUser", "index_users", "refuse_index_users"]
 
 _PROC = Path("/proc")
 #: ``python -m NAME`` entry points of lode.
@@ -131,3 +132,16 @@ def index_users(db: Path | str) -> list[IndexUser]:
             command = " ".join(argv)
             found.append(IndexUser(pid, command if len(command) <= 160 else command[:160] + "…"))
     return found
+
+
+def refuse_index_users(db: Path | str) -> None:
+    """A ``ConflictError`` naming the other lode processes that use the index ``db``, if
+    any: a migration under them would let an older lode write rows without the new columns."""
+    users = index_users(db)
+    if users:
+        named = "; ".join(u.describe() for u in users[:3])
+        more = f" and {len(users) - 3} more" if len(users) > 3 else ""
+        raise ConflictError(
+            f"the index at {db} needs an upgrade, and other lode processes use it ({named}{more}): "
+            "stop them first (an older lode would go on writing rows without the new columns)"
+        )

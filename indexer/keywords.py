@@ -16,7 +16,7 @@ often outranks one defined and forgotten. Picking is diverse (maximal marginal r
 with word-overlap similarity): each next phrase maximises ``0.7 × score − 0.3 × overlap
 with the phrases already picked``, and a phrase whose words all lie in one already picked
 is skipped. The cost is a few passes over the text (word pairs: over its first 5,000
-words), a quarter to a third of the chunker's time on a large file.
+words).
 
 **Summary** (``document_summary``, at most about 300 characters): the module docstring
 or leading doc comment (a licence header is skipped), the first paragraph under the first

@@ -11,12 +11,11 @@ given back when freed; freed memory at a heap's top goes back over 128 KiB) and 
 two arenas. Only glibc has ``mallopt`` with these parameters; elsewhere it does nothing.
 
 ``child_env`` gives the store's maintenance children (``store._lance._jobs``: compaction, index
-merges and builds) the same settings through glibc's ``MALLOC_*`` variables: a big
-optimize in a child peaked higher with glibc's defaults, in the same time.
+merges and builds) the same settings through glibc's ``MALLOC_*`` variables.
 
 ``release_free_memory`` gives back the free pages inside the heaps, which the trim
 threshold cannot reach (it trims a heap's top only): phase 2 calls it after each vector
-write (a few milliseconds a call).
+write.
 
 pyarrow allocates through its own allocator (mimalloc in its wheels), which keeps what it
 freed, outside glibc's figures. ``limit_heap_growth`` and ``child_env`` send Arrow's memory

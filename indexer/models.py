@@ -6,9 +6,22 @@ HTTP schemas. Every type is a frozen dataclass so it can be shared across thread
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
+
+from indexer._runs import (
+    FINISHED_STATUSES,
+    LIVE_STATUSES,
+    TASK_STATUSES,
+    IndexProgress,
+    IndexReport,
+    SkippedFile,
+    StoreCheck,
+    StoreProblem,
+    Task,
+    UpgradeReport,
+)
 
 __all__ = [
     "FINISHED_STATUSES",
@@ -18,6 +31,7 @@ __all__ = [
     "TASK_STATUSES",
     "Chunk",
     "ChunkFilter",
+    "ChunkView",
     "ChunkedFile",
     "Document",
     "FileChunk",
@@ -31,31 +45,15 @@ __all__ = [
     "Symbol",
     "SymbolSite",
     "Task",
+    "UpgradeReport",
 ]
 
 #: The normalised node-type vocabulary shared by every language (see ARCHITECTURE.md).
 NODE_TYPES: Final[frozenset[str]] = frozenset(
-    {
-        "function",
-        "method",
-        "constructor",
-        "class",
-        "struct",
-        "enum",
-        "interface",
-        "trait",
-        "impl",
-        "module",
-        "namespace",
-        "type",
-        "constant",
-        "variable",
-        "macro",
-        "test",
-        "section",
-        "block",
-        "text",
-    }
+    (
+        "function method constructor class struct enum interface trait impl module namespace type constant "
+        "variable macro test section block text"
+    ).split()
 )
 
 
@@ -259,70 +257,6 @@ class ChunkView:
 
 
 @dataclass(frozen=True, slots=True)
-class SkippedFile:
-    """A file the walker or chunker left out, and why."""
-
-    path: str
-    reason: str
-
-
-@dataclass(slots=True)
-class IndexProgress:
-    """Where a run is: phase, files and chunks done, and the rate of phase 2."""
-
-    phase: str = "scan"
-    files_total: int = 0
-    files_done: int = 0
-    chunks_done: int = 0
-    chunks_total: int = 0
-    chunks_embedded: int = 0
-    embed_rate: float = 0.0
-    errors: list[str] = field(default_factory=list)
-    files_changed: int = 0
-    """Files written, removed or failed so far (0: the run changed nothing yet)."""
-
-    @property
-    def eta_seconds(self) -> float | None:
-        """Seconds left in phase 2 at the current rate (None when unknown)."""
-        left = self.chunks_total - self.chunks_embedded
-        if self.phase != "embed" or self.embed_rate <= 0:
-            return None
-        return max(0.0, left / self.embed_rate)
-
-
-@dataclass(slots=True)
-class IndexReport:
-    """What one indexing run did (the ``lode index --json`` summary)."""
-
-    project_id: str = ""
-    files_seen: int = 0
-    files_indexed: int = 0
-    files_unchanged: int = 0
-    files_deleted: int = 0
-    files_skipped: list[SkippedFile] = field(default_factory=list)
-    files_failed: list[SkippedFile] = field(default_factory=list)
-    chunks_written: int = 0
-    """Chunks written by phase 1 (the changed files' chunks)."""
-    chunks_embedded: int = 0
-    """Chunks given a vector the model computed in this run (a text repeated in the run is
-    embedded once)."""
-    embedding_cache_hits: int = 0
-    """Chunks given a vector from the embedding cache (by phase 1 or phase 2)."""
-    chunks_queued: int = 0
-    """Chunks of the project still without a vector when the run ended (``--no-embed``,
-    a stopped run, or texts the model refused)."""
-    chunks_from_earlier: int = 0
-    """Chunks an earlier run left without a vector that this run's phase 2 took on.
-    ``chunks_written + chunks_from_earlier = chunks_embedded + embedding_cache_hits +
-    chunks_queued``."""
-    seconds: float = 0.0
-    lexical_seconds: float = 0.0
-    """Time until every changed file was lexically searchable (end of phase 1)."""
-    model_seconds: float = 0.0
-    """Time spent inside the embedding model."""
-
-
-@dataclass(frozen=True, slots=True)
 class ChunkFilter:
     """Metadata conditions on chunks (and, where they apply, on documents); all are ANDed."""
 
@@ -358,95 +292,3 @@ class ChunkFilter:
             or self.has_definitions
             or self.has_references
         )
-
-
-#: Task states; ``queued`` and ``running`` are live, the others final.
-TASK_STATUSES: Final[tuple[str, ...]] = ("queued", "running", "done", "failed", "cancelled")
-#: A task in these states still changes; in the others (``FINISHED_STATUSES``) never again.
-LIVE_STATUSES: Final[tuple[str, ...]] = ("queued", "running")
-FINISHED_STATUSES: Final[tuple[str, ...]] = tuple(s for s in TASK_STATUSES if s not in LIVE_STATUSES)
-
-
-@dataclass(frozen=True, slots=True)
-class Task:
-    """One unit of work for the single writer: (re)index a project or some of its paths."""
-
-    id: str
-    project_id: str
-    kind: str = "index"
-    status: str = "queued"
-    phase: str = "queued"
-    paths: tuple[str, ...] = ()
-    full: bool = False
-    files_total: int = 0
-    files_done: int = 0
-    chunks_done: int = 0
-    chunks_total: int = 0
-    chunks_embedded: int = 0
-    errors: tuple[str, ...] = ()
-    message: str = ""
-    created_at: datetime | None = None
-    started_at: datetime | None = None
-    finished_at: datetime | None = None
-    updated_at: datetime | None = None
-
-    @property
-    def live(self) -> bool:
-        """True while queued or running."""
-        return self.status in LIVE_STATUSES
-
-
-@dataclass(frozen=True, slots=True)
-class StoreProblem:
-    """One inconsistency or damage ``Store.check`` found."""
-
-    kind: str
-    """What is wrong: ``unreadable``, ``index``, ``duplicate``, ``orphan``, ``missing``,
-    ``stale``, ``unembedded``, ``hash``, ``vector``, ``columns``; or, for work still to do,
-    ``rechunk``, ``reembed``."""
-    table: str
-    """The table it is in."""
-    detail: str
-    """What was seen, with an example row (file path or id)."""
-    count: int = 1
-    """How many rows have it."""
-
-
-@dataclass(frozen=True, slots=True)
-class StoreCheck:
-    """The result of verifying the store: tables, data files, indexes and row agreement."""
-
-    problems: tuple[StoreProblem, ...]
-    """Everything wrong (empty: the store is sound)."""
-    rows: dict[str, int]
-    """Rows read per table."""
-    indexes: dict[str, str]
-    """Each index and whether it answered (``ok`` or the error)."""
-    seconds: float
-    """How long the check took."""
-    pending: tuple[StoreProblem, ...] = ()
-    """Work the index's writer still has to do, not damage: files to chunk again and
-    vectors to make again after an upgrade."""
-
-    @property
-    def ok(self) -> bool:
-        """True when nothing is wrong."""
-        return not self.problems
-
-
-@dataclass(frozen=True, slots=True)
-class UpgradeReport:
-    """What ``lode upgrade`` did to an index."""
-
-    db: str
-    """The index."""
-    from_version: int
-    """Its schema version before."""
-    to_version: int
-    """Its schema version now (this lode's)."""
-    files_rechunked: int
-    """Files an older lode chunked, chunked again (their symbols and roles)."""
-    files_awaiting_rechunk: int
-    """Files still to chunk again (a project folder that could not be read)."""
-    vectors_outdated: int
-    """Vectors made for a text no longer known: the next phase 2 makes them again."""

@@ -143,7 +143,7 @@ def run_lexical_phase(
     state.files_changed += len(gone) + len(dirty)
     state.phase, state.files_total = "chunk", len(changed)
     notify(state)
-    writer = _FileWriter(store, embedder, project, config, report, state, notify)
+    writer = _FileWriter(store, project, report, state, notify)
     jobs = [
         _job(project, config, entry, states.get(entry.rel_path), full, writer.started_ms) for entry in changed
     ]
@@ -152,7 +152,7 @@ def run_lexical_phase(
             break
         writer.accept(entry, states.get(entry.rel_path), prepared)
     writer.flush()
-    if writer.indexed:  # the last rows too: a few hundred unfolded rows cost every search ms
+    if writer.indexed:  # the last rows too: every search scans the rows not folded in
         store.maintenance.fold_new_rows(force=True, everything=writer.folded, rewritten=False)
     stamp = datetime.now(UTC)
     store.projects.mark_indexed(project.id, stamp)
@@ -195,14 +195,12 @@ class _FileWriter:
     def __init__(
         self,
         store: Store,
-        embedder: Embedder,
         project: Project,
-        config: LodeConfig,
         report: IndexReport,
         state: IndexProgress,
         notify: ProgressCallback,
     ) -> None:
-        self.store, self.embedder, self.project, self.config = store, embedder, project, config
+        self.store, self.project = store, project
         self.report, self.state, self.notify = report, state, notify
         self.pending: list[tuple[FileWrite, list[str]]] = []
         self.started_ms = time.time_ns() // 1_000_000
@@ -274,7 +272,7 @@ class _FileWriter:
             else:  # searches of the store meanwhile would scan every row not in an index
                 self.folded = self.store.maintenance.fold_new_rows() or self.folded
             # each write and fold is a new version: those it replaced go once readers may no
-            # longer read them, during the run (a long first index piled up gigabytes)
+            # longer read them, during the run, not at its end
             self.store.versions.prune_if_due()
             hits = sum(1 for h in hashes if h in cached)
             self.report.embedding_cache_hits += hits

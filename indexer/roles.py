@@ -26,17 +26,7 @@ from typing import Final
 __all__ = ["ROLES", "chunk_role", "file_role", "is_implementation"]
 
 #: Every role, implementation first.
-ROLES: Final = (
-    "implementation",
-    "test",
-    "docs",
-    "example",
-    "config",
-    "changelog",
-    "generated",
-    "vendored",
-    "build",
-)
+ROLES: Final = tuple("implementation test docs example config changelog generated vendored build".split())
 
 
 def _folders(*names: str) -> re.Pattern[str]:
@@ -45,15 +35,7 @@ def _folders(*names: str) -> re.Pattern[str]:
 
 
 _VENDORED = _folders(
-    "vendor",
-    "vendored",
-    "_vendor",
-    "third_party",
-    "third-party",
-    "thirdparty",
-    "3rdparty",
-    "external",
-    "extern",
+    *"vendor vendored _vendor third_party third-party thirdparty 3rdparty external extern".split()
 )
 _GENERATED_NAME = re.compile(
     r"(?:^|/)(?:package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|bun\.lockb|Cargo\.lock"
@@ -74,23 +56,10 @@ _CHANGELOG = re.compile(
     re.IGNORECASE,
 )
 _TEST_FOLDERS = _folders(
-    "tests?",
-    "testing",
-    "__tests__",
-    "__mocks__",
-    "specs?",
-    "testdata",
-    "test[-_]data",
-    "fixtures",
-    "e2e",
-    "integration[-_]tests?",
-    "unit[-_]tests?",
-    "androidTest",
-    "testFixtures",
-    "benches",
-    "benchmarks?",
-    "bench",
-    "t",
+    *(
+        "tests? testing __tests__ __mocks__ specs? testdata test[-_]data fixtures e2e integration[-_]tests? "
+        "unit[-_]tests? androidTest testFixtures benches benchmarks? bench t"
+    ).split()
 )
 _TEST_FILE = re.compile(
     r"(?:^|/)(?:test_[^/]*\.py|conftest\.py|[^/]*_test\.(?:py|go|rb|exs?|cc|cpp|c|rs|dart|php|kt)"
@@ -98,15 +67,7 @@ _TEST_FILE = re.compile(
     r"|[^/]*Spec\.(?:scala|groovy|kt)|[^/]*IT\.java|test\.[cm]?[jt]s|tests\.rs)$",
 )
 _EXAMPLE = _folders(
-    "examples?",
-    "_examples",
-    "samples?",
-    "demos?",
-    "tutorials?",
-    "cookbook",
-    "recipes",
-    "playground",
-    "showcase",
+    *"examples? _examples samples? demos? tutorials? cookbook recipes playground showcase".split()
 )
 _DOCS_FOLDER = _folders("docs?", "documentation", "man", "manual", "site", "website", "guides?", "wiki")
 _PROSE = re.compile(

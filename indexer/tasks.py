@@ -1,16 +1,10 @@
-"""The single writer: a durable task queue drained by one worker thread.
+"""The single writer: a durable task queue (``indexer._task_queue``) drained by one thread.
 
 Every index write (chunks, documents, vectors, project deletion) happens on the worker
-thread; searches never wait for it. Tasks live in the store's ``tasks`` table, so a
-restart resumes queued and interrupted work. A task runs phase 1 (walk, chunk, write)
-and then stays ``running`` in phase ``embed`` until its project's vectors are all in;
-phase 2 yields to any newly queued task, so a saved file is searchable at once even
-while a large backlog embeds.
-
-The watcher's whole-project diffs (at start, after a gap, every few minutes) come through
-``submit_check``: such a run stays out of the task list until it changes something, and
-one that finds nothing changed leaves no task behind. A task that leaves nothing to embed
-ends with its phase 1.
+thread; searches never wait for it. A task runs phase 1 (walk, chunk, write) and then
+stays ``running`` in phase ``embed`` until its project's vectors are all in (a task that
+leaves nothing to embed ends with its phase 1); phase 2 yields to any newly queued task,
+so a saved file is searchable at once even while a large backlog embeds.
 """
 
 from __future__ import annotations
@@ -20,20 +14,19 @@ import logging
 import math
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from collections.abc import Callable
 
+from indexer._runs import task_eta, task_percent
+from indexer._task_queue import TaskQueue, _now
 from indexer.activity import SearchActivity
 from indexer.config import LodeConfig
 from indexer.embed import Embedder
-from indexer.errors import ConflictError, NotFoundError
+from indexer.errors import NotFoundError
 from indexer.health import StorageHealth, is_storage_failure
-from indexer.ids import uuid7
 from indexer.models import IndexProgress, Task
 from indexer.pipeline import run_lexical_phase
 from indexer.priority import lower_thread_priority
-from indexer.storage_failure import describe_storage_failure, storage_cause, storage_error
+from indexer.storage_failure import describe_storage_failure, storage_cause
 from indexer.store import OPTIMIZE_AFTER_ROWS, Store
 from indexer.vectorizer import embed_backlog
 
@@ -42,12 +35,8 @@ __all__ = ["IndexWorker", "task_eta", "task_percent"]
 log = logging.getLogger(__name__)
 
 _MAX_ERRORS = 50
-#: A queued task with more paths than this becomes a whole-project diff (cheap when
-#: nothing else changed, and bounded in memory).
-_MAX_TASK_PATHS = 2000
-_SAVE_EVERY = 1.0
 #: The worker folds new rows into the indexes (``maybe_optimize``) once it has had no work
-#: for this long: an optimize holds the write lock for ~1-4 s, which a file saved during a
+#: for this long: an optimize holds the write lock for seconds, which a file saved during a
 #: burst of edits should not wait behind.
 _QUIET_SECONDS = 2.0
 #: Finished tasks kept (the newest): the watcher queues one per save, and every read of the
@@ -64,35 +53,9 @@ _BACKOFF_FIRST = 1.0
 _BACKOFF_MAX = 60.0
 #: How long a stop waits for a write unit in progress (a unit takes well under a second).
 _UNIT_WAIT = 30.0
-#: Checks (``submit_check``) that found nothing, remembered for ``get`` (the newest).
-_KEEP_CHECKS = 64
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-def task_percent(task: Task) -> float:
-    """Progress in [0, 100]: phase 1 counts for 20 %, embedding for 80 %."""
-    if task.status == "done":
-        return 100.0
-    files = (
-        task.files_done / task.files_total if task.files_total else (1.0 if task.phase == "embed" else 0.0)
-    )
-    vectors = task.chunks_embedded / task.chunks_total if task.chunks_total else 0.0
-    if task.phase != "embed":
-        vectors = 0.0
-    return round(100.0 * (0.2 * min(files, 1.0) + 0.8 * min(vectors, 1.0)), 1)
-
-
-def task_eta(task: Task, rate: float) -> float | None:
-    """Seconds left in phase 2 at ``rate`` chunks/s (None when unknown)."""
-    if task.phase != "embed" or rate <= 0:
-        return None
-    return round(max(0, task.chunks_total - task.chunks_embedded) / rate, 1)
-
-
-class IndexWorker:
+class IndexWorker(TaskQueue):
     """Runs index tasks one at a time on its own thread; the only writer of index rows."""
 
     def __init__(
@@ -104,41 +67,19 @@ class IndexWorker:
         activity: SearchActivity | None = None,
         storage: StorageHealth | None = None,
     ) -> None:
-        self.store = store
-        #: The last storage failure (shared with the server's /health); cleared by a task
-        #: that completes, or by a check of the store that passes (``_maintain``).
-        self.storage = storage or StorageHealth()
+        super().__init__(store, on_change, storage)
         self._last_verify = -math.inf
-        #: The writer's pause after a storage failure that waits (0: none), and its end.
-        self._backoff = 0.0
+        #: When the writer's pause after a storage failure ends.
         self._resume_at = -math.inf
-        #: Tasks queued again after such a failure, kept here: their row may not be
-        #: writable until the storage is back.
-        self._retrying: dict[str, Task] = {}
         #: Searches phase 2 yields the cores to (``indexer.activity``).
         self.activity = activity
         self.embedder = embedder
         self.config = config
-        self._on_change = on_change
-        self._lock = threading.Lock()
-        self._wake = threading.Event()
         self._stop = threading.Event()
-        self._preempt = threading.Event()
-        self._cancel: dict[str, threading.Event] = {}
-        self._live: dict[str, Task] = {}
-        #: Whole-project checks (``submit_check``) not yet shown as tasks: queued or running
-        #: until their run changes something (then they are published), or ends (dropped).
-        self._checks: dict[str, Task] = {}
-        #: Checks that found nothing to change, as ``get`` answers for them.
-        self._unchanged: OrderedDict[str, Task] = OrderedDict()
-        self._paused: set[str] = set()
-        self._rates: dict[str, float] = {}
         self._failed_chunks: set[str] = set()
         self._thread: threading.Thread | None = None
-        self._last_save = 0.0
         self._last_work = time.monotonic()
         self._last_prune = -math.inf
-        self.last_error: str | None = None
 
     # ---- lifecycle ----------------------------------------------------------------
     def start(self) -> None:
@@ -177,126 +118,6 @@ class IndexWorker:
     def alive(self) -> bool:
         """True while the worker thread runs."""
         return self._thread is not None and self._thread.is_alive()
-
-    # ---- the queue -------------------------------------------------------------------
-    def submit(
-        self, project_id: str, paths: Sequence[str] = (), full: bool = False, kind: str = "index"
-    ) -> Task:
-        """Queue work for a project; a request while one is still queued joins it."""
-        with self._lock:
-            retrying = [t for t in self._retrying.values() if t.project_id == project_id and t.kind == kind]
-            queued = retrying or [t for t in self.store.tasks.all(project_id, ("queued",)) if t.kind == kind]
-            if queued:
-                task = queued[0]
-                merged_paths: tuple[str, ...] = (
-                    () if not task.paths or not paths else tuple(sorted({*task.paths, *paths}))
-                )
-                if len(merged_paths) > _MAX_TASK_PATHS:
-                    merged_paths = ()
-                task = dataclasses.replace(
-                    task, paths=merged_paths, full=task.full or full, updated_at=_now()
-                )
-            else:
-                stamp = _now()
-                wanted = tuple(paths) if len(paths) <= _MAX_TASK_PATHS else ()
-                task = Task(id=uuid7(), project_id=project_id, kind=kind, paths=wanted, full=full,
-                            created_at=stamp, updated_at=stamp)  # fmt: skip
-            if task.id in self._retrying:
-                self._retrying[task.id] = task  # its row is written when it starts again
-            else:
-                self._save_queued(task)
-            self._paused.discard(project_id)
-            if kind == "delete":
-                for live in list(self._live.values()):  # the worker changes it without the lock
-                    if live.project_id == project_id:
-                        self._cancel.setdefault(live.id, threading.Event()).set()
-        self._preempt.set()
-        self._wake.set()
-        return task
-
-    def _save_queued(self, task: Task) -> None:
-        """Write a queued task's row; a storage failure is one for ``/health`` too, and
-        the caller's ``StorageError`` (a watcher keeps its batch and tries again)."""
-        try:
-            self.store.tasks.save(task)
-        except Exception as exc:
-            if not is_storage_failure(exc):
-                raise
-            self.storage.failed("queueing a task", exc, writing=True)
-            raise storage_error(exc, self.store.path) from exc
-
-    def submit_check(self, project_id: str) -> Task:
-        """Queue a whole-project diff that becomes a task only once it changes something
-        (the watcher's start-up reconcile and rescans): a check that finds every file as
-        indexed leaves no task. Joins a queued task of the project, or a queued check."""
-        with self._lock:
-            if any(t.kind == "index" for t in self.store.tasks.all(project_id, ("queued",))):
-                joined = True
-            else:
-                joined = False
-                waiting = [t for t in self._checks.values() if t.project_id == project_id]
-                if waiting and waiting[0].status == "queued":
-                    return waiting[0]
-                stamp = _now()
-                check = Task(id=uuid7(), project_id=project_id, created_at=stamp, updated_at=stamp)
-                self._checks[check.id] = check
-        if joined:
-            return self.submit(project_id)
-        self._wake.set()
-        return check
-
-    def get(self, task_id: str) -> Task:
-        """A task with its live progress (a check that found nothing: ``done``, no files)."""
-        live = (
-            self._live.get(task_id)
-            or self._checks.get(task_id)
-            or self._retrying.get(task_id)
-            or self._unchanged.get(task_id)
-        )
-        return live if live is not None else self.store.tasks.get(task_id)
-
-    def list(self, project_id: str | None = None, limit: int | None = 100) -> list[Task]:
-        """Tasks newest first, live ones with current progress."""
-        tasks = self.store.tasks.all(project_id, limit=limit)
-        return [self._live.get(t.id) or self._retrying.get(t.id) or t for t in tasks]
-
-    def rate(self, task_id: str) -> float:
-        """Current embedding rate (chunks/s) of a running task."""
-        return self._rates.get(task_id, 0.0)
-
-    def cancel(self, task_id: str) -> Task:
-        """Cancel a queued or running task (a running one stops after its current batch)."""
-        with self._lock:  # the worker starts a queued task under this lock too
-            task = self.get(task_id)
-            if not task.live:
-                raise ConflictError(f"task {task_id} is already {task.status}")
-            if task_id in self._checks:  # a check not shown as a task: nothing to record
-                self._cancel.setdefault(task_id, threading.Event()).set()
-                if task.status == "queued":
-                    del self._checks[task_id]
-                return dataclasses.replace(task, status="cancelled", phase="cancelled", finished_at=_now())
-            if task.status == "queued":
-                task = dataclasses.replace(task, status="cancelled", phase="cancelled", finished_at=_now())
-                self.store.tasks.save(task)
-                self._retrying.pop(task_id, None)
-                return task
-            self._paused.add(task.project_id)
-            event = self._cancel.get(task_id)
-            if event is not None:
-                event.set()
-            self._preempt.set()
-        return self.get(task_id)
-
-    def wait(self, task_id: str, timeout: float = 60.0, phase1_only: bool = False) -> Task:
-        """Block until a task ends (or, with ``phase1_only``, until it is searchable)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            task = self.get(task_id)
-            if not task.live or (phase1_only and task.phase == "embed"):
-                return task
-            if time.monotonic() > deadline:
-                return task
-            time.sleep(0.05)
 
     # ---- the worker thread ------------------------------------------------------------
     def _run(self) -> None:
@@ -356,7 +177,7 @@ class IndexWorker:
                 self.storage.checked()
                 self.last_error = None
         if time.monotonic() - self._last_work >= _QUIET_SECONDS:
-            # idle: fold in even a few hundred rows (each costs every full-text query ~27 µs)
+            # idle: fold in even a few hundred rows (each one unfolded slows every full-text query)
             if (
                 self.store.maintenance.maybe_optimize(quiet=True)
                 and failure is not None
@@ -377,29 +198,6 @@ class IndexWorker:
             self._run_phase1(task)
             return True
         return self._run_phase2()
-
-    def _start_next(self) -> Task | None:
-        """Mark the next queued task running: deletes first (quick, and their callers wait),
-        then the oldest. Under the queue's lock, so a cancel or a request that would join a
-        queued task sees it either still queued or already running."""
-        with self._lock:
-            retrying = list(self._retrying.values())
-            queued = [t for t in self.store.tasks.all(statuses=("queued",)) if t.id not in self._retrying]
-            queued += [t for t in self._checks.values() if t.status == "queued"]
-            queued += retrying
-            if not queued:
-                return None
-            task = min(queued, key=lambda t: (t.kind != "delete", t.created_at is None, t.created_at))
-            task = dataclasses.replace(
-                task, status="running", phase="chunk", started_at=task.started_at or _now()
-            )
-            self._cancel.setdefault(task.id, threading.Event())
-            if task.id in self._checks:
-                self._checks[task.id] = task  # shown once it changes something (``_progress``)
-            else:
-                self._publish(task, force=True)
-            self._retrying.pop(task.id, None)
-            return task
 
     def _run_phase1(self, task: Task) -> None:
         cancel = self._cancel.setdefault(task.id, threading.Event())
@@ -554,70 +352,6 @@ class IndexWorker:
         self._notify(task.project_id)
 
     # ---- bookkeeping ------------------------------------------------------------------
-    def _progress(self, task_id: str, state: IndexProgress) -> None:
-        check = self._checks.get(task_id)
-        if check is not None:
-            if not state.files_changed:
-                return
-            # the check found work: from now on it is a task like any other
-            with self._lock:
-                self._checks.pop(task_id, None)
-                self._live[task_id] = check
-        task = self._live.get(task_id)
-        if task is None:
-            return
-        phase = state.phase if state.phase in ("chunk", "embed") else task.phase
-        if phase == "chunk":
-            task = dataclasses.replace(
-                task,
-                files_total=state.files_total,
-                files_done=state.files_done,
-                chunks_done=state.chunks_done,
-            )
-        else:
-            task = dataclasses.replace(
-                task, chunks_total=state.chunks_total, chunks_embedded=state.chunks_embedded
-            )
-            self._rates[task_id] = state.embed_rate
-        self._publish(dataclasses.replace(task, phase=phase))
-
-    def _publish(self, task: Task, force: bool = False) -> None:
-        task = dataclasses.replace(task, updated_at=_now())
-        self._live[task.id] = task
-        now = time.monotonic()
-        if force or now - self._last_save >= _SAVE_EVERY:
-            self._last_save = now
-            self.store.tasks.save(task)
-
-    def _drop_check(self, task_id: str, state: IndexProgress) -> None:
-        """End a check that changed nothing: no task row, ``get`` answers ``done``."""
-        with self._lock:
-            check = self._checks.pop(task_id, None)
-        self._cancel.pop(task_id, None)
-        if check is None:
-            return
-        stamp = _now()
-        self._unchanged[task_id] = dataclasses.replace(
-            check, status="done", phase="done", files_total=state.files_total, message="no change",
-            finished_at=stamp, updated_at=stamp,
-        )  # fmt: skip
-        while len(self._unchanged) > _KEEP_CHECKS:
-            self._unchanged.popitem(last=False)
-
-    def _finish(self, task: Task, status: str) -> None:
-        if status == "done":  # the store was written whole: what failed before is over
-            self.storage.recovered()
-            self.last_error = None
-            self._backoff = 0.0
-        task = dataclasses.replace(task, status=status, phase=status, finished_at=_now(), updated_at=_now())
-        self.store.tasks.save(task)
-        self._live.pop(task.id, None)
-        self._cancel.pop(task.id, None)
-        self._rates.pop(task.id, None)
-
-    def _notify(self, project_id: str) -> None:
-        if self._on_change is not None:
-            self._on_change(project_id)
 
 
 class _AnyEvent:

@@ -34,29 +34,26 @@ log = logging.getLogger(__name__)
 _BATCH = 64
 #: A model call takes at most this many characters of chunk text, each text counted up to
 #: ``_TEXT_CHARS`` (about the model's 256-token window, past which it truncates): its
-#: activations grow with the texts' length, so 64 texts of full length took the process up
-#: ~180 MB for the call (measured: 64 short texts 8 MB, 16 long ones 61 MB). Short texts
-#: still go 64 at a time, texts of full length 16. (The peak of a long phase 2 turned out
-#: to be its optimizes, not these calls: docs/performance.md, "Memory and disk".)
+#: activations grow with the texts' length, so short texts still go 64 at a time, texts of
+#: full length 16 (figures: docs/performance.md, "Memory and disk").
 _BATCH_CHARS = 16_384
 _TEXT_CHARS = 1_024
 #: Backlog chunks read per window; sorted by length inside it, so a model batch holds texts
-#: of similar length (less padding: 2,048 encodes ~9 % faster than 512 on Django's chunks).
+#: of similar length (less padding).
 _WINDOW = 2048
-#: Vectors written together: a write costs about the same for 64 rows as for 256 (~0.4–0.8 s
-#: of CPU on a 60k–110k-row table), CPU the model would otherwise have.
+#: Vectors written together: a write costs about the same for 64 rows as for 256, CPU the
+#: model would otherwise have.
 _WRITE_ROWS = 256
 #: How often a model batch waiting for a big store's optimize (``Maintenance.settled``)
 #: checks whether the pass was cancelled.
 _MAINTENANCE_POLL_SECONDS = 0.2
-#: Texts per model call while searches run (``SearchActivity``): ~0.5–1 s of the model on
-#: 2 cores, so phase 2 gives the cores back to searches that often.
+#: Texts per model call while searches run (``SearchActivity``): a short call, so phase 2
+#: gives the cores back to searches that often.
 _YIELD_BATCH = 16
 #: While searches run, phase 2 waits before each model call for a pause in them, at most
 #: this many times as long as its last call took, so it runs at least 1/(1 + this) of the
-#: time; those calls run on one thread at the writer's niceness beside the searches and take
-#: longer, so under searches asked back to back it keeps less of its pace (measured on 2
-#: cores: ~1/7 with one client, under 1/20 with four; its full pace once they pause).
+#: time (less under searches asked back to back: its calls then run on one thread at the
+#: writer's niceness; its full pace once they pause).
 _YIELD_WAIT_FACTOR = 4.0
 
 
@@ -121,18 +118,8 @@ def embed_backlog(
     """
     state = state or IndexProgress()
     stats = EmbedStats()
-    run = _Run(
-        store,
-        embedder,
-        state,
-        stats,
-        progress,
-        cancel,
-        batch_size,
-        set() if failed is None else failed,
-        write_rows,
-        activity,
-    )
+    failed = set() if failed is None else failed
+    run = _Run(store, embedder, state, stats, progress, cancel, batch_size, failed, write_rows, activity)
     state.phase = "embed"
     # a run killed between a file's last vectors and its document's leaves the document
     # unembedded with nothing left in the backlog to complete it
@@ -209,15 +196,7 @@ class _Run:
                     return
             if self.stopped():
                 return
-            new = _embed(
-                self.store,
-                self.embedder,
-                [(g[0], *texts[g[0].id]) for g in part],
-                self.stats,
-                self.failed,
-                self.activity,
-                self.stopped,
-            )
+            new = self._embed([(g[0], *texts[g[0].id]) for g in part])
             members = [c for g in part for c in g]
             self.failed.update(c.id for c in members if texts[c.id][1] not in new)
             self.stats.embedded_rows += sum(1 for c in members if texts[c.id][1] in new)
@@ -238,7 +217,7 @@ class _Run:
         if buffered and (buffered >= self.write_rows or self.written < self.write_rows):
             self._flush()
         else:
-            _advance(self.state, self.stats, None, self.started, self.progress)
+            self._advance(None)
 
     def _flush(self) -> None:
         self._wait()
@@ -249,7 +228,7 @@ class _Run:
             fold = self.written >= self.write_rows
             self.pending = self.pool.submit(_write, self.store, merged, fold)
             self.written += len(merged.ids)
-        _advance(self.state, self.stats, merged, self.started, self.progress)
+        self._advance(merged)
 
     def drain(self) -> None:
         """Write what is buffered and wait for the last write."""
@@ -261,6 +240,65 @@ class _Run:
         if self.pending is not None:
             self.pending.result()
             self.pending = None
+
+    def _advance(self, batch: _Batch | None) -> None:
+        if batch is not None:
+            self.state.chunks_embedded += len(batch.ids)
+        elapsed = time.perf_counter() - self.started
+        self.state.embed_rate = self.stats.embedded / elapsed if elapsed > 0 else 0.0
+        if self.progress is not None:
+            self.progress(self.state)
+
+    def _embed(self, chunks: list[tuple[StoredChunk, str, str]]) -> dict[str, np.ndarray]:
+        """The model's vectors of these (chunk, embedding text, its hash), by text hash."""
+        if not chunks:
+            return {}
+        texts = [text for _, text, _ in chunks]
+        stats = self.stats
+        began, yielded = time.perf_counter(), stats.yielded_seconds
+        try:
+            good = list(zip(chunks, self._encode(texts), strict=True))
+        except Exception:
+            good = self._embed_one_by_one(chunks)
+        stats.model_seconds += time.perf_counter() - began - (stats.yielded_seconds - yielded)
+        stats.embedded += len(good)
+        return {key: v for (_, _, key), v in good}
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        """The model's vectors of ``texts``. With an ``activity``, ``_YIELD_BATCH`` texts at a
+        time, and while searches run each call waits for a pause in them first (at most
+        ``_YIELD_WAIT_FACTOR`` times the last call's time; never once stopped: a saved file
+        waits for this pass to stop)."""
+        embedder, activity = self.embedder, self.activity
+        if activity is None:
+            return embedder.embed(texts)
+        parts: list[np.ndarray] = []
+        last = 0.1
+        for start in range(0, len(texts), _YIELD_BATCH):
+            if activity.busy() and not self.stopped():
+                self.stats.yielded_seconds += activity.wait_for_pause(_YIELD_WAIT_FACTOR * last, self.stopped)
+            batch = texts[start : start + _YIELD_BATCH]
+            began = time.perf_counter()
+            # searches still running (the wait ran out): one core for the model, one for them
+            vectors = embed_on_one_thread(embedder, batch) if activity.busy() else embedder.embed(batch)
+            parts.append(np.asarray(vectors))
+            last = time.perf_counter() - began
+        return np.concatenate(parts) if parts else embedder.embed(texts)
+
+    def _embed_one_by_one(
+        self, chunks: list[tuple[StoredChunk, str, str]]
+    ) -> list[tuple[tuple[StoredChunk, str, str], np.ndarray]]:
+        good: list[tuple[tuple[StoredChunk, str, str], np.ndarray]] = []
+        for item in chunks:
+            chunk, text, _ = item
+            try:
+                good.append((item, self.embedder.embed([text])[0]))
+            except Exception as exc:
+                self.failed.add(chunk.id)
+                reason = f"embedding failed: {exc}"
+                self.store.files.record_error(chunk.project_id, chunk.file_path, "embed", reason)
+                self.stats.failed.append(SkippedFile(chunk.file_path, reason))
+        return good
 
 
 def model_batches(
@@ -316,92 +354,6 @@ def _batch_of(
     return _Batch([c.id for c in ok], matrix, hashes, new, sorted({c.file_id for c in ok}), done)
 
 
-def _advance(
-    state: IndexProgress,
-    stats: EmbedStats,
-    batch: _Batch | None,
-    started: float,
-    progress: Callable[[IndexProgress], None] | None,
-) -> None:
-    if batch is not None:
-        state.chunks_embedded += len(batch.ids)
-    elapsed = time.perf_counter() - started
-    state.embed_rate = stats.embedded / elapsed if elapsed > 0 else 0.0
-    if progress is not None:
-        progress(state)
-
-
-def _embed(
-    store: Store,
-    embedder: Embedder,
-    chunks: list[tuple[StoredChunk, str, str]],
-    stats: EmbedStats,
-    failed: set[str],
-    activity: SearchActivity | None = None,
-    stopped: Callable[[], bool] | None = None,
-) -> dict[str, np.ndarray]:
-    """The model's vectors of these (chunk, embedding text, its hash), by text hash."""
-    if not chunks:
-        return {}
-    texts = [text for _, text, _ in chunks]
-    began, yielded = time.perf_counter(), stats.yielded_seconds
-    try:
-        matrix = _encode(embedder, texts, activity, stats, stopped)
-        good = list(zip(chunks, matrix, strict=True))
-    except Exception:
-        good = _embed_one_by_one(store, embedder, chunks, stats, failed)
-    stats.model_seconds += time.perf_counter() - began - (stats.yielded_seconds - yielded)
-    stats.embedded += len(good)
-    return {key: v for (_, _, key), v in good}
-
-
-def _encode(
-    embedder: Embedder,
-    texts: list[str],
-    activity: SearchActivity | None,
-    stats: EmbedStats,
-    stopped: Callable[[], bool] | None = None,
-) -> np.ndarray:
-    """The model's vectors of ``texts``. With an ``activity``, ``_YIELD_BATCH`` texts at a
-    time, and while searches run each call waits for a pause in them first (at most
-    ``_YIELD_WAIT_FACTOR`` times the last call's time; never once ``stopped()``: a saved
-    file waits for this pass to stop)."""
-    if activity is None:
-        return embedder.embed(texts)
-    parts: list[np.ndarray] = []
-    last = 0.1
-    for start in range(0, len(texts), _YIELD_BATCH):
-        if activity.busy() and not (stopped is not None and stopped()):
-            stats.yielded_seconds += activity.wait_for_pause(_YIELD_WAIT_FACTOR * last, stopped)
-        batch = texts[start : start + _YIELD_BATCH]
-        began = time.perf_counter()
-        # searches still running (the wait ran out): one core for the model, one for them
-        vectors = embed_on_one_thread(embedder, batch) if activity.busy() else embedder.embed(batch)
-        parts.append(np.asarray(vectors))
-        last = time.perf_counter() - began
-    return np.concatenate(parts) if parts else embedder.embed(texts)
-
-
-def _embed_one_by_one(
-    store: Store,
-    embedder: Embedder,
-    chunks: list[tuple[StoredChunk, str, str]],
-    stats: EmbedStats,
-    failed: set[str],
-) -> list[tuple[tuple[StoredChunk, str, str], np.ndarray]]:
-    good: list[tuple[tuple[StoredChunk, str, str], np.ndarray]] = []
-    for item in chunks:
-        chunk, text, _ = item
-        try:
-            good.append((item, embedder.embed([text])[0]))
-        except Exception as exc:
-            failed.add(chunk.id)
-            reason = f"embedding failed: {exc}"
-            store.files.record_error(chunk.project_id, chunk.file_path, "embed", reason)
-            stats.failed.append(SkippedFile(chunk.file_path, reason))
-    return good
-
-
 def _write(store: Store, batch: _Batch, fold: bool) -> None:
     with store.db.write_unit():  # a stop never leaves chunks embedded and their document not
         store.vectors.remember(batch.new)
@@ -419,8 +371,8 @@ def _write(store: Store, batch: _Batch, fold: bool) -> None:
         # the rows (and fragments, once compacted) it replaced go once the readers'
         # window has passed, not at the end
         store.versions.prune_if_due()
-        # glibc keeps freed pages inside its heaps, past its trim threshold's reach: a
-        # long pass gave back 4-72 MB a write (``indexer.memory``)
+        # glibc keeps freed pages inside its heaps, past its trim threshold's reach
+        # (``indexer.memory``)
         started = time.perf_counter()
         released = release_free_memory()
         log.debug(

@@ -21,7 +21,8 @@ from pathspec import GitIgnoreSpec
 
 from indexer.config import WalkerConfig
 from indexer.containment import display_path, outside_reason, real_relative
-from indexer.limits import quote
+from indexer.errors import ValidationError
+from indexer.limits import MAX_GLOBS, check_items, check_text, quote
 from indexer.models import SkippedFile
 
 __all__ = [
@@ -30,40 +31,17 @@ __all__ = [
     "IgnoreRules",
     "WalkEntry",
     "WalkResult",
+    "check_project_fields",
     "walk_project",
 ]
 
 #: Folder names never descended into.
 BUILTIN_EXCLUDED_DIRS: frozenset[str] = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        ".bzr",
-        "node_modules",
-        "bower_components",
-        ".venv",
-        "venv",
-        ".tox",
-        ".nox",
-        "__pycache__",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        ".hypothesis",
-        ".eggs",
-        ".gradle",
-        ".idea",
-        ".next",
-        ".nuxt",
-        ".terraform",
-        ".cache",
-        "build",
-        "dist",
-        "target",
-        "out",
-        ".lode",
-    }
+    (
+        ".git .hg .svn .bzr node_modules bower_components .venv venv .tox .nox __pycache__ .mypy_cache "
+        ".pytest_cache .ruff_cache .hypothesis .eggs .gradle .idea .next .nuxt .terraform .cache build dist "
+        "target out .lode"
+    ).split()
 )
 
 #: Files whose patterns are honoured in every folder; ``.lodeignore`` wins over ``.gitignore``.
@@ -323,3 +301,16 @@ def _file_problem(rel: str, path: Path, st: os.stat_result, config: WalkerConfig
     if not os.access(path, os.R_OK):
         return "unreadable (permission denied)"
     return None
+
+
+def check_project_fields(name: str | None, include: Sequence[str], exclude: Sequence[str]) -> None:
+    """A project's name and include/exclude globs as every front end takes them, or a
+    ValidationError naming the field."""
+    if name is not None:
+        check_text("name", name)
+    for name_of, globs in (("include", include), ("exclude", exclude)):
+        check_items(name_of, globs, MAX_GLOBS)
+        try:
+            IgnoreRules.check_globs(globs)
+        except ValueError as exc:
+            raise ValidationError(name_of, str(exc)) from None

@@ -137,6 +137,7 @@ def test_the_writer_package_exports_its_public_names_sorted() -> None:
         "current_lease_writer",
         "current_writer",
         "find_writer",
+        "read_only_error",
         "writer_claim",
     ]
     assert indexer.writer.__all__ == sorted(indexer.writer.__all__)

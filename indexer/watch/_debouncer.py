@@ -15,10 +15,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["Batch", "Clock", "Debouncer"]
+__all__ = ["CHECKS", "Batch", "Clock", "Debouncer"]
 
 #: Monotonic seconds; ``time.monotonic`` unless a test injects its own.
 Clock = Callable[[], float]
+#: Whole-project diffs that are checks: most find nothing (``TaskSink.submit_check``).
+CHECKS = frozenset({"reconcile", "rescan", "recovered", "overflow"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +45,25 @@ class Batch:
     def submit_paths(self) -> tuple[str, ...]:
         """The ``paths`` argument of ``IndexWorker.submit`` (empty = whole project)."""
         return () if self.whole_project else self.paths
+
+    @classmethod
+    def whole(cls, reason: str, now: float) -> Batch:
+        """A whole-project diff asked for at ``now`` (no event behind it)."""
+        return cls(
+            paths=(), whole_project=True, events=0, first_event_at=now, last_event_at=now, reason=reason
+        )
+
+    def merge(self, other: Batch) -> Batch:
+        """One batch for two: the whole project when either is, else both batches' paths; a
+        check only when both are checks."""
+        whole = self.whole_project or other.whole_project
+        both_checks = self.reason in CHECKS and other.reason in CHECKS
+        return Batch(
+            paths=() if whole else tuple(sorted({*self.paths, *other.paths})), whole_project=whole,
+            events=self.events + other.events, first_event_at=min(self.first_event_at, other.first_event_at),
+            last_event_at=max(self.last_event_at, other.last_event_at),
+            reason=self.reason if both_checks else "changes",
+        )  # fmt: skip
 
 
 class Debouncer:

@@ -13,9 +13,9 @@ ignored folders too, so ``node_modules`` or ``.git`` cost nothing.
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import sys
-import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -27,17 +27,22 @@ from indexer.watch._inotify import PrunedInotifyEmitter, add_watch, inotify_avai
 
 __all__ = [
     "ObserverFactory",
+    "discard_observer",
     "inotify_limit_reached",
     "native_observer",
+    "observer_running",
     "polling_observer",
-    "silence_duplicate_watch_warning",
     "watch_limit_hint",
 ]
 
 #: Builds an unstarted observer; injected by tests (e.g. one whose ``schedule`` raises).
 ObserverFactory = Callable[[], BaseObserver]
 
+log = logging.getLogger(__name__)
+
 _IN_DELETE_SELF = 0x00000400
+#: How long stopping an observer waits for its threads.
+_STOP_TIMEOUT = 10.0
 
 
 def native_observer(
@@ -51,21 +56,6 @@ def native_observer(
     from watchdog.observers import Observer
 
     return Observer()
-
-
-def silence_duplicate_watch_warning() -> None:
-    """Hide watchdog's harmless "Callback with id … already exists" RuntimeWarning.
-
-    watchdog 7's inotify emitter adds a watch twice when nested folders appear faster
-    than it reads their events (``mkdir -p``, a ``git checkout``); it then overwrites
-    the callback with itself and warns, from its reader thread, once per folder. Under
-    ``-W error`` that warning would kill the reader thread, so the filter is narrow:
-    this message, this category, watchdog's modules only.
-    """
-    warnings.filterwarnings(
-        "ignore", message=r"Callback with id '\d+' already exists for watch", category=RuntimeWarning,
-        module=r"watchdog\.",
-    )  # fmt: skip
 
 
 def polling_observer(rules: Callable[[], IgnoreRules], root: Path, interval: float) -> BaseObserver:
@@ -127,3 +117,18 @@ def watch_limit_hint(code: int | None = errno.ENOSPC) -> str:
     except OSError:
         limit = "?"
     return f"fs.inotify.{name} is {limit}; raise it with `sudo sysctl fs.inotify.{name}=<more>`"
+
+
+def observer_running(observer: BaseObserver | None) -> bool:
+    """True while the observer and all its emitters (the threads reading events) run."""
+    return observer is not None and observer.is_alive() and all(e.is_alive() for e in observer.emitters)
+
+
+def discard_observer(observer: BaseObserver) -> None:
+    """Stop an observer, started or not, and release its watches."""
+    try:
+        observer.stop()
+        if observer.is_alive():
+            observer.join(_STOP_TIMEOUT)
+    except (OSError, RuntimeError):
+        log.debug("watcher: error while stopping an observer", exc_info=True)

@@ -28,14 +28,15 @@ from watchdog.observers.api import BaseObserver
 
 from indexer.config import WatchConfig
 from indexer.models import Project, Task
-from indexer.watch._debouncer import Batch, Clock, Debouncer
+from indexer.watch._debouncer import CHECKS, Batch, Clock, Debouncer
 from indexer.watch._handler import ChangeHandler
 from indexer.watch._observer import (
     ObserverFactory,
+    discard_observer,
     inotify_limit_reached,
     native_observer,
+    observer_running,
     polling_observer,
-    silence_duplicate_watch_warning,
     watch_limit_hint,
 )
 
@@ -63,10 +64,6 @@ class TaskSink(Protocol):
     def submit_check(self, project_id: str) -> Task:
         """Queue a whole-project diff that becomes a task only if it changes something."""
         ...
-
-
-#: Whole-project diffs that are checks: most find nothing (``TaskSink.submit_check``).
-_CHECKS = frozenset({"reconcile", "rescan", "recovered", "overflow"})
 
 
 #: Called after each batch is submitted, with the batch and the (possibly merged) task.
@@ -189,11 +186,7 @@ class ProjectWatcher:
             self._thread.join(_JOIN_TIMEOUT)
             self._thread = None
         self._started = False
-        with self._lock:
-            observer, self._observer = self._observer, None
-            self._state = "stopped"
-        if observer is not None:
-            _discard(observer)
+        self._drop_observer(state="stopped")
         batch = self._debouncer.take()
         if flush and batch is not None:
             self._send(batch)
@@ -231,7 +224,7 @@ class ProjectWatcher:
         with self._lock:
             state, error = self._state, self._error
             observer = self._observer
-            if state in ("watching", "polling") and not _running(observer):
+            if state in ("watching", "polling") and not observer_running(observer):
                 state, error = "error", error or "the file observer stopped unexpectedly"
             return WatchStatus(
                 project_id=self.project.id,
@@ -249,7 +242,6 @@ class ProjectWatcher:
 
     # ---- observers -------------------------------------------------------------------
     def _start_observer(self) -> None:
-        silence_duplicate_watch_warning()
         observer: BaseObserver | None = None
         try:
             observer = self._observer_factory()
@@ -257,11 +249,11 @@ class ProjectWatcher:
             observer.start()
         except OSError as exc:
             if observer is not None:
-                _discard(observer)
+                discard_observer(observer)
             self._fall_back(f"native file events unavailable: {exc}", exc.errno)
             return
         if self._limit_probe(self.root):
-            _discard(observer)
+            discard_observer(observer)
             self._fall_back("inotify watch limit reached", errno.ENOSPC)
             return
         with self._lock:
@@ -286,11 +278,7 @@ class ProjectWatcher:
         (the error clears); True when it did."""
         if self._state != "error" or not self.root.is_dir():
             return False
-        with self._lock:
-            observer, self._observer = self._observer, None
-            self._error = None
-        if observer is not None:
-            _discard(observer)
+        self._drop_observer(clear_error=True)
         log.info("watcher: %s is back; watching again", self.root)
         self._start_observer()
         return self._state != "error"
@@ -299,11 +287,17 @@ class ProjectWatcher:
         """Sub-folders created since start may have hit the limit unnoticed: re-probe."""
         if self._state != "watching" or not self._limit_probe(self.root):
             return
+        self._drop_observer()
+        self._fall_back("inotify watch limit reached while watching", errno.ENOSPC)
+
+    def _drop_observer(self, *, state: str | None = None, clear_error: bool = False) -> None:
+        """Take the observer out (and set its ``state``, clear the error) and discard it."""
         with self._lock:
             observer, self._observer = self._observer, None
+            self._state = state or self._state
+            self._error = None if clear_error else self._error
         if observer is not None:
-            _discard(observer)
-        self._fall_back("inotify watch limit reached while watching", errno.ENOSPC)
+            discard_observer(observer)
 
     # ---- the timer thread ----------------------------------------------------------
     def _run(self) -> None:
@@ -336,7 +330,7 @@ class ProjectWatcher:
             return None
         with self._send_lock:
             try:
-                if batch.whole_project and batch.reason in _CHECKS:
+                if batch.whole_project and batch.reason in CHECKS:
                     task = self._sink.submit_check(self.project.id)
                 else:
                     task = self._sink.submit(self.project.id, batch.submit_paths)
@@ -361,7 +355,7 @@ class ProjectWatcher:
         """The writer refused a batch: keep it (with any other refused one) and send it
         again after a pause that doubles each time."""
         self._retry_delay = min(max(self._retry_delay * 2, _RETRY_FIRST), _RETRY_MAX)
-        self._retry = batch if self._retry is None else _merge(self._retry, batch)
+        self._retry = batch if self._retry is None else self._retry.merge(batch)
         self._retry_at = self._clock() + self._retry_delay
         log.warning(
             "watcher: %s: cannot queue a task (trying again in %.0f s): %s", self.root, self._retry_delay, exc
@@ -370,10 +364,7 @@ class ProjectWatcher:
         self._wake.set()  # the timer thread learns the retry's time
 
     def _whole_project(self, reason: str, now: float | None = None) -> Batch:
-        now = self._clock() if now is None else now
-        return Batch(
-            paths=(), whole_project=True, events=0, first_event_at=now, last_event_at=now, reason=reason
-        )
+        return Batch.whole(reason, self._clock() if now is None else now)
 
     def _overflowed(self) -> None:
         """The kernel dropped events (the observer's thread): diff the whole project."""
@@ -395,32 +386,3 @@ class ProjectWatcher:
             self._error = message
             if not self._stopping.is_set():
                 self._state = "error"
-
-
-def _merge(first: Batch, second: Batch) -> Batch:
-    """One batch for two: the whole project when either is, else both batches' paths; a
-    check only when both are checks."""
-    whole = first.whole_project or second.whole_project
-    paths = () if whole else tuple(sorted({*first.paths, *second.paths}))
-    both_checks = first.reason in _CHECKS and second.reason in _CHECKS
-    return Batch(
-        paths=paths, whole_project=whole, events=first.events + second.events,
-        first_event_at=min(first.first_event_at, second.first_event_at),
-        last_event_at=max(first.last_event_at, second.last_event_at),
-        reason=first.reason if both_checks else "changes",
-    )  # fmt: skip
-
-
-def _running(observer: BaseObserver | None) -> bool:
-    """True while the observer and all its emitters (the threads reading events) run."""
-    return observer is not None and observer.is_alive() and all(e.is_alive() for e in observer.emitters)
-
-
-def _discard(observer: BaseObserver) -> None:
-    """Stop an observer, started or not, and release its watches."""
-    try:
-        observer.stop()
-        if observer.is_alive():
-            observer.join(_JOIN_TIMEOUT)
-    except (OSError, RuntimeError):
-        log.debug("watcher: error while stopping an observer", exc_info=True)

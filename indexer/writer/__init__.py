@@ -10,7 +10,7 @@ that asks (``find_writer``), with the URL where a server answers. ``writer_claim
 the one an index needs (``_claim``).
 """
 
-from indexer.writer._claim import WriterClaim, find_writer, writer_claim
+from indexer.writer._claim import WriterClaim, find_writer, read_only_error, writer_claim
 from indexer.writer._info import WriterBusyError, WriterInfo
 from indexer.writer._lease import LEASE_OBJECT, LOST_EXIT_STATUS, WriterLease, current_lease_writer
 from indexer.writer._lock import LOCK_FILE, WriterLock, current_writer
@@ -27,5 +27,6 @@ __all__ = [
     "current_lease_writer",
     "current_writer",
     "find_writer",
+    "read_only_error",
     "writer_claim",
 ]

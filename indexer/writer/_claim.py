@@ -6,11 +6,12 @@ from pathlib import Path
 from typing import Protocol
 
 from indexer.config import LodeConfig, is_object_store
+from indexer.errors import LodeError, ReadOnlyError
 from indexer.writer._info import WriterInfo
 from indexer.writer._lease import WriterLease, current_lease_writer
 from indexer.writer._lock import WriterLock, current_writer
 
-__all__ = ["WriterClaim", "find_writer", "writer_claim"]
+__all__ = ["WriterClaim", "find_writer", "read_only_error", "writer_claim"]
 
 
 class WriterClaim(Protocol):
@@ -41,3 +42,16 @@ def find_writer(config: LodeConfig) -> WriterInfo | None:
     if is_object_store(config.db):
         return current_lease_writer(str(config.db), config.storage.store_options)
     return current_writer(Path(config.db))
+
+
+def read_only_error(config: LodeConfig) -> ReadOnlyError:
+    """The error a reader answers a write with, naming the writer (and where it answers)."""
+    try:
+        writer = find_writer(config)
+    except (LodeError, OSError):  # the lease cannot be read: say what a writer is anyway
+        writer = None
+    now = f"; its writer now is {writer.describe()}" if writer is not None else ""
+    return ReadOnlyError(
+        f"this lode server only reads the index {config.db} (`lode serve --read-only`): send "
+        f"writes to its writer, `lode serve`, `lode index` or `lode watch` with the same --db{now}"
+    )

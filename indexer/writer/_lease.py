@@ -54,24 +54,12 @@ LEASE_OBJECT = "writer.lease"
 LOST_EXIT_STATUS = 75
 #: Options of the object store's HTTP client (the others configure the store itself).
 _CLIENT_KEYS = frozenset(
-    {
-        "allow_http",
-        "allow_invalid_certificates",
-        "connect_timeout",
-        "default_content_type",
-        "http1_only",
-        "http2_keep_alive_interval",
-        "http2_keep_alive_timeout",
-        "http2_keep_alive_while_idle",
-        "http2_only",
-        "pool_idle_timeout",
-        "pool_max_idle_per_host",
-        "proxy_url",
-        "proxy_ca_certificate",
-        "proxy_excludes",
-        "timeout",
-        "user_agent",
-    }
+    (
+        "allow_http allow_invalid_certificates connect_timeout default_content_type http1_only "
+        "http2_keep_alive_interval http2_keep_alive_timeout http2_keep_alive_while_idle http2_only "
+        "pool_idle_timeout pool_max_idle_per_host proxy_url proxy_ca_certificate proxy_excludes timeout "
+        "user_agent"
+    ).split()
 )
 _BOOLEAN_CLIENT_KEYS = frozenset(
     {"allow_http", "allow_invalid_certificates", "http1_only", "http2_only", "http2_keep_alive_while_idle"}

@@ -21,7 +21,7 @@ import lancedb.merge
 import lancedb.table
 from lance.dataset import DatasetOptimizer
 
-import indexer.api
+import indexer._index_access
 from indexer.embed import FakeEmbedder
 
 #: Lance's words for a full disk (as a real run on a full tmpfs printed them).
@@ -71,7 +71,7 @@ for _cls, _names in (
         if hasattr(_cls, _name):
             setattr(_cls, _name, _counted(getattr(_cls, _name)))
 
-indexer.api.load_embedder = lambda *a, **k: FakeEmbedder()  # type: ignore[assignment]
+indexer._index_access.load_embedder = lambda *a, **k: FakeEmbedder()  # type: ignore[assignment]
 
 
 @atexit.register

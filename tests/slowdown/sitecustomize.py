@@ -28,7 +28,7 @@ _pipeline._FileWriter.flush = _slow_flush  # type: ignore[method-assign]
 _vectorizer._write = _slow_write
 
 if os.environ.get("LODE_MODEL") == "fake-hash-256":
-    import indexer.api
+    import indexer._index_access
     from indexer.embed import FakeEmbedder
 
-    indexer.api.load_embedder = lambda *a, **k: FakeEmbedder()  # type: ignore[assignment]
+    indexer._index_access.load_embedder = lambda *a, **k: FakeEmbedder()  # type: ignore[assignment]
