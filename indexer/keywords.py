@@ -34,6 +34,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Final
 
+from indexer.lexicon import split_identifier
 from indexer.models import Chunk
 
 __all__ = ["MAX_KEYWORDS", "MAX_SUMMARY_CHARS", "TEXT_SUFFIXES", "document_keywords", "document_summary"]
@@ -44,7 +45,6 @@ MAX_SUMMARY_CHARS: Final = 300
 
 # Runs of letters, then the identifier parts of ``indexer.lexicon`` within a mixed-case run.
 _LETTERS = re.compile(r"[A-Za-z]+")
-_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
 _MMR_POOL = 60
 _BIGRAM_WORDS = 5000
 _UNIT_WEIGHT = {"class": 3.5, "struct": 3.5, "interface": 3.5, "trait": 3.5, "enum": 3.5, "type": 3.0}
@@ -71,17 +71,13 @@ _STOP: Final = frozenset(
 def _words(text: str) -> list[str]:
     """Lower-case words of ``text``, identifiers split into their parts (``parseHTTP`` → parse, http)."""
     out: list[str] = []
-    split: dict[str, list[str]] = {}
     for token in _LETTERS.findall(text):
         if token.islower():
             out.append(token)
         elif token[1:].islower() or len(token) == 1:
             out.append(token.lower())
         else:
-            parts = split.get(token)
-            if parts is None:
-                parts = split[token] = [p.lower() for p in _PART.findall(token)]
-            out.extend(parts)
+            out.extend(split_identifier(token))
     return out
 
 

@@ -14,7 +14,7 @@ def paused_gc() -> Iterator[None]:
     """Pause the cyclic garbage collector while a build allocates many long-lived objects.
 
     A build makes hundreds of thousands of small objects that survive it; the collector's
-    full passes over them cost more than the build itself (2-3x measured on 40k chunks).
+    full passes over them cost more than the build itself.
     The outline holds no reference cycles, so pausing loses nothing; reference counting
     keeps freeing memory meanwhile.
     """

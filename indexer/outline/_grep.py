@@ -1,8 +1,8 @@
 """``grep``: a regular expression over the text under a node, capped.
 
 Patterns run on RE2 (``google-re2``): linear time in the text whatever the pattern, so a
-pattern such as ``(a+)+$`` cannot stall the server (Python's ``re`` backtracks: 3 s on 27
-characters, ×4 per two more). RE2 has no backreferences or lookaround; such a pattern is
+pattern such as ``(a+)+$`` cannot stall the server (Python's ``re`` backtracks
+exponentially on it). RE2 has no backreferences or lookaround; such a pattern is
 a 400 naming ``pattern``.
 
 Files are read from the store a few at a time and the scan stops at the cap (or after a

@@ -14,12 +14,13 @@ import functools
 import re
 from collections import Counter
 
+from indexer.lexicon import split_identifier
+
 __all__ = ["STOP_WORDS", "clip", "normalize", "pack_terms", "query_terms", "stem", "surface", "word_counts"]
 
 # index term → the shortest (then first in order) word seen for it; a memo like the caches.
 _SURFACE: dict[str, str] = {}
 _TOKEN = re.compile(r"[A-Za-z0-9]+")
-_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 #: Words that carry no topic: English function words and keywords shared by most languages.
 STOP_WORDS = frozenset(
@@ -82,7 +83,7 @@ def _parts(token: str) -> tuple[str, ...]:
     if token.islower() or token.isdigit() or (token.isupper() and token.isalpha()):
         word = normalize(token)
         return (word,) if word else ()
-    return tuple(w for w in (normalize(p) for p in _PART.findall(token)) if w)
+    return tuple(w for w in map(normalize, split_identifier(token)) if w)
 
 
 def word_counts(text: str) -> dict[str, int]:

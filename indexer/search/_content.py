@@ -42,7 +42,7 @@ from indexer.search._content_io import (
     validate_content_request,
     validate_find_request,
 )
-from indexer.search._engine import Searcher
+from indexer.search._engine import Searcher, resolve_projects
 from indexer.search._hints import content_actions, content_interpretation, documents_actions, related_queries
 from indexer.search._options import MAX_LIMIT, SearchOptions
 from indexer.search._results import ChunkHit, SearchResponse
@@ -96,7 +96,7 @@ class _Content:
 def _project_ids(searcher: Searcher, project: str | None) -> tuple[str, ...]:
     if project is None:
         return ()
-    return tuple(p.id for p in searcher.resolve_projects([project], field="project"))
+    return tuple(p.id for p in resolve_projects(searcher.store, [project], "project"))
 
 
 def _differ(given: Mapping[str, tuple[Any, Any] | None]) -> None:

@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from indexer.errors import FieldError, ValidationError
+from indexer.errors import FieldError
+from indexer.search._options import raise_errors
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -100,13 +101,6 @@ def _check_common(errors: list[FieldError], project: str | None, limit: int, tok
         errors.append(FieldError("limit", f"must be between 1 and {MAX_LIMIT} (got {limit})"))
     if token is not None and not token:
         errors.append(FieldError("continuation_token", "must not be empty"))
-
-
-def raise_errors(errors: list[FieldError]) -> None:
-    """Raise one ValidationError naming every field of ``errors`` (if any)."""
-    if errors:
-        first, *more = errors
-        raise ValidationError(first.field, first.message, more=tuple(more))
 
 
 def validate_content_request(request: ContentRequest) -> None:

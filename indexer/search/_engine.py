@@ -50,7 +50,7 @@ from indexer.search._results import ChunkHit, SearchResponse
 from indexer.search._terms import find_terms
 from indexer.store import Candidate, Detail, Store
 
-__all__ = ["MAX_MATCHES", "TERM_BOOST", "Scope", "Searcher"]
+__all__ = ["MAX_MATCHES", "TERM_BOOST", "Scope", "Searcher", "resolve_projects"]
 
 #: Definitions of a query's names read from the symbol index (a name defined more often is cut).
 _MAX_DEFINITIONS = 1000
@@ -71,6 +71,19 @@ class Scope:
     names: dict[str, str]
     terms: dict[str, int] | None = None
     """Chunk id → how many distinct exact terms it holds (None without exact terms)."""
+
+
+def resolve_projects(store: Store, refs: Sequence[str], field: str = "projects") -> list[Project]:
+    """Projects named by id or name (all when ``refs`` is empty); an unknown one is a
+    NotFoundError naming ``field``."""
+    projects = store.projects.all()
+    if not refs:
+        return projects
+    by_ref = {p.id: p for p in projects} | {p.name: p for p in projects}
+    unknown = [r for r in refs if r not in by_ref]
+    if unknown:
+        raise NotFoundError(f"unknown project(s) {quote_items(unknown)}", field)
+    return list({by_ref[r].id: by_ref[r] for r in refs}.values())
 
 
 class Searcher:
@@ -118,18 +131,6 @@ class Searcher:
                     self._vectors.pop(text, None)
         vector: np.ndarray = known.result()
         return vector
-
-    def resolve_projects(self, refs: Sequence[str], field: str = "projects") -> list[Project]:
-        """Projects named by id or name (all when ``refs`` is empty); an unknown one is a
-        NotFoundError naming ``field``."""
-        projects = self.store.projects.all()
-        if not refs:
-            return projects
-        by_ref = {p.id: p for p in projects} | {p.name: p for p in projects}
-        unknown = [r for r in refs if r not in by_ref]
-        if unknown:
-            raise NotFoundError(f"unknown project(s) {quote_items(unknown)}", field)
-        return list({by_ref[r].id: by_ref[r] for r in refs}.values())
 
     def candidate_calls(
         self,
@@ -217,7 +218,7 @@ class Searcher:
         """Run one search; a ValidationError names the bad field."""
         started = time.perf_counter()
         validate_options(opts, self.known_languages)
-        projects = self.resolve_projects(opts.projects)
+        projects = resolve_projects(self.store, opts.projects)
         opts = relative_path_globs(opts, [p.root for p in projects])
         names = {p.id: p.name for p in projects}
         scope = Scope(opts, to_filter(opts, self.project_scope(projects)), names)

@@ -25,6 +25,7 @@ __all__ = [
     "MAX_LIMIT",
     "MODES",
     "SearchOptions",
+    "raise_errors",
     "relative_path_globs",
     "validate_options",
 ]
@@ -81,6 +82,13 @@ class SearchOptions:
 #: Options of the engine that ``POST /api/v1/search`` does not take (``search_content`` and
 #: ``find_documents`` set them).
 ENGINE_ONLY = ("exact_terms", "min_score", "candidates")
+
+
+def raise_errors(errors: list[FieldError]) -> None:
+    """Raise one ValidationError naming every field of ``errors`` (if any)."""
+    if errors:
+        first, *more = errors
+        raise ValidationError(first.field, first.message, more=tuple(more))
 
 
 def _check_range(errors: list[FieldError], name: str, value: int, low: int, high: int) -> None:
@@ -186,9 +194,7 @@ def validate_options(opts: SearchOptions, known_languages: frozenset[str] | None
         errors.append(FieldError("min_score", f"must be between 0 and 1 (got {opts.min_score})"))
     if opts.candidates is not None:
         _check_range(errors, "candidates", opts.candidates, 1, MAX_CANDIDATES)
-    if errors:
-        first, *more = errors
-        raise ValidationError(first.field, first.message, more=tuple(more))
+    raise_errors(errors)
 
 
 def _inside(glob: str, roots: Sequence[str]) -> str | None:
@@ -229,9 +235,7 @@ def relative_path_globs(opts: SearchOptions, roots: Sequence[str]) -> SearchOpti
             else:
                 out.append(relative)
         changes[name] = tuple(out)
-    if errors:
-        first, *more = errors
-        raise ValidationError(first.field, first.message, more=tuple(more))
+    raise_errors(errors)
     return replace(opts, **changes) if changes else opts
 
 

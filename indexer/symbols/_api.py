@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from indexer.errors import NotFoundError, ValidationError
 from indexer.limits import MAX_NAMES, MAX_SYMBOL_CHARS, check_items, check_relative_path, quote, quote_items
 from indexer.models import NODE_TYPES, Project, Symbol
+from indexer.search._engine import resolve_projects
 from indexer.store import NameMatch, Store, glob_to_regex
 from indexer.symbols._model import (
     MATCHES,
@@ -69,17 +70,6 @@ def _check_request(projects: Sequence[str], from_path: str | None) -> None:
 def _check_limit(limit: int, high: int) -> None:
     if not 1 <= limit <= high:
         raise ValidationError("limit", f"must be between 1 and {high} (got {limit})")
-
-
-def _projects(store: Store, refs: Sequence[str]) -> list[Project]:
-    projects = store.projects.all()
-    if not refs:
-        return projects
-    by_ref = {p.id: p for p in projects} | {p.name: p for p in projects}
-    unknown = [r for r in refs if r not in by_ref]
-    if unknown:
-        raise NotFoundError(f"unknown project(s) {quote_items(unknown)}", "project")
-    return list({by_ref[r].id: by_ref[r] for r in refs}.values())
 
 
 def _proximity(store: Store, projects: Sequence[Project], from_path: str | None) -> Proximity:
@@ -157,7 +147,7 @@ def find_symbols(store: Store, query: SymbolQuery) -> SymbolList:
     _check_limit(query.limit, 1000)
     _check_kinds(query.kinds, query.languages)
     _check_request(query.projects, query.from_path)
-    projects = _projects(store, query.projects)
+    projects = resolve_projects(store, query.projects, "project")
     return _ranked(store, query, name, projects, _proximity(store, projects, query.from_path))
 
 
@@ -204,7 +194,7 @@ def find_references(store: Store, query: ReferenceQuery) -> References:
     _check_limit(query.limit, 1000)
     _check_kinds((), query.languages)
     _check_request(query.projects, query.from_path)
-    projects = _projects(store, query.projects)
+    projects = resolve_projects(store, query.projects, "project")
     names = {p.id: p.name for p in projects}
     plain = _split_qualified(name)[1]
     proximity = _proximity(store, projects, query.from_path)

@@ -5,43 +5,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from indexer.symbols._model import Caller, RankedSymbol, References, SymbolDetail, SymbolList
+import msgspec
+
+from indexer.symbols._model import RankedSymbol, References, SymbolDetail, SymbolList
 
 __all__ = ["detail_json", "list_json", "references_json", "symbol_json"]
+
+#: A candidate's keys, in order: the symbol's fields, its project's name and its proximity.
+_SYMBOL_KEYS = (
+    "id", "project", "project_id", "file_path", "language", "name", "qualified_name", "kind", "container",
+    "container_kind", "scope_path", "signature", "start_line", "end_line", "chunk_id", "proximity",
+)  # fmt: skip
 
 
 def symbol_json(ranked: RankedSymbol) -> dict[str, Any]:
     """One candidate definition, flat: the symbol's fields, its project's name, its proximity."""
-    s = ranked.symbol
-    return {
-        "id": s.id,
-        "project": ranked.project,
-        "project_id": s.project_id,
-        "file_path": s.file_path,
-        "language": s.language,
-        "name": s.name,
-        "qualified_name": s.qualified_name,
-        "kind": s.kind,
-        "container": s.container,
-        "container_kind": s.container_kind,
-        "scope_path": list(s.scope_path),
-        "signature": s.signature,
-        "start_line": s.start_line,
-        "end_line": s.end_line,
-        "chunk_id": s.chunk_id,
-        "proximity": ranked.proximity,
-    }
+    own = {"project": ranked.project, "proximity": ranked.proximity}
+    return {k: own[k] if k in own else msgspec.to_builtins(getattr(ranked.symbol, k)) for k in _SYMBOL_KEYS}
 
 
 def list_json(found: SymbolList) -> dict[str, Any]:
     """``find_symbols``'s answer."""
-    return {
-        "name": found.name,
-        "match": found.match,
-        "symbols": [symbol_json(r) for r in found.symbols],
-        "total": found.total,
-        "truncated": found.truncated,
-    }
+    return {**msgspec.to_builtins(found), "symbols": [symbol_json(r) for r in found.symbols]}
 
 
 def detail_json(detail: SymbolDetail) -> dict[str, Any]:
@@ -55,26 +40,6 @@ def detail_json(detail: SymbolDetail) -> dict[str, Any]:
     }
 
 
-def _caller(caller: Caller) -> dict[str, Any]:
-    return {
-        "project": caller.project,
-        "file_path": caller.file_path,
-        "language": caller.language,
-        "container": caller.container,
-        "container_kind": caller.container_kind,
-        "signature": caller.signature,
-        "proximity": caller.proximity,
-        "sites": [{"id": s.id, "line": s.line, "text": s.text, "chunk_id": s.chunk_id} for s in caller.sites],
-    }
-
-
 def references_json(found: References) -> dict[str, Any]:
-    """``find_references``'s answer."""
-    return {
-        "name": found.name,
-        "definitions": [symbol_json(r) for r in found.definitions],
-        "callers": [_caller(c) for c in found.callers],
-        "total_sites": found.total_sites,
-        "total_callers": found.total_callers,
-        "truncated": found.truncated,
-    }
+    """``find_references``'s answer (callers and their sites as their fields are)."""
+    return {**msgspec.to_builtins(found), "definitions": [symbol_json(r) for r in found.definitions]}

@@ -45,6 +45,21 @@ def categorize(text: str, heading: str = "") -> str:
     return "other"
 
 
+def _bullet(
+    chunk: ScoredChunk,
+    text: str,
+    category: str,
+    factor: float,
+    lines: tuple[int, int],
+    kind: str,
+    config: CompressionConfig,
+) -> Bullet:
+    """A bullet of ``chunk`` citing ``lines``, scored the chunk's score times ``factor``."""
+    citation = cite(chunk.project, chunk.file_path, *lines) if config.include_citations else ""
+    score = round(chunk.score * factor, 6)
+    return Bullet(text, citation, category, score, chunk.project, chunk.file_path, *lines, kind, chunk.id)
+
+
 def _prose_bullets(
     chunk: ScoredChunk, terms: Sequence[str], config: CompressionConfig, text: str | None = None
 ) -> list[Bullet]:
@@ -54,21 +69,9 @@ def _prose_bullets(
             continue
         start = 1.0 / (1 + sentence.position) if config.prefer_starts else 1.0
         factor = 0.7 + 0.2 * term_overlap(terms, match_words(sentence.text)) + 0.1 * start
-        citation = cite(chunk.project, chunk.file_path, sentence.start_line, sentence.end_line)
-        found.append(
-            Bullet(
-                text=sentence.text,
-                citation=citation if config.include_citations else "",
-                category=categorize(sentence.text, chunk.node_name if chunk.node_type == "section" else ""),
-                score=round(chunk.score * factor, 6),
-                project=chunk.project,
-                file_path=chunk.file_path,
-                start_line=sentence.start_line,
-                end_line=sentence.end_line,
-                kind="prose",
-                chunk_id=chunk.id,
-            )
-        )
+        category = categorize(sentence.text, chunk.node_name if chunk.node_type == "section" else "")
+        lines = (sentence.start_line, sentence.end_line)
+        found.append(_bullet(chunk, sentence.text, category, factor, lines, "prose", config))
     found.sort(key=lambda b: -b.score)
     return found
 
@@ -102,18 +105,8 @@ def _code_bullet(chunk: ScoredChunk, terms: Sequence[str], config: CompressionCo
         text += " Key lines: " + "; ".join(f"`{line}`" for line in lines)
     words = match_words(f"{chunk.node_name} {chunk.content}")
     factor = 0.7 + 0.2 * term_overlap(terms, words) + (0.1 if summary else 0.0)
-    return Bullet(
-        text=text,
-        citation=chunk.citation if config.include_citations else "",
-        category=categorize(summary) if summary else "other",
-        score=round(chunk.score * factor, 6),
-        project=chunk.project,
-        file_path=chunk.file_path,
-        start_line=chunk.start_line,
-        end_line=chunk.end_line,
-        kind="code",
-        chunk_id=chunk.id,
-    )
+    category = categorize(summary) if summary else "other"
+    return _bullet(chunk, text, category, factor, (chunk.start_line, chunk.end_line), "code", config)
 
 
 def _candidates(chunk: ScoredChunk, terms: Sequence[str], config: CompressionConfig) -> list[Bullet]:

@@ -52,40 +52,29 @@ def _line(number: int, bullet: Bullet, config: RenderConfig) -> str:
     return f"{number}. {bullet.text}{cited}"
 
 
-def _markdown(view: _View, config: RenderConfig) -> str:
-    bullets = view.bullets
-    out = [f"# Evidence for: {view.question}", ""]
-    out += [f"Found {len(bullets)} pieces of evidence in {len(view.sources)} files.", ""]
-    out += ["## Instructions", INSTRUCTIONS, ""]
+def _text(view: _View, config: RenderConfig, markdown: bool) -> str:
+    """The prompt as Markdown (``#`` headings) or plain text (upper-case headings)."""
+
+    def heading(title: str, level: int = 2, blank: bool = True) -> list[str]:
+        if not markdown:
+            return [title.upper()]
+        return [f"{'#' * level} {title}", *([""] if blank else [])]
+
+    item = "- " if markdown else ""
+    title = f"# Evidence for: {view.question}" if markdown else f"EVIDENCE FOR: {view.question}"
+    out = [title, "", f"Found {len(view.bullets)} pieces of evidence in {len(view.sources)} files.", ""]
+    out += [*heading("Instructions", blank=False), INSTRUCTIONS, ""]
     if config.include_metadata and view.metadata:
-        out += ["## Metadata", *(f"- {k}: {v}" for k, v in view.metadata.items()), ""]
-    out += ["## Evidence", ""]
+        out += [*heading("Metadata", blank=False), *(f"{item}{k}: {v}" for k, v in view.metadata.items()), ""]
+    out += ["## Evidence", ""] if markdown else []
     for section, kept in view.sections:
-        out += [f"### {section.title}", "", *(_line(i, b, config) for i, b in enumerate(kept, 1)), ""]
+        out += [*heading(section.title, 3), *(_line(i, b, config) for i, b in enumerate(kept, 1)), ""]
     if not view.sections:
         out += ["No evidence found.", ""]
     if view.dropped:
-        out += [f"_{view.dropped_note()}_", ""]
+        out += [f"_{view.dropped_note()}_" if markdown else f"[{view.dropped_note()}]", ""]
     if config.include_sources and view.sources:
-        out += ["## Sources", "", *(f"- {s}" for s in view.sources), ""]
-    return "\n".join(out).rstrip() + "\n"
-
-
-def _plain(view: _View, config: RenderConfig) -> str:
-    bullets = view.bullets
-    out = [f"EVIDENCE FOR: {view.question}", ""]
-    out += [f"Found {len(bullets)} pieces of evidence in {len(view.sources)} files.", ""]
-    out += ["INSTRUCTIONS", INSTRUCTIONS, ""]
-    if config.include_metadata and view.metadata:
-        out += ["METADATA", *(f"{k}: {v}" for k, v in view.metadata.items()), ""]
-    for section, kept in view.sections:
-        out += [section.title.upper(), *(_line(i, b, config) for i, b in enumerate(kept, 1)), ""]
-    if not view.sections:
-        out += ["No evidence found.", ""]
-    if view.dropped:
-        out += [f"[{view.dropped_note()}]", ""]
-    if config.include_sources and view.sources:
-        out += ["SOURCES", *(f"- {s}" for s in view.sources), ""]
+        out += [*heading("Sources"), *(f"- {s}" for s in view.sources), ""]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -107,7 +96,11 @@ def _json(view: _View, config: RenderConfig) -> str:
     return json.dumps(doc, ensure_ascii=False, default=str) + "\n"
 
 
-_FORMATTERS = {"markdown": _markdown, "plain": _plain, "json": _json}
+_FORMATTERS: dict[str, Callable[[_View, RenderConfig], str]] = {
+    "markdown": lambda view, config: _text(view, config, markdown=True),
+    "plain": lambda view, config: _text(view, config, markdown=False),
+    "json": _json,
+}
 
 
 def _view(
