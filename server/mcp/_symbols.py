@@ -15,8 +15,9 @@ from typing import Any, Literal
 
 from indexer.limits import quote
 from indexer.models import Symbol
-from indexer.symbols import Caller, RankedSymbol, ReferenceQuery, References, SymbolList, SymbolQuery
+from indexer.symbols import Caller, RankedSymbol, References, SymbolList
 from server.context import ServerContext
+from server.convert import reference_query, symbol_query
 from server.mcp._answer import Block, Fitted, fit_blocks, fit_json, numbered, span
 from server.mcp._params import FORMAT, MAX_TOKENS, Param, call, check_budget, with_params
 
@@ -52,15 +53,6 @@ FIND_REFERENCES_DESCRIPTION = (
 
 #: Definitions shown before the callers in ``find_references``.
 _DEFINITIONS_SHOWN = 3
-
-
-def _split(value: str | None) -> tuple[str, ...]:
-    """``a, b`` → ("a", "b") (a list argument given as text, as the HTTP API takes it)."""
-    return tuple(v.strip() for v in (value or "").split(",") if v.strip())
-
-
-def _projects(value: str | None) -> tuple[str, ...]:
-    return (value.strip(),) if value and value.strip() else ()
 
 
 def _header(ranked: RankedSymbol, near: bool, many: bool) -> str:
@@ -256,10 +248,15 @@ def add_symbol_tools(mcp: Any, get_ctx: Callable[[], ServerContext]) -> None:
         def run() -> str:
             budget = check_budget(args["max_tokens"])
             ctx = get_ctx()
-            query = SymbolQuery(
-                args["name"], args["match"], _split(args["kind"]), (),
-                _projects(args["project"]), args["from_path"], _limit(budget),
-            )  # fmt: skip
+            query = symbol_query(
+                args["name"],
+                args["match"],
+                args["kind"],
+                None,
+                args["project"],
+                args["from_path"],
+                _limit(budget),
+            )
             found = ctx.lode.symbols(query)
             return render_symbols(ctx, found, budget, args["format"], bool(args["from_path"]))
 
@@ -270,10 +267,7 @@ def add_symbol_tools(mcp: Any, get_ctx: Callable[[], ServerContext]) -> None:
         def run() -> str:
             budget = check_budget(args["max_tokens"])
             ctx = get_ctx()
-            query = ReferenceQuery(
-                args["name"], (), _projects(args["project"]), args["from_path"],
-                _limit(budget),
-            )  # fmt: skip
+            query = reference_query(args["name"], None, args["project"], args["from_path"], _limit(budget))
             found = ctx.lode.references(query)
             return render_references(ctx, found, budget, args["format"], bool(args["from_path"]))
 

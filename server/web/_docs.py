@@ -16,11 +16,10 @@ from importlib import resources
 from pathlib import Path
 
 from litestar import MediaType, Response, get
-from litestar.di import Provide
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
 
-from server.routes._common import Ctx, get_ctx
+from server.http._common import Ctx
 from server.web._assets import Asset
 from server.web._views import render
 
@@ -71,7 +70,6 @@ def load_docs_assets() -> dict[str, Asset]:
 
 @get(
     "/api/docs",
-    dependencies={"ctx": Provide(get_ctx, sync_to_thread=False)},
     include_in_schema=False,
     opt={"public": True},
     sync_to_thread=False,
