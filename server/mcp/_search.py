@@ -16,9 +16,9 @@ from indexer.limits import quote
 from indexer.search import ChunkHit, DocumentHit, SearchOptions, SearchResponse
 from server.context import ServerContext
 from server.mcp._answer import Block, Fitted, fit_blocks, fit_json, numbered, span
-from server.mcp._params import FORMAT, MAX_TOKENS, Param, Strs, call, check_budget, with_params
+from server.mcp._params import FORMAT, MAX_TOKENS, Param, Strs, Tool
 
-__all__ = ["FILTERS", "SEARCH_DESCRIPTION", "add_search_tool", "hit_header", "unit_name"]
+__all__ = ["FILTERS", "SEARCH_DESCRIPTION", "TOOL", "hit_header", "unit_name"]
 
 #: Every filter of ``search``, passed to ``SearchOptions`` under its own name (lists as tuples).
 FILTERS: tuple[Param, ...] = (
@@ -222,17 +222,9 @@ def _options(args: dict[str, Any], budget: int) -> SearchOptions:
     )  # fmt: skip
 
 
-def add_search_tool(mcp: Any, get_ctx: Callable[[], ServerContext]) -> None:
-    """Register ``search`` on ``mcp``."""
+def _search(ctx: ServerContext, args: dict[str, Any], budget: int) -> str:
+    response = ctx.search(_options(args, budget))
+    return render_search(ctx, response, budget, args["format"], args["ids"])
 
-    @with_params(PARAMS)
-    def search(**args: Any) -> str:
-        def run() -> str:
-            budget = check_budget(args["max_tokens"])
-            ctx = get_ctx()
-            response = ctx.search(_options(args, budget))
-            return render_search(ctx, response, budget, args["format"], args["ids"])
 
-        return call(run)
-
-    mcp.add_tool(search, name="search", description=SEARCH_DESCRIPTION, structured_output=False)
+TOOL = Tool("search", SEARCH_DESCRIPTION, PARAMS, _search)

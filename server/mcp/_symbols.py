@@ -19,9 +19,9 @@ from indexer.symbols import Caller, RankedSymbol, References, SymbolList
 from server.context import ServerContext
 from server.convert import reference_query, symbol_query
 from server.mcp._answer import Block, Fitted, fit_blocks, fit_json, numbered, span
-from server.mcp._params import FORMAT, MAX_TOKENS, Param, call, check_budget, with_params
+from server.mcp._params import FORMAT, MAX_TOKENS, Param, Tool
 
-__all__ = ["FIND_REFERENCES_DESCRIPTION", "FIND_SYMBOL_DESCRIPTION", "add_symbol_tools"]
+__all__ = ["FIND_REFERENCES_DESCRIPTION", "FIND_SYMBOL_DESCRIPTION", "TOOLS"]
 
 _PROJECT = Param("project", str | None, None, "")
 
@@ -240,45 +240,21 @@ def _limit(budget: int) -> int:
     return min(1000, max(10, budget // 40))
 
 
-def add_symbol_tools(mcp: Any, get_ctx: Callable[[], ServerContext]) -> None:
-    """Register ``find_symbol`` and ``find_references`` on ``mcp``."""
-
-    @with_params(SYMBOL_PARAMS)
-    def find_symbol(**args: Any) -> str:
-        def run() -> str:
-            budget = check_budget(args["max_tokens"])
-            ctx = get_ctx()
-            query = symbol_query(
-                args["name"],
-                args["match"],
-                args["kind"],
-                None,
-                args["project"],
-                args["from_path"],
-                _limit(budget),
-            )
-            found = ctx.lode.symbols(query)
-            return render_symbols(ctx, found, budget, args["format"], bool(args["from_path"]))
-
-        return call(run)
-
-    @with_params(REFERENCE_PARAMS)
-    def find_references(**args: Any) -> str:
-        def run() -> str:
-            budget = check_budget(args["max_tokens"])
-            ctx = get_ctx()
-            query = reference_query(args["name"], None, args["project"], args["from_path"], _limit(budget))
-            found = ctx.lode.references(query)
-            return render_references(ctx, found, budget, args["format"], bool(args["from_path"]))
-
-        return call(run)
-
-    mcp.add_tool(
-        find_symbol, name="find_symbol", description=FIND_SYMBOL_DESCRIPTION, structured_output=False
+def _find_symbol(ctx: ServerContext, args: dict[str, Any], budget: int) -> str:
+    query = symbol_query(
+        args["name"], args["match"], args["kind"], None, args["project"], args["from_path"], _limit(budget)
     )
-    mcp.add_tool(
-        find_references,
-        name="find_references",
-        description=FIND_REFERENCES_DESCRIPTION,
-        structured_output=False,
-    )
+    found = ctx.lode.symbols(query)
+    return render_symbols(ctx, found, budget, args["format"], bool(args["from_path"]))
+
+
+def _find_references(ctx: ServerContext, args: dict[str, Any], budget: int) -> str:
+    query = reference_query(args["name"], None, args["project"], args["from_path"], _limit(budget))
+    found = ctx.lode.references(query)
+    return render_references(ctx, found, budget, args["format"], bool(args["from_path"]))
+
+
+TOOLS = (
+    Tool("find_symbol", FIND_SYMBOL_DESCRIPTION, SYMBOL_PARAMS, _find_symbol),
+    Tool("find_references", FIND_REFERENCES_DESCRIPTION, REFERENCE_PARAMS, _find_references),
+)
