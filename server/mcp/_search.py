@@ -15,7 +15,7 @@ from indexer.errors import ValidationError
 from indexer.limits import quote
 from indexer.search import ChunkHit, DocumentHit, SearchOptions, SearchResponse
 from server.context import ServerContext
-from server.mcp._answer import Block, Fitted, fit_blocks, fit_json, numbered, span
+from server.mcp._answer import Block, Fitted, fit_blocks, fit_json, numbered, read_on, span
 from server.mcp._params import FORMAT, MAX_TOKENS, Param, Strs, Tool
 
 __all__ = ["FILTERS", "SEARCH_DESCRIPTION", "TOOL", "hit_header", "unit_name"]
@@ -79,17 +79,13 @@ def hit_header(hit: ChunkHit, *, project: bool = False, ids: bool = False) -> st
     return "  ".join(parts)
 
 
-def _cut_note(hit: ChunkHit) -> Callable[[int], str]:
-    def note(kept: int) -> str:
-        first = hit.start_line + kept
-        return f"… lines {first}-{hit.end_line} not shown: read path={hit.file_path} start_line={first}"
-
-    return note
-
-
 def _chunk_block(hit: ChunkHit, many: bool, ids: bool) -> Block:
     body = numbered(hit.content.splitlines(), hit.start_line)
-    return Block(hit_header(hit, project=many, ids=ids), tuple(body), _cut_note(hit))
+    return Block(
+        hit_header(hit, project=many, ids=ids),
+        tuple(body),
+        read_on(hit.file_path, hit.start_line, hit.end_line),
+    )
 
 
 def _document_block(doc: DocumentHit, many: bool, ids: bool) -> Block:

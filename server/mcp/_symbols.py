@@ -18,7 +18,7 @@ from indexer.models import Symbol
 from indexer.symbols import Caller, RankedSymbol, References, SymbolList
 from server.context import ServerContext
 from server.convert import reference_query, symbol_query
-from server.mcp._answer import Block, Fitted, fit_blocks, fit_json, numbered, span
+from server.mcp._answer import Block, Fitted, fit_blocks, fit_json, numbered, read_on, span
 from server.mcp._params import FORMAT, MAX_TOKENS, Param, Tool
 
 __all__ = ["FIND_REFERENCES_DESCRIPTION", "FIND_SYMBOL_DESCRIPTION", "TOOLS"]
@@ -64,14 +64,6 @@ def _header(ranked: RankedSymbol, near: bool, many: bool) -> str:
     if many:
         parts.append(f"[{ranked.project}]")
     return "  ".join(parts)
-
-
-def _cut_note(s: Symbol) -> Callable[[int], str]:
-    def note(kept: int) -> str:
-        first = s.start_line + kept
-        return f"… lines {first}-{s.end_line} not shown: read path={s.file_path} start_line={first}"
-
-    return note
 
 
 def _code(ctx: ServerContext, symbols: Sequence[Symbol]) -> dict[str, list[str]]:
@@ -125,7 +117,7 @@ def render_symbols(ctx: ServerContext, found: SymbolList, budget: int, fmt: str,
         Block(
             _header(r, near, many),
             tuple(numbered(code[r.symbol.id], r.symbol.start_line)),
-            _cut_note(r.symbol),
+            read_on(r.symbol.file_path, r.symbol.start_line, r.symbol.end_line),
         )
         for r in found.symbols
     ]

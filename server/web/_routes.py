@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from litestar import MediaType, Response, get, post
-from litestar.exceptions import NotFoundException
 from litestar.params import Body, FromPath
 from msgspec import Meta
 
@@ -18,7 +17,7 @@ from indexer.search import SearchOptions
 from server.convert import from_wire
 from server.http._common import Ctx, blocking
 from server.http.schemas.search import SearchRequest
-from server.web._assets import load_assets
+from server.web._assets import asset_response, load_assets
 from server.web._views import render, render_chunk, render_projects, render_results
 
 __all__ = ["page_routes"]
@@ -86,11 +85,7 @@ def chunk_page(ctx: Ctx, chunk_id: FromPath[str]) -> Response[str]:
 @get("/ui/static/{name:str}", include_in_schema=False, opt=_PUBLIC, sync_to_thread=False)
 def static_file(name: FromPath[str]) -> Response[bytes]:
     """``app.css`` or ``app.js``; URLs carry a content hash, so they are cached for good."""
-    asset = load_assets().get(name)
-    if asset is None:
-        raise NotFoundException(f"no static file {name!r}")
-    headers = {"Cache-Control": "public, max-age=31536000, immutable", "X-Content-Type-Options": "nosniff"}
-    return Response(asset.body, media_type=asset.media_type, headers=headers)
+    return asset_response(load_assets(), name)
 
 
 class PageSearch(SearchRequest, forbid_unknown_fields=True):
