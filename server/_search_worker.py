@@ -47,15 +47,10 @@ def answer(lode: Lode, options: SearchOptions) -> tuple[int, bytes]:
         return status, encode_json(body)
 
 
-def open_lode(config: LodeConfig, graph: QueryGraph | None) -> Lode:
-    """The store for reading, and queries embedded through ``graph`` when there is one
-    (no torch, no model in memory) or else by the model itself."""
-    return open_for_queries(config, graph)
-
-
 def serve(config: LodeConfig, graph: QueryGraph | None, source: IO[bytes], out: IO[bytes]) -> None:
-    """Answer search requests from ``source`` on ``out`` until ``source`` ends."""
-    lode = open_lode(config, graph)
+    """Answer search requests from ``source`` on ``out`` until ``source`` ends (queries
+    embedded through ``graph`` when there is one: no torch, no model in memory)."""
+    lode = open_for_queries(config, graph)
     lock = threading.Lock()
     pool = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="lode-search-request")
 

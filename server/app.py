@@ -25,10 +25,19 @@ from indexer.embed import Embedder
 from server.conformance import exact_request_schemas, strict_body
 from server.context import ServerContext, open_context
 from server.errors import EXCEPTION_HANDLERS
+from server.http._common import DEPENDENCIES
+from server.http.content import ContentController
+from server.http.discover import DiscoverController
+from server.http.documents import DocumentController
+from server.http.outline import OutlineController
+from server.http.search import SearchController
+from server.http.service import ServiceController
+from server.http.symbols import SymbolController
+from server.http.tasks import TaskController
 from server.limits import json_body_middleware, limit_body, limit_url
 from server.mcp import build_mcp
 from server.metrics import metrics_middleware
-from server.routes import ROUTES
+from server.routes.projects import project_routes
 from server.search_pool import SearchPool
 from server.security import browser_guard_middleware
 from server.web import web_routes
@@ -36,6 +45,19 @@ from server.web import web_routes
 __all__ = ["create_app", "server_url"]
 
 log = logging.getLogger(__name__)
+#: The HTTP API, one controller per resource (in this order: a component two responses
+#: share takes the description of the first registered).
+ROUTES: list[Any] = [
+    ServiceController,
+    *project_routes,
+    TaskController,
+    SearchController,
+    DocumentController,
+    OutlineController,
+    SymbolController,
+    ContentController,
+    DiscoverController,
+]
 #: At shutdown, how long search processes may take to end on their own.
 _POOL_CLOSE_SECONDS = 1.0
 
@@ -130,6 +152,7 @@ def create_app(
     cors = CORSConfig(allow_origins=list(config.server.cors_origins)) if config.server.cors_origins else None
     app = Litestar(
         route_handlers=[*ROUTES, *web_routes, mcp_endpoint, *(extra_routes or [])],
+        dependencies=DEPENDENCIES,
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,
         before_request=strict_body,

@@ -28,7 +28,7 @@ from litestar.status_codes import HTTP_204_NO_CONTENT
 
 from indexer.errors import ValidationError
 from indexer.limits import clip
-from server._fields import PATTERN_WORDS
+from server.http.schemas._fields import PATTERN_WORDS
 
 __all__ = ["exact_request_schemas", "request_types", "strict_body"]
 
@@ -147,10 +147,10 @@ async def strict_body(request: Request[Any, Any, Any]) -> Response[None] | None:
 
 def request_types() -> list[type[msgspec.Struct]]:
     """Every request body type of the HTTP API (Structs that forbid unknown fields)."""
-    from server import schemas, schemas_content, schemas_discover, schemas_outline
+    from server.http.schemas import content, discover, outline, projects, search
 
     found: dict[str, type[msgspec.Struct]] = {}
-    for module in (schemas, schemas_content, schemas_discover, schemas_outline):
+    for module in (content, discover, outline, projects, search):
         for _, value in inspect.getmembers(module, inspect.isclass):
             if issubclass(value, msgspec.Struct) and value.__struct_config__.forbid_unknown_fields:
                 found[value.__name__] = value

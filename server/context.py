@@ -83,10 +83,10 @@ class ServerContext:
     started_at: float = field(default_factory=time.time)
     model_error: str | None = None
     search_pool: SearchPool | None = None
+    """The search processes, when the app runs them (started and closed in its lifespan)."""
     stop_wait: float = 10.0
     """Seconds ``close`` waits for the index writer (``lode serve``: a moment, then the
     process leaves a writer still inside the model to its exit; see ``indexer.cli._stop``)."""
-    """The search processes, when the app runs them (started and closed in its lifespan)."""
     versions: VersionWatch | None = None
     """The index version this server answers from (``/health``)."""
     _model_thread: threading.Thread | None = None
@@ -245,7 +245,12 @@ def open_context(
 
         ctx.watcher = WatchService(worker, config.watch)
         ctx.watcher.start(store.projects.all())
-    ctx.versions = VersionWatch(lode, config.storage.read_consistency_seconds)
+    return _follow(ctx, warm)
+
+
+def _follow(ctx: ServerContext, warm: bool) -> ServerContext:
+    """Start following the index's versions, and warm the model up unless told not to."""
+    ctx.versions = VersionWatch(ctx.lode, ctx.config.storage.read_consistency_seconds)
     ctx.versions.start()
     if warm:
         ctx.warm_up()
@@ -262,12 +267,7 @@ def _open_reader(lode: Lode, config: LodeConfig, warm: bool) -> ServerContext:
         lode.close()
         raise
     worker = IndexWorker(store, lode.lazy_embedder, config, activity=lode.activity)
-    ctx = ServerContext(config=config, lode=lode, worker=worker)
-    ctx.versions = VersionWatch(lode, config.storage.read_consistency_seconds)
-    ctx.versions.start()
-    if warm:
-        ctx.warm_up()
-    return ctx
+    return _follow(ServerContext(config=config, lode=lode, worker=worker), warm)
 
 
 def register_paths(ctx: ServerContext, paths: list[str]) -> list[Project]:

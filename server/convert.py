@@ -1,23 +1,34 @@
-"""``indexer`` data → HTTP schemas: ``to_wire`` for the schemas that mirror their model, a
-function for each that adds what the model does not hold (a task's percent, a project's
-sizes, a chunk's flattened metadata)."""
+"""The one conversion path between ``indexer`` and the front ends: ``to_wire`` for the HTTP
+schemas that mirror their model, a function for each that adds what the model does not
+hold (a task's percent, a project's sizes, a chunk's flattened metadata), ``from_wire``
+for requests that mirror an ``indexer`` request, and the requests the HTTP routes and the
+MCP tools both build from loose arguments (a symbol query, discovery settings)."""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 import msgspec
 
+from indexer.config_file import load_discover_config
 from indexer.models import Document, Project, StoredChunk, Task
-from indexer.search import SearchOptions, SearchResponse
+from indexer.search import SearchResponse
+from indexer.search.discover import DiscoverConfig
+from indexer.symbols import ReferenceQuery, SymbolQuery
 from indexer.tasks import task_eta, task_percent
-from server import schemas as s
 from server.context import ServerContext
+from server.http.schemas.projects import ProjectOut, TaskOut
+from server.http.schemas.search import ChunkOut, DocumentOut, SearchResponseOut
 
 __all__ = [
+    "discover_config",
+    "from_wire",
+    "reference_query",
+    "symbol_query",
     "to_chunk",
     "to_document",
-    "to_options",
     "to_project",
     "to_search_response",
     "to_task",
@@ -27,38 +38,35 @@ __all__ = [
 T = TypeVar("T")
 
 
-def to_task(task: Task, rate: float = 0.0) -> s.TaskOut:
+def to_wire(value: Any, schema: type[T]) -> T:
+    """An ``indexer`` answer (dataclasses, or their JSON) as the HTTP schema that mirrors it
+    field by field: the one conversion of the API's answers (a test holds every schema to
+    its model)."""
+    return msgspec.convert(value, schema, from_attributes=True)
+
+
+def from_wire(request: Any, model: type[T]) -> T:
+    """An ``indexer`` request from the HTTP body that mirrors it (validation happens in the
+    indexer)."""
+    return msgspec.convert(msgspec.to_builtins(request), model)
+
+
+def _fields(value: Any) -> dict[str, Any]:
+    """A dataclass's fields by name (not deep: nested values stay as they are)."""
+    return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+
+
+def to_task(task: Task, rate: float = 0.0) -> TaskOut:
     """A task with derived percent and ETA."""
-    return s.TaskOut(
-        id=task.id,
-        project_id=task.project_id,
-        kind=task.kind,
-        status=task.status,
-        phase=task.phase,
-        paths=list(task.paths),
-        full=task.full,
-        files_total=task.files_total,
-        files_done=task.files_done,
-        chunks_done=task.chunks_done,
-        chunks_total=task.chunks_total,
-        chunks_embedded=task.chunks_embedded,
-        percent=task_percent(task),
-        eta_seconds=task_eta(task, rate),
-        errors=list(task.errors),
-        message=task.message,
-        created_at=task.created_at,
-        started_at=task.started_at,
-        finished_at=task.finished_at,
-    )
+    derived = {"percent": task_percent(task), "eta_seconds": task_eta(task, rate)}
+    return to_wire({**_fields(task), **derived}, TaskOut)
 
 
-def to_project(ctx: ServerContext, project: Project) -> s.ProjectOut:
+def to_project(ctx: ServerContext, project: Project) -> ProjectOut:
     """A project with its index size, live task and watcher state."""
     store = ctx.lode.store
     live = [t for t in ctx.worker.list(project.id, limit=20) if t.live]
-    current = to_task(live[0], ctx.worker.rate(live[0].id)) if live else None
-    watch = ctx.watch_status(project.id)
-    return s.ProjectOut(
+    return ProjectOut(
         id=project.id,
         name=project.name,
         root=project.root,
@@ -70,70 +78,80 @@ def to_project(ctx: ServerContext, project: Project) -> s.ProjectOut:
         created_at=project.created_at,
         files_awaiting_rechunk=store.documents.count_outdated(project.id),
         last_indexed_at=project.last_indexed_at,
-        current_task=current,
-        watch=watch,
+        current_task=to_task(live[0], ctx.worker.rate(live[0].id)) if live else None,
+        watch=ctx.watch_status(project.id),
     )
 
 
-def to_wire(value: Any, schema: type[T]) -> T:
-    """An ``indexer`` answer (dataclasses) as the HTTP schema that mirrors it field by
-    field: the one conversion of the API's answers (a test holds every schema to its model)."""
-    return msgspec.convert(value, schema, from_attributes=True)
-
-
-def to_options(req: s.SearchRequest) -> SearchOptions:
-    """Search options from a request body (validation happens in the indexer)."""
-    return msgspec.convert(msgspec.to_builtins(req), SearchOptions)
-
-
-def to_search_response(r: SearchResponse) -> s.SearchResponseOut:
+def to_search_response(r: SearchResponse) -> SearchResponseOut:
     """The search response as sent."""
-    return to_wire(r, s.SearchResponseOut)
+    return to_wire(r, SearchResponseOut)
 
 
-def to_chunk(c: StoredChunk) -> s.ChunkOut:
+def _chunk_fields(c: StoredChunk) -> dict[str, Any]:
+    """A stored chunk flattened: the chunker's fields, then the store's ids over them."""
+    return {**_fields(c.chunk), **_fields(c)}
+
+
+def to_chunk(c: StoredChunk) -> ChunkOut:
     """A stored chunk with all its metadata."""
-    ch = c.chunk
-    return s.ChunkOut(
-        id=c.id,
-        file_id=c.file_id,
-        project_id=c.project_id,
-        file_path=c.file_path,
-        chunk_index=ch.chunk_index,
-        content=ch.content,
-        chunk_hash=ch.chunk_hash,
-        start_byte=ch.start_byte,
-        end_byte=ch.end_byte,
-        start_line=ch.start_line,
-        end_line=ch.end_line,
-        language=ch.language,
-        node_type=ch.node_type,
-        node_name=ch.node_name,
-        parent_context=ch.parent_context,
-        scope_path=list(ch.scope_path),
-        definitions=list(ch.definitions),
-        references=list(ch.references),
-        embedded=c.embedded,
-    )
+    return to_wire(_chunk_fields(c), ChunkOut)
 
 
 def to_document(
-    d: Document, content: str | None = None, chunks: list[StoredChunk] | None = None
-) -> s.DocumentOut:
+    d: Document, content: str | None = None, chunks: Sequence[StoredChunk] | None = None
+) -> DocumentOut:
     """A document's metadata, with its text and chunks when asked."""
-    return s.DocumentOut(
-        id=d.id,
-        project_id=d.project_id,
-        file_path=d.file_path,
-        content_hash=d.content_hash,
-        file_size=d.file_size,
-        last_modified=d.last_modified,
-        indexed_at=d.indexed_at,
-        languages=list(d.languages),
-        primary_language=d.primary_language,
-        chunk_count=d.chunk_count,
-        keywords=list(d.keywords),
-        summary=d.summary,
-        content=content,
-        chunks=[to_chunk(c) for c in chunks] if chunks is not None else None,
+    parts = [_chunk_fields(c) for c in chunks] if chunks is not None else None
+    return to_wire({**_fields(d), "content": content, "chunks": parts}, DocumentOut)
+
+
+def _names(value: str | None) -> tuple[str, ...]:
+    """A comma-separated argument (``python, go``) as names, blanks dropped."""
+    return tuple(v.strip() for v in (value or "").split(",") if v.strip())
+
+
+def _project(value: str | None) -> tuple[str, ...]:
+    return (value.strip(),) if value and value.strip() else ()
+
+
+def symbol_query(
+    name: str, match: str, kind: str | None, language: str | None, project: str | None,
+    from_path: str | None, limit: int,
+) -> SymbolQuery:  # fmt: skip
+    """Go to definition, from the arguments of ``GET /api/v1/symbols`` or ``find_symbol``
+    (lists as comma-separated text)."""
+    return SymbolQuery(name, match, _names(kind), _names(language), _project(project), from_path, limit)
+
+
+def reference_query(
+    name: str, language: str | None, project: str | None, from_path: str | None, limit: int
+) -> ReferenceQuery:
+    """Find references, from the arguments of ``GET /api/v1/symbols/references`` or
+    ``find_references``."""
+    return ReferenceQuery(name, _names(language), _project(project), from_path, limit)
+
+
+def discover_config(
+    config: dict[str, dict[str, Any]] | None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    format_style: str | None = None,
+    max_tokens: int | None = None,
+    max_bullets: int | None = None,
+) -> DiscoverConfig:
+    """Discovery settings of a request (``POST /api/v1/discover`` or the ``discover`` tool):
+    defaults, the config file's ``[discover]`` table, its ``config`` per stage, then its
+    own arguments over those."""
+    overrides: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (config or {}).items()}
+    given = (
+        ("filter", "include", list(include)),
+        ("filter", "exclude", list(exclude)),
+        ("render", "format_style", format_style),
+        ("render", "max_prompt_tokens", max_tokens),
+        ("compression", "max_bullets", max_bullets),
     )
+    for section, key, value in given:
+        if value is not None and value != []:
+            overrides.setdefault(section, {})[key] = value
+    return load_discover_config(overrides=overrides)

@@ -82,7 +82,7 @@ def test_a_panic_in_a_search_process_is_answered_not_lost(
 ) -> None:
     from indexer.api import Lode
     from server import _search_worker
-    from server.schemas import SearchRequest
+    from server.http.schemas.search import SearchRequest
 
     lode = Lode(load_config(env={}, overrides={"db": tmp_path / "db"}), embedder=FakeEmbedder())
     lode.index(make_repo(tmp_path / "repo"))

@@ -22,11 +22,12 @@ from live import free_port, serve_in_thread, wait_healthy, wait_task
 
 from indexer.config import load_config
 from indexer.errors import ConfigError
+from indexer.search import SearchOptions
 from server import search_pool
 from server.cli import cli
 from server.context import ServerContext
-from server.convert import to_options, to_search_response
-from server.schemas import SearchRequest
+from server.convert import from_wire, to_search_response
+from server.http.schemas.search import SearchRequest
 from server.search_pool import SearchPool
 
 pytestmark = pytest.mark.slow
@@ -60,7 +61,7 @@ def _search(base: str, body: dict[str, Any]) -> httpx.Response:
 def _here(ctx: ServerContext, body: dict[str, Any]) -> dict[str, Any]:
     """What the server process itself answers for ``body``."""
     request = msgspec.convert(body, SearchRequest)
-    return dict(msgspec.to_builtins(to_search_response(ctx.lode.search(to_options(request)))))
+    return dict(msgspec.to_builtins(to_search_response(ctx.lode.search(from_wire(request, SearchOptions)))))
 
 
 @pytest.mark.parametrize(

@@ -14,8 +14,8 @@ import pytest
 
 from indexer.outline import _model as outline
 from indexer.search import ENGINE_ONLY, ChunkHit, DocumentHit, FileGroup, SearchOptions, SearchResponse
-from server import schemas
-from server import schemas_outline as so
+from server.http.schemas import outline as so
+from server.http.schemas import search as schemas
 
 #: HTTP schema → the model it mirrors.
 MIRRORS: list[tuple[type[Any], type[Any]]] = [

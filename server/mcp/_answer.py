@@ -18,7 +18,7 @@ from typing import Any
 
 from indexer.embed import TokenCounter
 
-__all__ = ["Block", "Fitted", "fit_blocks", "fit_json", "fit_text", "numbered", "span"]
+__all__ = ["Block", "Fitted", "fit_blocks", "fit_json", "fit_text", "numbered", "read_on", "span"]
 
 #: Longest line kept in an answer (minified code would spend a budget on one line).
 MAX_LINE_CHARS = 400
@@ -56,6 +56,16 @@ def numbered(lines: Sequence[str], first: int) -> list[str]:
             text = text[:MAX_LINE_CHARS] + "…"
         out.append(f"{first + offset:>{width}}  {text}")
     return out
+
+
+def read_on(path: str, start: int, end: int) -> Callable[[int], str]:
+    """The cut note of lines ``start``-``end`` of ``path`` shown in part: how to read the rest."""
+
+    def note(kept: int) -> str:
+        first = start + kept
+        return f"… lines {first}-{end} not shown: read path={path} start_line={first}"
+
+    return note
 
 
 @dataclass(frozen=True, slots=True)

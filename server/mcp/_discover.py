@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 from indexer.config_file import load_discover_config
@@ -14,10 +13,11 @@ from indexer.errors import FieldError, ValidationError
 from indexer.limits import MAX_GLOBS, check_items
 from indexer.search.discover import discover, render_prompt, run_stage
 from server.context import ServerContext
-from server.mcp._params import FORMAT, MAX_TOKENS, Param, Strs, call, check_budget, with_params
+from server.convert import discover_config
+from server.mcp._params import FORMAT, MAX_TOKENS, Param, Strs, Tool
 from server.metrics import metrics_for
 
-__all__ = ["DISCOVER_DESCRIPTION", "add_discover_tool"]
+__all__ = ["DISCOVER_DESCRIPTION", "TOOL"]
 
 PARAMS: tuple[Param, ...] = (
     Param("question", str, ..., ""),
@@ -90,17 +90,10 @@ def _stage(ctx: ServerContext, args: dict[str, Any], budget: int) -> str:
 def _discover(ctx: ServerContext, args: dict[str, Any], budget: int) -> str:
     for key in ("include", "exclude"):
         check_items(key, args[key], MAX_GLOBS)
-    overrides: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (args["config"] or {}).items()}
-    render = overrides.setdefault("render", {})
-    render["format_style"] = "json" if args["format"] == "json" else "markdown"
-    render["max_prompt_tokens"] = budget
-    filters = overrides.setdefault("filter", {})
-    for key in ("include", "exclude"):
-        if args[key]:
-            filters[key] = list(args[key])
-    if args["max_bullets"] is not None:
-        overrides.setdefault("compression", {})["max_bullets"] = args["max_bullets"]
-    config = load_discover_config(overrides=overrides)
+    style = "json" if args["format"] == "json" else "markdown"
+    config = discover_config(
+        args["config"], args["include"], args["exclude"], style, budget, args["max_bullets"]
+    )
     result = discover(ctx.lode, args["question"], config)
     metrics_for(ctx).record_stages(result.metrics.stage_ms)
     # rendered again with the answer's tokenizer: the budget is exact whatever model searched
@@ -114,16 +107,8 @@ def _discover(ctx: ServerContext, args: dict[str, Any], budget: int) -> str:
     return _within(counter, text, budget, "the prompt with no evidence")
 
 
-def add_discover_tool(mcp: Any, get_ctx: Callable[[], ServerContext]) -> None:
-    """Register ``discover`` on ``mcp``."""
+def _run(ctx: ServerContext, args: dict[str, Any], budget: int) -> str:
+    return _stage(ctx, args, budget) if args["stage"] else _discover(ctx, args, budget)
 
-    @with_params(PARAMS)
-    def discover_tool(**args: Any) -> str:
-        def run() -> str:
-            budget = check_budget(args["max_tokens"])
-            ctx = get_ctx()
-            return _stage(ctx, args, budget) if args["stage"] else _discover(ctx, args, budget)
 
-        return call(run)
-
-    mcp.add_tool(discover_tool, name="discover", description=DISCOVER_DESCRIPTION, structured_output=False)
+TOOL = Tool("discover", DISCOVER_DESCRIPTION, PARAMS, _run)

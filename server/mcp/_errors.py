@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
-
-import msgspec
 from mcp.server.mcpserver.exceptions import ToolError
 
 from indexer.errors import LodeError, ValidationError
 from indexer.limits import QUOTE_ITEMS
 
-__all__ = ["tool_answer", "tool_error"]
-
-T = TypeVar("T")
+__all__ = ["tool_error"]
 
 
 def tool_error(exc: LodeError) -> ToolError:
@@ -26,12 +20,3 @@ def tool_error(exc: LodeError) -> ToolError:
         return ToolError("; ".join(parts))
     field = getattr(exc, "field", None)
     return ToolError(f"{field}: {exc}" if field else str(exc))
-
-
-def tool_answer(call: Callable[[], T]) -> dict[str, Any]:
-    """Run one call; its answer as JSON, lode's errors as tool errors."""
-    try:
-        result = call()
-    except LodeError as exc:
-        raise tool_error(exc) from None
-    return dict(msgspec.to_builtins(result))

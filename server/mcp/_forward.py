@@ -2,7 +2,7 @@
 the server stays the index's one writer (and its loaded model answers at once).
 
 ``ServerLink`` keeps one MCP session with the server open (opened as ``lode mcp`` starts,
-so the first call does not pay for it; ~10 ms a call on loopback); when it breaks (the
+so the first call does not pay for it); when it breaks (the
 server restarted), calls go through a session of their own while it is opened again.
 """
 

@@ -22,7 +22,6 @@ __all__ = [
     "clip_sdk_logs",
     "field_errors",
     "fit_answer",
-    "fit_error",
     "unknown_tool",
 ]
 
@@ -100,11 +99,6 @@ def fit_answer(counter: TokenCounter, name: str, result: Any, budget: int) -> An
     log.warning("the answer of tool %s was over max_tokens=%d: cut", name, budget)
     result.content[0].text = fit_text(counter, text, budget)
     return result
-
-
-def fit_error(counter: TokenCounter, message: str, budget: int) -> str:
-    """An error's message within ``budget`` tokens."""
-    return fit_text(counter, message, budget)
 
 
 class _ClipArgs(logging.Filter):

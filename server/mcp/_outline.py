@@ -13,11 +13,11 @@ from indexer.limits import check_text, quote
 from indexer.outline import LIMITS, ListedNode, NodeInfo, Outline
 from server.context import ServerContext
 from server.mcp._answer import Block, Fitted, fit_blocks, fit_json, fit_text, span
-from server.mcp._params import FORMAT, MAX_TOKENS, Param, call, check_budget, with_params
+from server.mcp._params import FORMAT, MAX_TOKENS, Param, Tool
 from server.mcp._read import render_read, resolve_project
 from server.mcp._read import target_of_node as read_target
 
-__all__ = ["OUTLINE_DESCRIPTION", "add_outline_tool"]
+__all__ = ["OUTLINE_DESCRIPTION", "TOOL"]
 
 Action = Literal["ls", "find", "grep", "cat"]
 
@@ -149,25 +149,17 @@ def _as_arguments(exc: ValidationError) -> ValidationError:
     return ValidationError(errors[0].field, errors[0].message, more=tuple(errors[1:]))
 
 
-def add_outline_tool(mcp: Any, get_ctx: Callable[[], ServerContext]) -> None:
-    """Register ``outline`` on ``mcp``."""
+def _outline(ctx: ServerContext, args: dict[str, Any], budget: int) -> str:
+    project = resolve_project(ctx, args["project"])
+    if args["path"]:
+        args["path"] = check_text("path", args["path"], blank=True).strip().strip("/") or None
+    outline = ctx.lode.outline(project.name)
+    try:
+        return _ACTIONS[args["action"]](ctx, outline, args, budget)
+    except NotFoundError as exc:  # an unknown node: the path named it
+        raise NotFoundError(str(exc), exc.field or "path") from None
+    except ValidationError as exc:
+        raise _as_arguments(exc) from None
 
-    @with_params(PARAMS)
-    def outline(**args: Any) -> str:
-        def run() -> str:
-            budget = check_budget(args["max_tokens"])
-            ctx = get_ctx()
-            project = resolve_project(ctx, args["project"])
-            if args["path"]:
-                args["path"] = check_text("path", args["path"], blank=True).strip().strip("/") or None
-            outline = ctx.lode.outline(project.name)
-            try:
-                return _ACTIONS[args["action"]](ctx, outline, args, budget)
-            except NotFoundError as exc:  # an unknown node: the path named it
-                raise NotFoundError(str(exc), exc.field or "path") from None
-            except ValidationError as exc:
-                raise _as_arguments(exc) from None
 
-        return call(run)
-
-    mcp.add_tool(outline, name="outline", description=OUTLINE_DESCRIPTION, structured_output=False)
+TOOL = Tool("outline", OUTLINE_DESCRIPTION, PARAMS, _outline)

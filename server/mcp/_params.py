@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import Field, StrictBool, StrictInt
 
 from indexer.errors import LodeError, ValidationError
+from server.context import ServerContext
 from server.mcp._errors import tool_error
 
 __all__ = [
@@ -23,6 +24,8 @@ __all__ = [
     "MAX_TOKENS",
     "Param",
     "Strs",
+    "Tool",
+    "add_tools",
     "call",
     "check_budget",
     "compact_schema",
@@ -108,6 +111,37 @@ def call(run: Callable[[], str]) -> str:
         return run()
     except LodeError as exc:
         raise tool_error(exc) from None
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """One MCP tool: its name, description, arguments, and what answers a call within a
+    checked ``max_tokens`` budget."""
+
+    name: str
+    description: str
+    params: tuple[Param, ...]
+    run: Callable[[ServerContext, dict[str, Any], int], str]
+
+
+def _handler(spec: Tool, get_ctx: Callable[[], ServerContext]) -> Callable[..., str]:
+    @with_params(spec.params)
+    def tool(**args: Any) -> str:
+        def run() -> str:
+            budget = check_budget(args["max_tokens"])
+            return spec.run(get_ctx(), args, budget)
+
+        return call(run)
+
+    return tool
+
+
+def add_tools(mcp: Any, get_ctx: Callable[[], ServerContext], tools: Sequence[Tool]) -> None:
+    """Register ``tools`` on ``mcp``, in order: a call's budget is checked first, then it
+    runs, lode's errors becoming tool errors naming the field."""
+    for spec in tools:
+        tool = _handler(spec, get_ctx)
+        mcp.add_tool(tool, name=spec.name, description=spec.description, structured_output=False)
 
 
 def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:

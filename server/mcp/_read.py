@@ -16,9 +16,9 @@ from indexer.models import Project
 from indexer.outline import Outline, OutlineNode
 from server.context import ServerContext
 from server.mcp._answer import Block, Fitted, fit_blocks, numbered, span
-from server.mcp._params import FORMAT, MAX_TOKENS, Param, call, check_budget, with_params
+from server.mcp._params import FORMAT, MAX_TOKENS, Param, Tool
 
-__all__ = ["READ_DESCRIPTION", "add_read_tool", "render_read", "resolve_project", "target_of_node"]
+__all__ = ["READ_DESCRIPTION", "TOOL", "render_read", "resolve_project", "target_of_node"]
 
 PARAMS: tuple[Param, ...] = (
     Param("path", str | None, None, "From the project root; path#Class.method: one unit"),
@@ -194,18 +194,9 @@ def _json(ctx: ServerContext, target: _Target, body: list[str], first: int, budg
     return dump(low)
 
 
-def add_read_tool(mcp: Any, get_ctx: Callable[[], ServerContext]) -> None:
-    """Register ``read`` on ``mcp``."""
+def _read(ctx: ServerContext, args: dict[str, Any], budget: int) -> str:
+    many = len(ctx.lode.store.projects.all()) > 1
+    return render_read(ctx, _target(ctx, args), budget, args["format"], many)
 
-    @with_params(PARAMS)
-    def read(**args: Any) -> str:
-        def run() -> str:
-            budget = check_budget(args["max_tokens"])
-            ctx = get_ctx()
-            target = _target(ctx, args)
-            many = len(ctx.lode.store.projects.all()) > 1
-            return render_read(ctx, target, budget, args["format"], many)
 
-        return call(run)
-
-    mcp.add_tool(read, name="read", description=READ_DESCRIPTION, structured_output=False)
+TOOL = Tool("read", READ_DESCRIPTION, PARAMS, _read)

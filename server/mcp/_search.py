@@ -15,10 +15,10 @@ from indexer.errors import ValidationError
 from indexer.limits import quote
 from indexer.search import ChunkHit, DocumentHit, SearchOptions, SearchResponse
 from server.context import ServerContext
-from server.mcp._answer import Block, Fitted, fit_blocks, fit_json, numbered, span
-from server.mcp._params import FORMAT, MAX_TOKENS, Param, Strs, call, check_budget, with_params
+from server.mcp._answer import Block, Fitted, fit_blocks, fit_json, numbered, read_on, span
+from server.mcp._params import FORMAT, MAX_TOKENS, Param, Strs, Tool
 
-__all__ = ["FILTERS", "SEARCH_DESCRIPTION", "add_search_tool", "hit_header", "unit_name"]
+__all__ = ["FILTERS", "SEARCH_DESCRIPTION", "TOOL", "hit_header", "unit_name"]
 
 #: Every filter of ``search``, passed to ``SearchOptions`` under its own name (lists as tuples).
 FILTERS: tuple[Param, ...] = (
@@ -79,17 +79,13 @@ def hit_header(hit: ChunkHit, *, project: bool = False, ids: bool = False) -> st
     return "  ".join(parts)
 
 
-def _cut_note(hit: ChunkHit) -> Callable[[int], str]:
-    def note(kept: int) -> str:
-        first = hit.start_line + kept
-        return f"… lines {first}-{hit.end_line} not shown: read path={hit.file_path} start_line={first}"
-
-    return note
-
-
 def _chunk_block(hit: ChunkHit, many: bool, ids: bool) -> Block:
     body = numbered(hit.content.splitlines(), hit.start_line)
-    return Block(hit_header(hit, project=many, ids=ids), tuple(body), _cut_note(hit))
+    return Block(
+        hit_header(hit, project=many, ids=ids),
+        tuple(body),
+        read_on(hit.file_path, hit.start_line, hit.end_line),
+    )
 
 
 def _document_block(doc: DocumentHit, many: bool, ids: bool) -> Block:
@@ -222,17 +218,9 @@ def _options(args: dict[str, Any], budget: int) -> SearchOptions:
     )  # fmt: skip
 
 
-def add_search_tool(mcp: Any, get_ctx: Callable[[], ServerContext]) -> None:
-    """Register ``search`` on ``mcp``."""
+def _search(ctx: ServerContext, args: dict[str, Any], budget: int) -> str:
+    response = ctx.search(_options(args, budget))
+    return render_search(ctx, response, budget, args["format"], args["ids"])
 
-    @with_params(PARAMS)
-    def search(**args: Any) -> str:
-        def run() -> str:
-            budget = check_budget(args["max_tokens"])
-            ctx = get_ctx()
-            response = ctx.search(_options(args, budget))
-            return render_search(ctx, response, budget, args["format"], args["ids"])
 
-        return call(run)
-
-    mcp.add_tool(search, name="search", description=SEARCH_DESCRIPTION, structured_output=False)
+TOOL = Tool("search", SEARCH_DESCRIPTION, PARAMS, _search)

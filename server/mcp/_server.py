@@ -21,7 +21,8 @@ from indexer import __version__
 from indexer.embed import TokenCounter
 from indexer.storage_failure import describe_storage_failure, is_storage_failure
 from server.context import ServerContext
-from server.mcp._discover import add_discover_tool
+from server.mcp import _discover, _outline, _read, _search, _symbols
+from server.mcp._answer import fit_text
 from server.mcp._forward import ServerLink, forwarding_instructions
 from server.mcp._guard import (
     budget_of,
@@ -29,15 +30,10 @@ from server.mcp._guard import (
     clip_sdk_logs,
     field_errors,
     fit_answer,
-    fit_error,
     unknown_tool,
 )
-from server.mcp._outline import add_outline_tool
-from server.mcp._params import compact_schema
+from server.mcp._params import add_tools, compact_schema
 from server.mcp._projects import add_projects_tool
-from server.mcp._read import add_read_tool
-from server.mcp._search import add_search_tool
-from server.mcp._symbols import add_symbol_tools
 
 __all__ = ["INSTRUCTIONS", "TOOLS", "ForwardingMCP", "LodeMCP", "build_mcp"]
 
@@ -108,7 +104,7 @@ class LodeMCP(MCPServer):
             check_arguments(known, arguments)
             result = await self._run(name, arguments, context)
         except ToolError as exc:
-            raise ToolError(fit_error(self.counter(), str(exc), budget)) from exc.__cause__
+            raise ToolError(fit_text(self.counter(), str(exc), budget)) from exc.__cause__
         # counted off the event loop, as the tools run: an answer may be 100,000 tokens
         return await anyio.to_thread.run_sync(fit_answer, self.counter(), name, result, budget)
 
@@ -154,11 +150,8 @@ def build_mcp(
         get_ctx = _no_context
     else:
         mcp = LodeMCP(counter=lambda: get_ctx().token_counter())
-    add_search_tool(mcp, get_ctx)
-    add_symbol_tools(mcp, get_ctx)
-    add_read_tool(mcp, get_ctx)
-    add_outline_tool(mcp, get_ctx)
-    add_discover_tool(mcp, get_ctx)
+    tools = (_search.TOOL, *_symbols.TOOLS, _read.TOOL, _outline.TOOL, _discover.TOOL)
+    add_tools(mcp, get_ctx, tools)
     add_projects_tool(mcp, get_ctx)
     mcp.publish(TOOLS)
     return mcp

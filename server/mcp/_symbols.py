@@ -15,12 +15,13 @@ from typing import Any, Literal
 
 from indexer.limits import quote
 from indexer.models import Symbol
-from indexer.symbols import Caller, RankedSymbol, ReferenceQuery, References, SymbolList, SymbolQuery
+from indexer.symbols import Caller, RankedSymbol, References, SymbolList
 from server.context import ServerContext
-from server.mcp._answer import Block, Fitted, fit_blocks, fit_json, numbered, span
-from server.mcp._params import FORMAT, MAX_TOKENS, Param, call, check_budget, with_params
+from server.convert import reference_query, symbol_query
+from server.mcp._answer import Block, Fitted, fit_blocks, fit_json, numbered, read_on, span
+from server.mcp._params import FORMAT, MAX_TOKENS, Param, Tool
 
-__all__ = ["FIND_REFERENCES_DESCRIPTION", "FIND_SYMBOL_DESCRIPTION", "add_symbol_tools"]
+__all__ = ["FIND_REFERENCES_DESCRIPTION", "FIND_SYMBOL_DESCRIPTION", "TOOLS"]
 
 _PROJECT = Param("project", str | None, None, "")
 
@@ -54,15 +55,6 @@ FIND_REFERENCES_DESCRIPTION = (
 _DEFINITIONS_SHOWN = 3
 
 
-def _split(value: str | None) -> tuple[str, ...]:
-    """``a, b`` → ("a", "b") (a list argument given as text, as the HTTP API takes it)."""
-    return tuple(v.strip() for v in (value or "").split(",") if v.strip())
-
-
-def _projects(value: str | None) -> tuple[str, ...]:
-    return (value.strip(),) if value and value.strip() else ()
-
-
 def _header(ranked: RankedSymbol, near: bool, many: bool) -> str:
     """``path:start-end  kind Qualified.name`` with its proximity and project when they tell something."""
     s = ranked.symbol
@@ -72,14 +64,6 @@ def _header(ranked: RankedSymbol, near: bool, many: bool) -> str:
     if many:
         parts.append(f"[{ranked.project}]")
     return "  ".join(parts)
-
-
-def _cut_note(s: Symbol) -> Callable[[int], str]:
-    def note(kept: int) -> str:
-        first = s.start_line + kept
-        return f"… lines {first}-{s.end_line} not shown: read path={s.file_path} start_line={first}"
-
-    return note
 
 
 def _code(ctx: ServerContext, symbols: Sequence[Symbol]) -> dict[str, list[str]]:
@@ -133,7 +117,7 @@ def render_symbols(ctx: ServerContext, found: SymbolList, budget: int, fmt: str,
         Block(
             _header(r, near, many),
             tuple(numbered(code[r.symbol.id], r.symbol.start_line)),
-            _cut_note(r.symbol),
+            read_on(r.symbol.file_path, r.symbol.start_line, r.symbol.end_line),
         )
         for r in found.symbols
     ]
@@ -248,43 +232,21 @@ def _limit(budget: int) -> int:
     return min(1000, max(10, budget // 40))
 
 
-def add_symbol_tools(mcp: Any, get_ctx: Callable[[], ServerContext]) -> None:
-    """Register ``find_symbol`` and ``find_references`` on ``mcp``."""
-
-    @with_params(SYMBOL_PARAMS)
-    def find_symbol(**args: Any) -> str:
-        def run() -> str:
-            budget = check_budget(args["max_tokens"])
-            ctx = get_ctx()
-            query = SymbolQuery(
-                args["name"], args["match"], _split(args["kind"]), (),
-                _projects(args["project"]), args["from_path"], _limit(budget),
-            )  # fmt: skip
-            found = ctx.lode.symbols(query)
-            return render_symbols(ctx, found, budget, args["format"], bool(args["from_path"]))
-
-        return call(run)
-
-    @with_params(REFERENCE_PARAMS)
-    def find_references(**args: Any) -> str:
-        def run() -> str:
-            budget = check_budget(args["max_tokens"])
-            ctx = get_ctx()
-            query = ReferenceQuery(
-                args["name"], (), _projects(args["project"]), args["from_path"],
-                _limit(budget),
-            )  # fmt: skip
-            found = ctx.lode.references(query)
-            return render_references(ctx, found, budget, args["format"], bool(args["from_path"]))
-
-        return call(run)
-
-    mcp.add_tool(
-        find_symbol, name="find_symbol", description=FIND_SYMBOL_DESCRIPTION, structured_output=False
+def _find_symbol(ctx: ServerContext, args: dict[str, Any], budget: int) -> str:
+    query = symbol_query(
+        args["name"], args["match"], args["kind"], None, args["project"], args["from_path"], _limit(budget)
     )
-    mcp.add_tool(
-        find_references,
-        name="find_references",
-        description=FIND_REFERENCES_DESCRIPTION,
-        structured_output=False,
-    )
+    found = ctx.lode.symbols(query)
+    return render_symbols(ctx, found, budget, args["format"], bool(args["from_path"]))
+
+
+def _find_references(ctx: ServerContext, args: dict[str, Any], budget: int) -> str:
+    query = reference_query(args["name"], None, args["project"], args["from_path"], _limit(budget))
+    found = ctx.lode.references(query)
+    return render_references(ctx, found, budget, args["format"], bool(args["from_path"]))
+
+
+TOOLS = (
+    Tool("find_symbol", FIND_SYMBOL_DESCRIPTION, SYMBOL_PARAMS, _find_symbol),
+    Tool("find_references", FIND_REFERENCES_DESCRIPTION, REFERENCE_PARAMS, _find_references),
+)

@@ -6,17 +6,16 @@ import dataclasses
 from typing import Annotated
 
 from litestar import Response, delete, get, patch, post
-from litestar.di import Provide
 from litestar.openapi import ResponseSpec
 from litestar.params import Body, FromPath, QueryParameter
 
 from indexer.api import check_project_fields, relative_paths, resolve_project_root
 from indexer.errors import ConflictError, StoreError
 from indexer.models import Project
-from server import examples
 from server.convert import to_project, to_task
-from server.routes._common import ERRORS, Ctx, blocking, example, get_ctx, ok
-from server.schemas import (
+from server.http._common import ERRORS, Ctx, blocking, example, ok
+from server.http.examples import core as examples
+from server.http.schemas.projects import (
     FileOut,
     FilesPage,
     IndexRequest,
@@ -29,13 +28,11 @@ from server.schemas import (
 
 __all__ = ["project_routes"]
 
-_deps = {"ctx": Provide(get_ctx, sync_to_thread=False)}
 _TAGS = ["projects"]
 
 
 @post(
     "/api/v1/projects",
-    dependencies=_deps,
     tags=_TAGS,
     status_code=201,
     summary="Register a folder and queue its full index",
@@ -89,7 +86,6 @@ def _check_same(project: Project, data: ProjectCreate) -> None:
 
 @get(
     "/api/v1/projects",
-    dependencies=_deps,
     tags=_TAGS,
     summary="List projects",
     operation_id="list_projects",
@@ -103,7 +99,6 @@ def list_projects(ctx: Ctx) -> list[ProjectOut]:
 
 @get(
     "/api/v1/projects/{project_id:str}",
-    dependencies=_deps,
     tags=_TAGS,
     summary="One project",
     operation_id="get_project",
@@ -117,7 +112,6 @@ def get_project(ctx: Ctx, project_id: FromPath[str]) -> ProjectOut:
 
 @patch(
     "/api/v1/projects/{project_id:str}",
-    dependencies=_deps,
     tags=_TAGS,
     summary="Rename or change globs",
     operation_id="patch_project",
@@ -156,7 +150,6 @@ DELETE_WAIT_SECONDS = 60.0
 
 @delete(
     "/api/v1/projects/{project_id:str}",
-    dependencies=_deps,
     tags=_TAGS,
     status_code=204,
     summary="Forget a project",
@@ -197,7 +190,6 @@ def delete_project(ctx: Ctx, project_id: FromPath[str]) -> Response[None]:
 
 @post(
     "/api/v1/projects/{project_id:str}/index",
-    dependencies=_deps,
     tags=_TAGS,
     status_code=202,
     summary="Queue a (partial) re-index",
@@ -221,7 +213,6 @@ def index_project(
 
 @get(
     "/api/v1/projects/{project_id:str}/files",
-    dependencies=_deps,
     tags=_TAGS,
     summary="Indexed files",
     operation_id="list_files",

@@ -7,9 +7,12 @@ import hashlib
 from dataclasses import dataclass
 from importlib import resources
 
+from litestar import Response
+from litestar.exceptions import NotFoundException
+
 from server.web._highlight import token_css
 
-__all__ = ["Asset", "load_assets"]
+__all__ = ["Asset", "asset_response", "load_assets"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,3 +39,12 @@ def load_assets() -> dict[str, Asset]:
         "app.css": _asset(css, "text/css; charset=utf-8"),
         "app.js": _asset(js, "text/javascript; charset=utf-8"),
     }
+
+
+def asset_response(assets: dict[str, Asset], name: str) -> Response[bytes]:
+    """The file ``name`` of ``assets``; URLs carry a content hash, so it is cached for good."""
+    asset = assets.get(name)
+    if asset is None:
+        raise NotFoundException(f"no static file {name!r}")
+    headers = {"Cache-Control": "public, max-age=31536000, immutable", "X-Content-Type-Options": "nosniff"}
+    return Response(asset.body, media_type=asset.media_type, headers=headers)

@@ -16,12 +16,10 @@ from importlib import resources
 from pathlib import Path
 
 from litestar import MediaType, Response, get
-from litestar.di import Provide
-from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
 
-from server.routes._common import Ctx, get_ctx
-from server.web._assets import Asset
+from server.http._common import Ctx
+from server.web._assets import Asset, asset_response
 from server.web._views import render
 
 __all__ = ["docs_routes", "load_docs_assets", "swagger_ui_static"]
@@ -71,7 +69,6 @@ def load_docs_assets() -> dict[str, Asset]:
 
 @get(
     "/api/docs",
-    dependencies={"ctx": Provide(get_ctx, sync_to_thread=False)},
     include_in_schema=False,
     opt={"public": True},
     sync_to_thread=False,
@@ -90,11 +87,7 @@ def docs_page(ctx: Ctx) -> Response[str]:
 @get("/api/docs/static/{name:str}", include_in_schema=False, opt={"public": True}, sync_to_thread=False)
 def docs_static(name: FromPath[str]) -> Response[bytes]:
     """One of the docs page's files; URLs carry a content hash, so they are cached for good."""
-    asset = load_docs_assets().get(name)
-    if asset is None:
-        raise NotFoundException(f"no docs file {name!r}")
-    headers = {"Cache-Control": "public, max-age=31536000, immutable", "X-Content-Type-Options": "nosniff"}
-    return Response(asset.body, media_type=asset.media_type, headers=headers)
+    return asset_response(load_docs_assets(), name)
 
 
 docs_routes = [docs_page, docs_static]

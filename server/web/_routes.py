@@ -6,8 +6,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from litestar import MediaType, Response, get, post
-from litestar.di import Provide
-from litestar.exceptions import NotFoundException
 from litestar.params import Body, FromPath
 from msgspec import Meta
 
@@ -15,15 +13,15 @@ from indexer.api import known_languages
 from indexer.limits import MAX_QUERY_CHARS
 from indexer.models import NODE_TYPES
 from indexer.roles import ROLES
-from server.convert import to_options
-from server.routes._common import Ctx, blocking, get_ctx
-from server.schemas import SearchRequest
-from server.web._assets import load_assets
+from indexer.search import SearchOptions
+from server.convert import from_wire
+from server.http._common import Ctx, blocking
+from server.http.schemas.search import SearchRequest
+from server.web._assets import asset_response, load_assets
 from server.web._views import render, render_chunk, render_projects, render_results
 
 __all__ = ["page_routes"]
 
-_deps = {"ctx": Provide(get_ctx, sync_to_thread=False)}
 _PUBLIC = {"public": True}
 _PAGE_HEADERS = {
     "Content-Security-Policy": (
@@ -60,7 +58,6 @@ def _fragment(html: str) -> Response[str]:
 
 
 _page_options: dict[str, Any] = {
-    "dependencies": _deps,
     "include_in_schema": False,
     "opt": _PUBLIC,
     "sync_to_thread": False,
@@ -88,11 +85,7 @@ def chunk_page(ctx: Ctx, chunk_id: FromPath[str]) -> Response[str]:
 @get("/ui/static/{name:str}", include_in_schema=False, opt=_PUBLIC, sync_to_thread=False)
 def static_file(name: FromPath[str]) -> Response[bytes]:
     """``app.css`` or ``app.js``; URLs carry a content hash, so they are cached for good."""
-    asset = load_assets().get(name)
-    if asset is None:
-        raise NotFoundException(f"no static file {name!r}")
-    headers = {"Cache-Control": "public, max-age=31536000, immutable", "X-Content-Type-Options": "nosniff"}
-    return Response(asset.body, media_type=asset.media_type, headers=headers)
+    return asset_response(load_assets(), name)
 
 
 class PageSearch(SearchRequest, forbid_unknown_fields=True):
@@ -101,24 +94,24 @@ class PageSearch(SearchRequest, forbid_unknown_fields=True):
     query: Annotated[str, Meta(max_length=MAX_QUERY_CHARS)] = ""
 
 
-@post("/ui/fragments/results", dependencies=_deps, include_in_schema=False, status_code=200)
+@post("/ui/fragments/results", include_in_schema=False, status_code=200)
 @blocking
 def results_fragment(ctx: Ctx, data: Annotated[PageSearch, Body()]) -> Response[str]:
     """Results as HTML (the search body of ``POST /api/v1/search``; an empty query gives a hint)."""
     filters = {f: ", ".join(getattr(data, f)) for f in _FILTER_FIELDS if getattr(data, f)}
     projects = ctx.lode.store.projects.all()
-    response = ctx.search(to_options(data)) if projects and data.query.strip() else None
+    response = ctx.search(from_wire(data, SearchOptions)) if projects and data.query.strip() else None
     return _fragment(render_results(ctx, projects, response, filters))
 
 
-@get("/ui/fragments/chunks/{chunk_id:str}", dependencies=_deps, include_in_schema=False)
+@get("/ui/fragments/chunks/{chunk_id:str}", include_in_schema=False)
 @blocking
 def chunk_fragment(ctx: Ctx, chunk_id: FromPath[str]) -> Response[str]:
     """A chunk's whole file, highlighted, its lines marked, with the editor link."""
     return _fragment(render_chunk(ctx, chunk_id))
 
 
-@get("/ui/fragments/projects", dependencies=_deps, include_in_schema=False)
+@get("/ui/fragments/projects", include_in_schema=False)
 @blocking
 def projects_fragment(ctx: Ctx) -> Response[str]:
     """Every project with sizes, coverage, watcher state and live task progress."""

@@ -1,20 +1,20 @@
 """HTTP types of the agent endpoints: search_content, find_documents and document access.
 
 Fields mirror the dataclasses of ``indexer.search`` and ``indexer.documents`` one for one
-(``to_out`` converts any of them), so the CLI prints the same JSON in-process and through
+(``to_wire`` converts any of them), so the CLI prints the same JSON in-process and through
 a server.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, TypeVar
+from typing import Annotated
 
 import msgspec
 from msgspec import Meta
 
 from indexer.limits import MAX_QUERY_CHARS, MAX_TEXT_CHARS
-from server._fields import (
+from server.http.schemas._fields import (
     NO_NUL,
     NOT_BLANK,
     ChunkCount,
@@ -33,7 +33,7 @@ from server._fields import (
     ProjectName,
     StartLine,
 )
-from server._fields import describe as _d
+from server.http.schemas._fields import describe as _d
 
 __all__ = [
     "ContentDataOut",
@@ -52,10 +52,8 @@ __all__ = [
     "ResponseStatusOut",
     "SearchContentIn",
     "SearchContentOut",
-    "to_out",
 ]
 
-T = TypeVar("T")
 Item = Annotated[str, Meta(min_length=1, max_length=500, pattern=NOT_BLANK)]
 #: Results per page of search_content and find_documents.
 PageSize = Annotated[int, Meta(ge=1, le=50)]
@@ -64,11 +62,6 @@ Token = Annotated[str, Meta(min_length=1)]
 #: A project name or id: not blank, without NUL.
 ProjectRef = Annotated[str, Meta(min_length=1, max_length=MAX_TEXT_CHARS, pattern=NOT_BLANK)]
 Items = Annotated[list[Item], Meta(max_length=20)]
-
-
-def to_out(value: Any, model: type[T]) -> T:
-    """An HTTP schema from the indexer dataclass it mirrors."""
-    return msgspec.convert(msgspec.to_builtins(value), model)
 
 
 class SearchContentIn(msgspec.Struct, forbid_unknown_fields=True):

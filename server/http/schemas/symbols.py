@@ -1,27 +1,22 @@
-"""HTTP types of the symbol routes (``/api/v1/symbols…``), their examples, and the
-conversions from ``indexer.symbols`` answers."""
+"""HTTP types of the symbol routes (``/api/v1/symbols…``), converted from the JSON of
+``indexer.symbols`` answers."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import msgspec
 
-from indexer.symbols import References, SymbolDetail, SymbolList, detail_json, list_json, references_json
-from server._fields import ChunkId, EndLine, FilePath, ProjectId, ProjectName, StartLine
-from server._fields import describe as _d
+from server.http.schemas._fields import ChunkId, EndLine, FilePath, ProjectId, ProjectName, StartLine
+from server.http.schemas._fields import describe as _d
 
 __all__ = [
-    "EXAMPLES",
     "CallerOut",
     "ReferenceSiteOut",
     "ReferencesOut",
     "SymbolDetailOut",
     "SymbolListOut",
     "SymbolOut",
-    "to_detail",
-    "to_list",
-    "to_references",
 ]
 
 _PROXIMITY = "same_file, same_module (same folder), imported (by from_path's imports) or elsewhere"
@@ -100,75 +95,3 @@ class ReferencesOut(msgspec.Struct):
     total_sites: Annotated[int, _d("Lines using it")]
     total_callers: Annotated[int, _d("Units using it, before the limit")]
     truncated: Annotated[bool, _d("True when the limit (or the 20,000-site cap) left some out")]
-
-
-def to_list(found: SymbolList) -> SymbolListOut:
-    """``find_symbols``'s answer as its HTTP schema."""
-    return msgspec.convert(list_json(found), SymbolListOut)
-
-
-def to_detail(detail: SymbolDetail) -> SymbolDetailOut:
-    """``get_symbol``'s answer as its HTTP schema."""
-    return msgspec.convert(detail_json(detail), SymbolDetailOut)
-
-
-def to_references(found: References) -> ReferencesOut:
-    """``find_references``'s answer as its HTTP schema."""
-    return msgspec.convert(references_json(found), ReferencesOut)
-
-
-_SYMBOL = {
-    "id": "9f931ee84314082ae533eef9c570b4da",
-    "project": "shop",
-    "project_id": "0190a4b2-7c3e-7d51-9a2f-3b8c6e1d4f20",
-    "file_path": "src/shop/cart.py",
-    "language": "python",
-    "name": "add_item",
-    "qualified_name": "Cart.add_item",
-    "kind": "method",
-    "container": "Cart",
-    "container_kind": "class",
-    "scope_path": ["Cart", "add_item"],
-    "signature": "def add_item(self, sku: str, quantity: int = 1) -> None",
-    "start_line": 14,
-    "end_line": 18,
-    "chunk_id": "0190a4b2-8d11-7c42-b5e0-2f9a7c3d6e81",
-    "proximity": "same_module",
-}
-_SITE = {
-    "id": "4c1f0b8e2d7a9e3f5b6c8d0a1e2f3a4b",
-    "line": 9,
-    "text": "cart.add_item(sku, 2)",
-    "chunk_id": "0190a4b2-8d11-7c42-b5e0-2f9a7c3d6e99",
-}
-
-#: One example answer per route.
-EXAMPLES: dict[str, Any] = {
-    "list": {"name": "add_item", "match": "exact", "symbols": [_SYMBOL], "total": 1, "truncated": False},
-    "detail": {
-        "symbol": {**_SYMBOL, "proximity": "elsewhere"},
-        "role": "definition",
-        "text": "",
-        "code": "    def add_item(self, sku: str, quantity: int = 1) -> None:\n        …",
-        "truncated": False,
-    },
-    "references": {
-        "name": "add_item",
-        "definitions": [{**_SYMBOL, "proximity": "elsewhere"}],
-        "callers": [
-            {
-                "project": "shop",
-                "file_path": "src/shop/checkout.py",
-                "language": "python",
-                "container": "checkout",
-                "container_kind": "function",
-                "signature": "def checkout(cart: Cart, sku: str) -> int",
-                "proximity": "elsewhere",
-                "sites": [_SITE],
-            }
-        ],
-        "total_sites": 1,
-        "total_callers": 1,
-        "truncated": False,
-    },
-}

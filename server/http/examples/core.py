@@ -1,4 +1,4 @@
-"""Example payloads shown in the OpenAPI document (one per endpoint)."""
+"""Examples of the service, project, task, search, document and chunk routes."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ __all__ = [
     "PROJECT",
     "PROJECT_CREATED",
     "SEARCH",
+    "SEARCH_REQUEST",
     "STATUS",
     "TASK",
 ]
@@ -93,6 +94,13 @@ _HIT: dict[str, Any] = {
     "relevance_score": 0.9672,
 }
 
+SEARCH_REQUEST: dict[str, Any] = {
+    "query": "parse http request",
+    "granularity": "chunk",
+    "languages": ["python"],
+    "node_types": ["method"],
+    "limit": 5,
+}
 SEARCH: dict[str, Any] = {
     "query": "parse http request",
     "mode": "hybrid",

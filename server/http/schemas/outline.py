@@ -1,18 +1,17 @@
-"""HTTP types of the outline routes (``/api/v1/projects/{id}/outline…``), their examples,
-and the one conversion from ``indexer.outline`` answers (field names match one for one)."""
+"""HTTP types of the outline routes (``/api/v1/projects/{id}/outline…``): field names
+match ``indexer.outline``'s answers one for one (``to_wire`` converts them)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import msgspec
 from msgspec import Meta
 
 from indexer.limits import MAX_QUERY_CHARS, MAX_TEXT_CHARS
-from server._fields import describe as _d
+from server.http.schemas._fields import describe as _d
 
 __all__ = [
-    "EXAMPLES",
     "OutlineCatOut",
     "OutlineCueOut",
     "OutlineFindOut",
@@ -158,95 +157,3 @@ class OutlinePlanOut(msgspec.Struct):
     intent: Annotated[str, _d("factual, summary, navigational or analytical")]
     system: Annotated[str, _d("System prompt for the caller's LLM")]
     user: Annotated[str, _d("User prompt (Markdown): question, intent, current node, structure and matches")]
-
-
-_NODE = {
-    "id": "docs/guide.md#User guide/Sessions",
-    "title": "Sessions",
-    "kind": "section",
-    "depth": 4,
-    "path": "docs/guide.md",
-    "parent": "docs/guide.md#User guide",
-    "breadcrumb": "shop/docs/guide.md/User guide/Sessions",
-    "start_line": 7,
-    "end_line": 9,
-    "summary": "Session tokens expire one hour after they were last refreshed.",
-    "topic_tags": ["sessions", "tokens", "expire", "refreshed", "hour"],
-    "leaf_count": 1,
-    "child_count": 0,
-}
-_ROOT = {
-    **_NODE,
-    "id": ".",
-    "title": "shop",
-    "kind": "project",
-    "depth": 0,
-    "path": ".",
-    "parent": None,
-    "breadcrumb": "shop",
-    "start_line": 0,
-    "end_line": 0,
-    "leaf_count": 25,
-    "child_count": 5,
-    "summary": "Shopfront is a tiny example shop used to test lode.",
-    "topic_tags": ["cart", "session"],
-}
-_LISTED = {
-    "id": "src",
-    "title": "src",
-    "kind": "directory",
-    "summary": "",
-    "leaf_count": 19,
-    "has_children": True,
-    "start_line": 0,
-    "end_line": 0,
-    "children": [],
-}
-
-#: One example answer per route.
-EXAMPLES: dict[str, Any] = {
-    "ls": {"node": _ROOT, "children": [_LISTED], "total_children": 5, "truncated": False},
-    "cat": {
-        "node": _NODE,
-        "text": "    7  ## Sessions\n    8  \n    9  Session tokens expire one hour after…",
-        "start_line": 7,
-        "end_line": 9,
-        "truncated": False,
-    },
-    "find": {"title": "*session*", "nodes": [_NODE], "total": 1, "truncated": False},
-    "grep": {
-        "pattern": "expire",
-        "node": ".",
-        "files_searched": 9,
-        "truncated": False,
-        "matches": [
-            {
-                "node": _NODE["id"],
-                "title": "Sessions",
-                "path": "docs/guide.md",
-                "line": 9,
-                "preview": "Session tokens expire one hour after they were last refreshed.",
-            }
-        ],
-    },
-    "locate": {
-        "question": "when do session tokens expire",
-        "fallback": None,
-        "cues": [
-            {
-                "node": _NODE["id"],
-                "title": "Sessions",
-                "kind": "section",
-                "path": "docs/guide.md",
-                "breadcrumb": _NODE["breadcrumb"],
-                "confidence": 0.97,
-                "reason": "BM25 5.15; matched: session, token, expir",
-            }
-        ],
-    },
-    "plan": {
-        "intent": "factual",
-        "system": "You plan how to navigate the outline of the project 'shop'…",
-        "user": "## Question\nwhen do session tokens expire\n\n## Intent\nfactual: …",
-    },
-}

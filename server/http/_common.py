@@ -1,4 +1,4 @@
-"""Shared route helpers: the context dependency and OpenAPI examples."""
+"""What the controllers share: the context dependency, the thread hop, documented responses."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ from typing import Any, ParamSpec, TypeVar
 
 import anyio.to_thread
 from litestar.datastructures import State
-from litestar.di import NamedDependency
+from litestar.di import NamedDependency, Provide
 from litestar.openapi import ResponseSpec
 from litestar.openapi.spec import Example
 
 from server.context import ServerContext
-from server.schemas import ErrorOut
+from server.http.schemas.service import ErrorOut
 
-__all__ = ["ERRORS", "Ctx", "blocking", "example", "get_ctx", "ok"]
+__all__ = ["DEPENDENCIES", "ERRORS", "Ctx", "blocking", "example", "get_ctx", "ok"]
 
 #: The service context as a route parameter.
 Ctx = NamedDependency[ServerContext]
@@ -42,6 +42,10 @@ def get_ctx(state: State) -> ServerContext:
     """The service context opened in the lifespan."""
     ctx: ServerContext = state.ctx
     return ctx
+
+
+#: What every handler may take, declared once on the app.
+DEPENDENCIES = {"ctx": Provide(get_ctx, sync_to_thread=False)}
 
 
 def example(summary: str, value: Any) -> list[Example]:

@@ -10,7 +10,7 @@ from typing import Annotated
 from msgspec import Meta
 
 from indexer.chunker import KNOWN_LANGUAGES
-from indexer.limits import MAX_TEXT_CHARS
+from indexer.limits import MAX_GLOBS, MAX_TEXT_CHARS
 from indexer.models import NODE_TYPES
 from indexer.roles import ROLES
 
@@ -29,6 +29,7 @@ __all__ = [
     "FileId",
     "FilePath",
     "FileSize",
+    "Globs",
     "LanguageName",
     "Languages",
     "NodeName",
@@ -74,6 +75,8 @@ PATTERN_WORDS = {
 }
 #: Text of 1 to 4,096 characters, not only blanks, without NUL (names, globs, terms).
 Text = Annotated[str, Meta(min_length=1, max_length=MAX_TEXT_CHARS, pattern=NOT_BLANK)]
+#: At most ``MAX_GLOBS`` globs.
+Globs = Annotated[list[Text], Meta(max_length=MAX_GLOBS)]
 #: A path relative to the project root: not absolute, no ``..`` segment, no NUL.
 RelativePath = Annotated[str, Meta(min_length=1, max_length=MAX_TEXT_CHARS, pattern=RELATIVE)]
 #: A language lode knows (``python``, ``go``, ``markdown``…).
