@@ -19,7 +19,7 @@ from indexer.config import LodeConfig
 from indexer.containment import relative_paths, resolve_project_root
 from indexer.documents import DocumentData, DocumentText, document_data, document_text
 from indexer.embed import QueryGraph
-from indexer.errors import LodeError, NotFoundError
+from indexer.errors import ConflictError, LodeError, NotFoundError
 from indexer.limits import quote
 from indexer.models import LIVE_STATUSES, IndexReport, Project, StoreCheck, UpgradeReport
 from indexer.outline import Outline, OutlineCache
@@ -78,14 +78,28 @@ class Lode(IndexAccess):
         *,
         force: bool = False,
     ) -> Project:
-        """Register a folder as a project (or return the one already registered for it)."""
+        """Register a folder as a project, or return the one registered for it: asking that
+        one a different name or globs is a ``ConflictError`` naming the field (renaming and
+        new globs are ``PATCH /api/v1/projects/{id}``'s job)."""
         check_project_fields(name or None, include, exclude)
         root = resolve_project_root(path, force=force)
         self.hold_writer()
         existing = self.store.projects.find_by_root(str(root))
-        if existing is not None:
-            return existing
-        return self.store.projects.add(name or root.name, str(root), include, exclude)
+        if existing is None:
+            return self.store.projects.add(name or root.name, str(root), include, exclude)
+        asked: dict[str, tuple[object, object]] = {
+            "name": (name or None, existing.name),  # globs in any order are the same globs
+            "include": (frozenset(include) or None, frozenset(existing.include)),
+            "exclude": (frozenset(exclude) or None, frozenset(existing.exclude)),
+        }
+        for field, (wanted, current) in asked.items():
+            if wanted is not None and wanted != current:
+                raise ConflictError(
+                    f"{existing.root} is already registered as project {existing.name!r} with {field} "
+                    f"{getattr(existing, field)!r}: PATCH /api/v1/projects/{existing.id} to change it",
+                    field,
+                )
+        return existing
 
     def list_projects(self) -> list[Project]:
         """Every registered project."""

@@ -30,6 +30,7 @@ from server.http.content import ContentController
 from server.http.discover import DiscoverController
 from server.http.documents import DocumentController
 from server.http.outline import OutlineController
+from server.http.projects import ProjectController
 from server.http.search import SearchController
 from server.http.service import ServiceController
 from server.http.symbols import SymbolController
@@ -37,7 +38,6 @@ from server.http.tasks import TaskController
 from server.limits import json_body_middleware, limit_body, limit_url
 from server.mcp import build_mcp
 from server.metrics import metrics_middleware
-from server.routes.projects import project_routes
 from server.search_pool import SearchPool
 from server.security import browser_guard_middleware
 from server.web import web_routes
@@ -49,7 +49,7 @@ log = logging.getLogger(__name__)
 #: share takes the description of the first registered).
 ROUTES: list[Any] = [
     ServiceController,
-    *project_routes,
+    ProjectController,
     TaskController,
     SearchController,
     DocumentController,

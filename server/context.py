@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from indexer.config import LodeConfig
 from indexer.embed import Embedder, QueryGraph, TokenCounter, load_token_counter, query_graph_of
 from indexer.errors import ConflictError
 from indexer.health import StorageHealth, is_storage_failure
-from indexer.models import Project
+from indexer.models import Project, Task
 from indexer.remote import error_from_answer, search_response
 from indexer.search import SearchOptions, SearchResponse
 from indexer.tasks import IndexWorker
@@ -188,6 +189,23 @@ class ServerContext:
             "batches": status.batches,
         }
 
+    def register(
+        self,
+        path: str,
+        name: str | None = None,
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+        *,
+        force: bool = False,
+    ) -> tuple[Project, Task]:
+        """Register a folder (``Lode.register``), queue its index and watch it: what
+        ``POST /api/v1/projects``, MCP ``projects action=register`` and ``lode serve PATH`` do."""
+        self.require_writer()
+        project = self.lode.register(path, name, tuple(include), tuple(exclude), force=force)
+        task = self.worker.submit(project.id)
+        self.watch(project)
+        return project, task
+
     def watch(self, project: Project) -> None:
         """Start watching a newly registered project (when watching is on)."""
         if self.watcher is not None:
@@ -278,12 +296,10 @@ def register_paths(ctx: ServerContext, paths: list[str]) -> list[Project]:
     projects = []
     for path in paths:
         try:
-            project = ctx.lode.register(path, force=True)
+            project, _ = ctx.register(path, force=True)
         except ConflictError:
-            project = ctx.lode.register(path, name=_free_name(ctx, Path(path)), force=True)
+            project, _ = ctx.register(path, name=_free_name(ctx, Path(path)), force=True)
             log.info("registered %s as %r (its folder's name was taken)", path, project.name)
-        ctx.worker.submit(project.id)
-        ctx.watch(project)
         projects.append(project)
     return projects
 

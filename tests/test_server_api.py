@@ -325,7 +325,7 @@ def test_registering_a_folder_again_never_changes_it(server: tuple[str, Path], t
 def test_a_delete_not_done_in_time_answers_202_with_its_task(
     server: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from server.routes import projects as project_routes
+    from server.http import projects as project_routes
 
     base, _ = server
     other = make_repo(tmp_path / "slow")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from indexer.api import check_project_fields, relative_paths, resolve_project_root
+from indexer.api import relative_paths
 from indexer.models import Project, Task
 from indexer.tasks import task_eta, task_percent
 from server.context import ServerContext
@@ -111,15 +111,7 @@ def _register(ctx: ServerContext, args: dict[str, Any]) -> str:
 
     if not args["path"]:
         raise ValidationError("path", "give the absolute folder to register")
-    check_project_fields(args["name"] or None, args["include"], args["exclude"])
-    ctx.require_writer()  # a read-only server names its writer
-    root = resolve_project_root(args["path"])
-    store = ctx.lode.store
-    project = store.projects.find_by_root(str(root)) or store.projects.add(
-        args["name"] or root.name, str(root), tuple(args["include"]), tuple(args["exclude"])
-    )
-    ctx.worker.submit(project.id)
-    ctx.watch(project)
+    project, _ = ctx.register(args["path"], args["name"] or None, args["include"], args["exclude"])
     head = (f"registered {project.name} at {project.root}; indexing queued "
             f"(projects action=status project={project.name} follows it)")  # fmt: skip
     return _answer(ctx, head, [_project_row(ctx, project)], args)

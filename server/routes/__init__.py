@@ -1,1 +1,0 @@
-"""The project routes (the other resources are ``server.http``'s controllers)."""
