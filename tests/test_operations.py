@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import sys
 from pathlib import Path
 
 import click
@@ -17,21 +18,32 @@ from indexer.config import load_config
 from indexer.operations import OPERATIONS
 from server.app import create_app
 from server.cli import cli
-from server.mcp import build_mcp
+from server.mcp import TOOL_SPECS, build_mcp
 
 #: Front-end commands and probes: not operations (see ``indexer.operations``).
 NOT_OPERATIONS = {"lode serve", "lode watch", "lode mcp", "health"}
-ARCHITECTURE = Path(__file__).resolve().parent.parent / "docs" / "architecture.md"
+ROOT = Path(__file__).resolve().parent.parent
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
 
 
-def _route_ids(tmp_path: Path) -> set[str]:
+def _file(module: str) -> str:
+    """A module's file, relative to the checkout."""
+    return Path(sys.modules[module].__file__ or "").resolve().relative_to(ROOT).as_posix()
+
+
+def _routes(tmp_path: Path) -> dict[str, str]:
+    """Operation id → the file of the route serving it."""
     app = create_app(load_config(env={}, overrides={"db": tmp_path / "db"}))
-    ids = set()
+    found = {}
     for route in app.routes:
         for handler in getattr(route, "route_handlers", []):
             if handler.include_in_schema is not False and handler.operation_id:
-                ids.add(str(handler.operation_id))
-    return ids
+                found[str(handler.operation_id)] = _file(handler.fn.__module__)
+    return found
+
+
+def _route_ids(tmp_path: Path) -> set[str]:
+    return set(_routes(tmp_path))
 
 
 def _commands() -> set[str]:
@@ -98,12 +110,50 @@ def code_map() -> str:
     return "\n".join(rows)
 
 
-def test_the_code_map_is_the_lists() -> None:
+def code_files(tmp_path: Path) -> str:
+    """The code map's second table: for each feature, the indexer code and the one adapter
+    per front end (files found from the app's routes, the MCP tools and the CLI commands)."""
+    routes = _routes(tmp_path)
+    tools = {spec.name: _file(spec.run.__module__) for spec in TOOL_SPECS}
+    commands = {
+        " ".join(("lode", *path)): _file(command.callback.__module__)
+        for path, command in iter_commands(cli)
+        if path and command.callback is not None
+    }
+    rows: dict[tuple[str, ...], list[str]] = {}
+    for op in OPERATIONS:
+        files = (
+            op.code,
+            ", ".join(sorted({routes[r] for r in op.http})) or "–",
+            ", ".join(sorted({tools[t.split()[0]] for t in op.mcp})) or "–",
+            ", ".join(sorted({commands[c] for c in op.cli})) or "–",
+        )
+        rows.setdefault(files, []).append(op.name)
+    lines = ["| operations | indexer | HTTP | MCP | CLI |", "| --- | --- | --- | --- | --- |"]
+    for files, names in rows.items():
+        cells = [", ".join(f"`{n}`" for n in names), *(f"`{f}`" if f != "–" else f for f in files)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def test_every_feature_is_where_the_list_says(tmp_path: Path) -> None:
+    for op in OPERATIONS:
+        assert (ROOT / op.code).exists(), (op.name, op.code)
+        assert op.code.startswith("indexer/"), (op.name, op.code)
+
+
+def test_the_code_map_is_the_lists(tmp_path: Path) -> None:
     text = ARCHITECTURE.read_text(encoding="utf-8")
-    assert code_map() in text, (
-        "docs/architecture.md's operations table differs: run tests/test_operations.py as a script"
-    )
+    for table in (code_map(), code_files(tmp_path)):
+        assert table in text, (
+            "docs/architecture.md's code map differs: run tests/test_operations.py as a script"
+        )
 
 
 if __name__ == "__main__":
+    import tempfile
+
     print(code_map())
+    print()
+    with tempfile.TemporaryDirectory() as tmp:
+        print(code_files(Path(tmp)))

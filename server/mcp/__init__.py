@@ -8,6 +8,6 @@ budget guard (``_guard``), errors (``_errors``), forwarding to a running server
 (``_forward``), and the server itself (``_server``).
 """
 
-from server.mcp._server import INSTRUCTIONS, TOOLS, ForwardingMCP, LodeMCP, build_mcp
+from server.mcp._server import INSTRUCTIONS, TOOL_SPECS, TOOLS, ForwardingMCP, LodeMCP, build_mcp
 
-__all__ = ["INSTRUCTIONS", "TOOLS", "ForwardingMCP", "LodeMCP", "build_mcp"]
+__all__ = ["INSTRUCTIONS", "TOOLS", "TOOL_SPECS", "ForwardingMCP", "LodeMCP", "build_mcp"]

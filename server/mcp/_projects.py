@@ -4,7 +4,6 @@ task, names rather than ids."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Literal
 
 from indexer.api import relative_paths
@@ -12,10 +11,10 @@ from indexer.models import Project, Task
 from indexer.tasks import task_eta, task_percent
 from server.context import ServerContext
 from server.mcp._answer import Block, Fitted, fit_blocks, fit_json
-from server.mcp._params import FORMAT, MAX_TOKENS, Param, Strs, call, check_budget, with_params
+from server.mcp._params import FORMAT, MAX_TOKENS, Param, Strs, Tool
 from server.mcp._read import resolve_project
 
-__all__ = ["PROJECTS_DESCRIPTION", "add_projects_tool"]
+__all__ = ["PROJECTS_DESCRIPTION", "TOOL"]
 
 PARAMS: tuple[Param, ...] = (
     Param("action", Literal["list", "register", "reindex", "status"], "list", ""),
@@ -81,7 +80,7 @@ def _task_row(ctx: ServerContext, task: Task, names: dict[str, str]) -> tuple[st
 def _answer(
     ctx: ServerContext, head: str, rows: list[tuple[str, dict[str, Any]]], args: dict[str, Any]
 ) -> str:
-    budget = check_budget(args["max_tokens"])
+    budget = args["max_tokens"]  # checked by add_tools
     counter = ctx.token_counter()
     if args["format"] == "json":
 
@@ -137,11 +136,6 @@ def _status(ctx: ServerContext, args: dict[str, Any]) -> str:
 _ACTIONS = {"list": _list, "register": _register, "reindex": _reindex, "status": _status}
 
 
-def add_projects_tool(mcp: Any, get_ctx: Callable[[], ServerContext]) -> None:
-    """Register ``projects`` on ``mcp``."""
-
-    @with_params(PARAMS)
-    def projects(**args: Any) -> str:
-        return call(lambda: _ACTIONS[args["action"]](get_ctx(), args))
-
-    mcp.add_tool(projects, name="projects", description=PROJECTS_DESCRIPTION, structured_output=False)
+TOOL = Tool(
+    "projects", PROJECTS_DESCRIPTION, PARAMS, lambda ctx, args, _: _ACTIONS[args["action"]](ctx, args)
+)

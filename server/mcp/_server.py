@@ -21,7 +21,7 @@ from indexer import __version__
 from indexer.embed import TokenCounter
 from indexer.storage_failure import describe_storage_failure, is_storage_failure
 from server.context import ServerContext
-from server.mcp import _discover, _outline, _read, _search, _symbols
+from server.mcp import _discover, _outline, _projects, _read, _search, _symbols
 from server.mcp._answer import fit_text
 from server.mcp._forward import ServerLink, forwarding_instructions
 from server.mcp._guard import (
@@ -32,13 +32,21 @@ from server.mcp._guard import (
     fit_answer,
     unknown_tool,
 )
-from server.mcp._params import add_tools, compact_schema
-from server.mcp._projects import add_projects_tool
+from server.mcp._params import Tool, add_tools, compact_schema
 
-__all__ = ["INSTRUCTIONS", "TOOLS", "ForwardingMCP", "LodeMCP", "build_mcp"]
+__all__ = ["INSTRUCTIONS", "TOOLS", "TOOL_SPECS", "ForwardingMCP", "LodeMCP", "build_mcp"]
 
 #: The tools agents see, in the order they are listed.
-TOOLS = ("search", "find_symbol", "find_references", "read", "outline", "discover", "projects")
+#: Every tool, in the order ``tools/list`` gives them.
+TOOL_SPECS: tuple[Tool, ...] = (
+    _search.TOOL,
+    *_symbols.TOOLS,
+    _read.TOOL,
+    _outline.TOOL,
+    _discover.TOOL,
+    _projects.TOOL,
+)
+TOOLS = tuple(spec.name for spec in TOOL_SPECS)
 
 INSTRUCTIONS = """lode searches the code and docs of indexed projects.
 search finds units by meaning or name (path:start-end, kind, name, score, numbered code);
@@ -150,8 +158,6 @@ def build_mcp(
         get_ctx = _no_context
     else:
         mcp = LodeMCP(counter=lambda: get_ctx().token_counter())
-    tools = (_search.TOOL, *_symbols.TOOLS, _read.TOOL, _outline.TOOL, _discover.TOOL)
-    add_tools(mcp, get_ctx, tools)
-    add_projects_tool(mcp, get_ctx)
+    add_tools(mcp, get_ctx, TOOL_SPECS)
     mcp.publish(TOOLS)
     return mcp
