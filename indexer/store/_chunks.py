@@ -180,8 +180,7 @@ class Chunks:
 
     def for_ranking(self, flt: ChunkFilter) -> list[FileChunk]:
         """Every chunk admitted by ``flt`` (meant for a few files) as ranking within a file
-        reads it: id, row id, position, text and vector (6 columns: whole chunks, as
-        ``with_vectors`` reads them, took 29 ms a page on 1M chunks)."""
+        reads it: id, row id, position, text and vector (6 columns, not whole chunks)."""
         where = chunk_where(flt) or "true"
         columns = ["id", "file_id", "chunk_index", "content", "embedded", "embedding"]
         table = self._db.arrow(

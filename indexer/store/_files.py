@@ -133,7 +133,7 @@ class Files:
     def _file_hashes(self, table: str, project_id: str) -> tuple[dict[str, set[str]], dict[str, int]]:
         """file id → the ``file_hash`` values of its rows in ``table``, and its row count."""
         where = f"project_id = {quote(project_id)}"
-        # through pylance: ~12 ms for 100k rows, ~8x less than lancedb's query builder
+        # through pylance: several times faster than lancedb's query builder
         found = self._db.dataset(table).to_table(columns=["file_id", "file_hash"], filter=where)
         grouped = found.group_by(["file_id", "file_hash"]).aggregate([("file_id", "count")])
         hashes: dict[str, set[str]] = defaultdict(set)

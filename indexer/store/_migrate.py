@@ -96,7 +96,7 @@ def _add_null_columns(uri: str | None, columns: dict[str, str], access: StoreAcc
 
 def _add_packed_view(uri: str | None, columns: list[str], access: StoreAccess) -> None:
     """Give every row of table ``uri`` its ``view`` cell, packed from its ``columns``
-    (``pack_view_values``; ~0.4 s for 110k chunks)."""
+    (``pack_view_values``)."""
     import lance
 
     @lance.batch_udf(output_schema=pa.schema([pa.field("view", pa.binary())]))
@@ -194,7 +194,7 @@ def migrate(conn: Any, path: Path | str, meta: dict[str, str], access: StoreAcce
 
 def embedding_text_version() -> int:
     """This lode's embedding-text version (``indexer.chunker``, imported when needed: the
-    chunker's grammars cost a reader's start ~70 ms)."""
+    chunker's grammars would slow a reader's start)."""
     from indexer.chunker import embedding_text_version as version
 
     return version()

@@ -146,12 +146,10 @@ class Vectors:
         """Fill in vectors of chunks that still exist, each made from the embedding text of
         that hash; returns how many were updated.
 
-        Whole rows are written (read by id, their vectors swapped in). A merge of only the
-        vector columns rewrote those columns in every fragment its rows were in and took
-        each such fragment out of the vector and scalar indexes: on 115k chunks a 256-vector
-        write took 0.4-0.85 s and +260-800 MB of peak RSS (the peak of a long phase 2),
-        whole rows 0.1 s and ~20 MB. The new rows miss the indexes until the next fold
-        (``Changes.rewritten``).
+        Whole rows are written (read by id, their vectors swapped in): a merge of only the
+        vector columns rewrites those columns in every fragment its rows are in and takes
+        each such fragment out of the vector and scalar indexes, far slower and bigger. The
+        new rows miss the indexes until the next fold (``Changes.rewritten``).
         """
         if not ids:
             return 0

@@ -7,12 +7,11 @@ says, per table version, which fragments the index misses and whether any has ve
 
 While an index run fills in vectors (phase 2), the rows it wrote sit in fragments the
 vector index misses until the next optimize, most of them still placeholders. Lance's own
-search of those fragments reads and compares every row of them for every query: 16 ms
-of CPU per query for one 8k-row fragment with 1k vectors in, the largest part of a search
-while a project indexes. Here the vectors those fragments have are read once per
-fragment state (a write rewrites the fragment; ~3 ms for 1k vectors) and kept as a unit
-matrix, so a query costs a matrix product (~0.05 ms), a scalar filter of the fragments
-when the search has one (~1 ms), and a read of the columns its nearest rows need.
+search of those fragments reads and compares every row of them for every query, the
+largest part of a search while a project indexes. Here the vectors those fragments have
+are read once per fragment state (a write rewrites the fragment) and kept as a unit
+matrix, so a query costs a matrix product, a scalar filter of the fragments when the
+search has one, and a read of the columns its nearest rows need.
 """
 
 from __future__ import annotations
@@ -208,8 +207,7 @@ class UnindexedVectors:
             if known is not None:
                 self._rows.move_to_end(key)
                 return known
-        # the row ids first, then their vectors: a scan with the filter read every row's
-        # vector (17 ms for 8k rows with 1k vectors, against 0.7 + 2 ms)
+        # the row ids first, then their vectors: a scan with the filter reads every row's vector
         found = admitted_row_ids(dataset, embedded, fragments=[fragment])
         if len(found) > self.max_rows:
             return None
