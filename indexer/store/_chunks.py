@@ -19,7 +19,6 @@ from indexer.store._rows import (
     FileWrite,
     chunk_columns,
     chunks_from_columns,
-    parts,
     rows,
     table_from_columns,
     to_chunk_view,
@@ -68,10 +67,8 @@ class Chunks:
 
     def get(self, ids: Sequence[str]) -> list[StoredChunk]:
         """Chunks by id, in the order asked (unknown ids are left out)."""
-        found: dict[str, StoredChunk] = {}
-        for part in parts(list(ids)):
-            table = self._db.select(CHUNKS, in_list("id", part), CHUNK_COLUMNS)
-            found.update((r["id"], to_stored_chunk(r)) for r in rows(table))
+        table = self._db.select_in(CHUNKS, "id", ids, CHUNK_COLUMNS)
+        found = {r["id"]: to_stored_chunk(r) for r in rows(table)}
         return [found[i] for i in ids if i in found]
 
     def views(self, refs: Sequence[tuple[str, int]], version: int | None = None) -> list[ChunkView]:
@@ -127,23 +124,15 @@ class Chunks:
 
     def of_files(self, file_ids: Sequence[str]) -> list[StoredChunk]:
         """Every chunk of these files, by file then position."""
-        out: list[StoredChunk] = []
-        for part in parts(list(file_ids)):
-            out.extend(
-                map(to_stored_chunk, rows(self._db.select(CHUNKS, in_list("file_id", part), CHUNK_COLUMNS)))
-            )
-        out.sort(key=lambda c: (c.file_path, c.chunk.chunk_index))
-        return out
+        found = map(to_stored_chunk, rows(self._db.select_in(CHUNKS, "file_id", file_ids, CHUNK_COLUMNS)))
+        return sorted(found, key=lambda c: (c.file_path, c.chunk.chunk_index))
 
     def by_file(self, file_ids: Sequence[str]) -> dict[str, list[Chunk]]:
         """Every chunk of these files by file id, in chunk order (read column by column, for
         the outline's build: much faster than row dicts for whole projects)."""
         select = ["file_id", *CHUNK_FIELDS]
-        cols: dict[str, list[Any]] = {name: [] for name in select}
-        for part in parts(list(file_ids)):
-            found = self._db.select(CHUNKS, in_list("file_id", part), select)
-            for name in select:
-                cols[name].extend(found[name].to_pylist())
+        found = self._db.select_in(CHUNKS, "file_id", file_ids, select)
+        cols = {name: found[name].to_pylist() for name in select}
         out: dict[str, list[Chunk]] = {}
         for file_id, chunk in zip(cols.pop("file_id"), chunks_from_columns(cols), strict=True):
             out.setdefault(file_id, []).append(chunk)

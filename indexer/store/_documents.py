@@ -156,11 +156,9 @@ class Documents:
     def contents(self, ids: Sequence[str]) -> dict[str, str]:
         """Full texts of documents by id, as indexed (unknown ids are left out; read column
         by column, for the outline's ``cat`` and ``grep``)."""
-        out: dict[str, str] = {}
-        for part in parts(list(ids)):
-            found = self._db.select(DOCUMENTS, in_list("id", part), ["id", "content"])
-            out.update(zip(found["id"].to_pylist(), found["content"].to_pylist(), strict=True))
-        return {doc_id: text or "" for doc_id, text in out.items()}
+        found = self._db.select_in(DOCUMENTS, "id", ids, ["id", "content"])
+        texts = zip(found["id"].to_pylist(), found["content"].to_pylist(), strict=True)
+        return {doc_id: text or "" for doc_id, text in texts}
 
     def page(self, project_id: str, offset: int = 0, limit: int = 100) -> tuple[list[Document], int]:
         """A page of a project's documents by path, and the total count."""

@@ -55,22 +55,12 @@ class Vectors:
 
     def cached(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """Cached vectors for these embedding-text hashes (of this store's model)."""
-        found: dict[str, np.ndarray] = {}
         if not hashes or not self._db.table(EMBEDDING_CACHE).count_rows():  # a first index: nothing to find
-            return found
-        unique = sorted(set(hashes) - {""})
-        for part in parts(unique):
-            keys = [self._cache_key(h) for h in part]
-            table = self._db.select(EMBEDDING_CACHE, in_list("key", keys), ["key", "text_hash", "vector"])
-            if table.num_rows:
-                matrix = vector_matrix(table["vector"], self._db.dimension)
-                wanted = set(keys)
-                for i, (key, h) in enumerate(
-                    zip(table["key"].to_pylist(), table["text_hash"].to_pylist(), strict=True)
-                ):
-                    if key in wanted:
-                        found[h] = matrix[i]
-        return found
+            return {}
+        keys = [self._cache_key(h) for h in sorted(set(hashes) - {""})]
+        table = self._db.select_in(EMBEDDING_CACHE, "key", keys, ["text_hash", "vector"])
+        matrix = vector_matrix(table["vector"], self._db.dimension)
+        return dict(zip(table["text_hash"].to_pylist(), matrix, strict=True))
 
     def remember(self, vectors: Mapping[str, np.ndarray]) -> None:
         """Remember vectors by embedding-text hash (existing entries are kept)."""
@@ -94,12 +84,9 @@ class Vectors:
 
     def of_chunks(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The vectors of the embedded chunks among ``ids`` (others are left out)."""
-        found: dict[str, np.ndarray] = {}
-        for part in parts(sorted(set(ids))):
-            table = self._db.select(CHUNKS, f"{in_list('id', part)} AND embedded = true", ["id", "embedding"])
-            matrix = vector_matrix(table["embedding"], self._db.dimension)
-            found.update(zip(table["id"].to_pylist(), matrix, strict=True))
-        return found
+        table = self._db.select_in(CHUNKS, "id", sorted(set(ids)), ["id", "embedding"], "embedded = true")
+        matrix = vector_matrix(table["embedding"], self._db.dimension)
+        return dict(zip(table["id"].to_pylist(), matrix, strict=True))
 
     def backlog(self, project_id: str | None = None) -> list[tuple[str, int]]:
         """(chunk id, priority) of every chunk without a vector of its current text (none
@@ -112,11 +99,8 @@ class Vectors:
 
     def pending_chunks(self, ids: Sequence[str]) -> list[StoredChunk]:
         """These chunks if they still exist without a vector of their text, in the order asked."""
-        found: dict[str, StoredChunk] = {}
-        for part in parts(list(ids)):
-            where = f"{in_list('id', part)} AND {BACKLOG}"
-            table = self._db.select(CHUNKS, where, CHUNK_COLUMNS)
-            found.update((r["id"], to_stored_chunk(r)) for r in rows(table))
+        table = self._db.select_in(CHUNKS, "id", ids, CHUNK_COLUMNS, BACKLOG)
+        found = {r["id"]: to_stored_chunk(r) for r in rows(table)}
         return [found[i] for i in ids if i in found]
 
     def refresh_keys(self) -> int:
@@ -156,8 +140,7 @@ class Vectors:
         at = {chunk_id: i for i, chunk_id in enumerate(ids)}
         with self._db.write_lock:
             schema = self._db.table(CHUNKS).schema
-            tables = [self._db.select(CHUNKS, in_list("id", part)) for part in parts(list(at))]
-            found = pa.concat_tables(tables).select(schema.names).cast(schema)
+            found = self._db.select_in(CHUNKS, "id", list(at)).select(schema.names).cast(schema)
             if not found.num_rows:
                 return 0
             order = np.asarray([at[i] for i in found["id"].to_pylist()], dtype=np.int64)
@@ -187,16 +170,17 @@ class Vectors:
             return 0
         per_file: dict[str, list[np.ndarray]] = defaultdict(list)
         pending: set[str] = set()
-        for part in parts(sorted(set(file_ids))):
-            table = self._db.select(CHUNKS, in_list("file_id", part), ["file_id", "embedded", "embedding"])
-            matrix = vector_matrix(table["embedding"], self._db.dimension)
-            for i, (fid, done) in enumerate(
-                zip(table["file_id"].to_pylist(), table["embedded"].to_pylist(), strict=True)
-            ):
-                if done:
-                    per_file[fid].append(matrix[i])
-                else:
-                    pending.add(fid)
+        table = self._db.select_in(
+            CHUNKS, "file_id", sorted(set(file_ids)), ["file_id", "embedded", "embedding"]
+        )
+        matrix = vector_matrix(table["embedding"], self._db.dimension)
+        for i, (fid, done) in enumerate(
+            zip(table["file_id"].to_pylist(), table["embedded"].to_pylist(), strict=True)
+        ):
+            if done:
+                per_file[fid].append(matrix[i])
+            else:
+                pending.add(fid)
         ready = sorted(fid for fid in per_file if fid not in pending)
         if not ready:
             return 0
