@@ -67,8 +67,8 @@ class QueryGraphEmbedder:
     ) -> None:
         from tokenizers import Tokenizer
 
-        self._model_id = model_id
-        self._dimension = dimension
+        self.model_id = model_id
+        self.dimension = dimension
         self._tokenizer = Tokenizer.from_str(spec.tokenizer)
         self._tokenizer.no_padding()
         self._max_length = spec.max_length
@@ -79,19 +79,9 @@ class QueryGraphEmbedder:
         self._model: Embedder | None = None
         self._model_lock = threading.Lock()
 
-    @property
-    def model_id(self) -> str:
-        """Model id recorded in the store."""
-        return self._model_id
-
-    @property
-    def dimension(self) -> int:
-        """Vector length."""
-        return self._dimension
-
     def embed_queries(self, queries: Sequence[str]) -> Vectors:
         """Embed queries, one at a time (a quantized graph scales each run's activations)."""
-        out = np.zeros((len(queries), self._dimension), dtype=np.float32)
+        out = np.zeros((len(queries), self.dimension), dtype=np.float32)
         for row, text in enumerate(queries):
             with self._tokenizer_lock:
                 encoding = self._tokenizer.encode(text)
