@@ -27,7 +27,7 @@ from indexer.store._rows import (
     vector_matrix,
 )
 from indexer.store._schema import CHUNKS, chunks_schema
-from indexer.store._sql import and_all, in_list, quote
+from indexer.store._sql import and_all, equals, in_list, quote
 from indexer.store._vectors import BACKLOG, CURRENT
 
 __all__ = ["Chunks"]
@@ -48,11 +48,10 @@ class Chunks:
             for name, values in chunk_columns(write, stamp, db.placeholder).items():
                 cols[name].extend(values)
         vectors = cols.pop("vectors", [])
-        schema = chunks_schema(db.dimension)
-        no_vec = schema.remove(schema.get_field_index("embedding"))
-        table = table_from_columns(dict(cols), no_vec)
         matrix = np.stack(vectors) if vectors else np.zeros((0, db.dimension), dtype=np.float32)
-        table = table.add_column(schema.get_field_index("embedding"), "embedding", db.vector_array(matrix))
+        table = table_from_columns(
+            {**cols, "embedding": db.vector_array(matrix)}, chunks_schema(db.dimension)
+        )
         if append:
             db.table(CHUNKS).add(table)
             return
@@ -189,7 +188,7 @@ class Chunks:
         vector of their current text; False: phase 2's backlog)."""
         where = and_all(
             [
-                f"project_id = {quote(project_id)}" if project_id else None,
+                equals("project_id", project_id),
                 None if embedded is None else (CURRENT if embedded else BACKLOG),
             ]
         )

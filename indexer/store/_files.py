@@ -24,7 +24,7 @@ from indexer.store._schema import (
     file_errors_schema,
     intents_schema,
 )
-from indexer.store._sql import and_all, in_list, quote
+from indexer.store._sql import and_all, equals, in_list, quote
 from indexer.store._symbols import Symbols
 from indexer.store._vocabulary import Vocabulary, words_of
 
@@ -203,15 +203,11 @@ class Files:
         with self._db.write_lock:
             for part in parts(list(file_paths)):
                 where = and_all(
-                    [
-                        f"project_id = {quote(project_id)}",
-                        in_list("file_path", part),
-                        f"stage = {quote(stage)}" if stage else None,
-                    ]
+                    [f"project_id = {quote(project_id)}", in_list("file_path", part), equals("stage", stage)]
                 )
                 self._db.table(FILE_ERRORS).delete(where or "false")
 
     def errors(self, project_id: str | None = None) -> list[dict[str, Any]]:
         """Recorded failures: project_id, file_path, stage, reason, at."""
-        where = f"project_id = {quote(project_id)}" if project_id else None
+        where = equals("project_id", project_id)
         return rows(self._db.select(FILE_ERRORS, where, ["project_id", "file_path", "stage", "reason", "at"]))

@@ -274,13 +274,10 @@ def to_document(row: dict[str, Any]) -> Document:
     return Document(**values)
 
 
-def table_from_columns(cols: dict[str, list[Any]], schema: pa.Schema) -> pa.Table:
-    """An Arrow table in ``schema`` from column lists (missing columns left null)."""
-    arrays = []
+def table_from_columns(cols: dict[str, Any], schema: pa.Schema) -> pa.Table:
+    """An Arrow table in ``schema`` from column lists or arrays (missing columns left null)."""
     length = len(next(iter(cols.values()))) if cols else 0
-    for field in schema:
-        values = cols.get(field.name)
-        arrays.append(pa.array(values if values is not None else [None] * length, type=field.type))
+    arrays = [pa.array(cols.get(f.name, [None] * length), type=f.type) for f in schema]
     return pa.Table.from_arrays(arrays, schema=schema)
 
 

@@ -13,7 +13,7 @@ from indexer.models import FINISHED_STATUSES, Task
 from indexer.store._lance._db import Db
 from indexer.store._rows import rows
 from indexer.store._schema import TASKS, tasks_schema
-from indexer.store._sql import and_all, in_list, quote
+from indexer.store._sql import and_all, equals, in_list
 
 __all__ = ["Tasks"]
 
@@ -62,12 +62,7 @@ class Tasks:
         self, project_id: str | None = None, statuses: tuple[str, ...] = (), limit: int | None = None
     ) -> list[Task]:
         """Tasks, newest first, optionally of one project and in some states."""
-        where = and_all(
-            [
-                f"project_id = {quote(project_id)}" if project_id else None,
-                in_list("status", statuses) if statuses else None,
-            ]
-        )
+        where = and_all([equals("project_id", project_id), in_list("status", statuses) if statuses else None])
         tasks = [_to_task(r) for r in rows(self._db.select(TASKS, where))]
         tasks.sort(key=lambda t: (t.created_at is not None, t.created_at), reverse=True)
         return tasks[:limit] if limit else tasks

@@ -21,7 +21,7 @@ from indexer.store._rows import (
     vector_matrix,
 )
 from indexer.store._schema import CHUNKS, DOCUMENTS, EMBEDDING_CACHE
-from indexer.store._sql import and_all, in_list, quote
+from indexer.store._sql import and_all, equals, in_list
 
 __all__ = ["BACKLOG", "CURRENT", "OUTDATED", "Vectors"]
 
@@ -91,7 +91,7 @@ class Vectors:
     def backlog(self, project_id: str | None = None) -> list[tuple[str, int]]:
         """(chunk id, priority) of every chunk without a vector of its current text (none
         yet, or one made for another text), highest priority first."""
-        where = and_all([BACKLOG, f"project_id = {quote(project_id)}" if project_id else None])
+        where = and_all([BACKLOG, equals("project_id", project_id)])
         table = self._db.select(CHUNKS, where, ["id", "priority"])
         pairs = list(zip(table["id"].to_pylist(), table["priority"].to_pylist(), strict=True))
         pairs.sort(key=lambda p: (-(p[1] or 0), p[0]))
@@ -199,13 +199,7 @@ class Vectors:
     def complete_pending(self, project_id: str | None = None) -> int:
         """Complete documents left unembedded although all their chunks have vectors (a run
         killed between ``write`` and ``complete_documents``); returns how many."""
-        where = and_all(
-            [
-                "embedded = false",
-                "chunk_count > 0",
-                f"project_id = {quote(project_id)}" if project_id else None,
-            ]
-        )
+        where = and_all(["embedded = false", "chunk_count > 0", equals("project_id", project_id)])
         table = self._db.select(DOCUMENTS, where, ["id"])
         return self.complete_documents(table["id"].to_pylist())
 
@@ -216,7 +210,7 @@ class Vectors:
         cached = self._db.cache.get(key)
         if cached is not None:
             return float(cached)
-        where = f"project_id = {quote(project_id)}" if project_id else None
+        where = equals("project_id", project_id)
         total = int(self._db.table(CHUNKS).count_rows(where))
         done = int(self._db.table(CHUNKS).count_rows(and_all([where, CURRENT]))) if total else 0
         coverage = done / total if total else 1.0
