@@ -102,20 +102,13 @@ class Chunks:
         if not row_ids:
             return {}
         dataset = self._db.dataset(CHUNKS, version)
-        table = dataset._take_rows(list(row_ids), columns=["content", "view", "role", "_rowid"])
-        found = zip(
-            table["_rowid"].to_pylist(),
-            table["view"].to_pylist(),
-            table["content"].to_pylist(),
-            table["role"].to_pylist(),
-            strict=True,
-        )
+        found = rows(dataset._take_rows(list(row_ids), columns=["content", "view", "role", "_rowid"]))
         views = {
-            int(row_id): unpack_view(view, content, role)
-            for row_id, view, content, role in found
-            if view is not None
+            int(r["_rowid"]): unpack_view(r["view"], r["content"], r["role"])
+            for r in found
+            if r["view"] is not None
         }
-        if len(views) < table.num_rows:  # rows an older lode wrote after the migration: no view cell
+        if len(views) < len(found):  # rows an older lode wrote after the migration: no view cell
             missing = [r for r in row_ids if r not in views]
             full = dataset._take_rows(missing, columns=[*VIEW_COLUMNS, "_rowid"])
             views.update((int(r["_rowid"]), to_chunk_view(r)) for r in rows(full))

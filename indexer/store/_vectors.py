@@ -144,20 +144,16 @@ class Vectors:
             if not found.num_rows:
                 return 0
             order = np.asarray([at[i] for i in found["id"].to_pylist()], dtype=np.int64)
-            column = schema.get_field_index("embedding")
-            found = found.set_column(
-                column,
-                schema.field(column),
-                self._db.vector_array(np.asarray(vectors)[order]).cast(schema.field(column).type),
-            )
-            column = schema.get_field_index("embedded")
-            found = found.set_column(
-                column, schema.field(column), pa.array([True] * found.num_rows, pa.bool_())
-            )
-            column = schema.get_field_index("vector_text_hash")
-            found = found.set_column(
-                column, schema.field(column), pa.array([text_hashes[i] for i in order], pa.string())
-            )
+            new = {
+                "embedding": self._db.vector_array(np.asarray(vectors)[order]),
+                "embedded": [True] * found.num_rows,
+                "vector_text_hash": [text_hashes[i] for i in order],
+            }
+            for name, values in new.items():
+                field = schema.field(name)
+                found = found.set_column(
+                    schema.get_field_index(name), field, pa.array(values).cast(field.type)
+                )
             self._db.table(CHUNKS).merge_insert("id").when_matched_update_all().execute(found)
             self._db.cache.clear()
             self._db.changes.written += found.num_rows
