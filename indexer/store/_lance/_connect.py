@@ -26,7 +26,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from indexer.store._access import StoreAccess, store_uri
+from indexer.store._access import StoreAccess
 
 __all__ = ["CONNECTION_CACHE_BYTES", "connect", "connection_session", "defer_rest_client", "load_lancedb"]
 
@@ -86,7 +86,7 @@ def connection_session() -> Any:
 def connect(path: Path | str, access: StoreAccess, session: Any = None) -> Any:
     """A LanceDB connection to the store at ``path`` (``session``: its caches)."""
     return load_lancedb().connect(
-        store_uri(path),
+        str(path),  # a folder's path, or the object-storage URI
         read_consistency_interval=timedelta(seconds=access.read_consistency),
         storage_options=access.lance_options(),
         session=session,

@@ -12,7 +12,6 @@ from typing import Any
 
 from indexer.priority import lower_thread_priority, threads_named
 from indexer.storage_failure import log_failure
-from indexer.store._access import store_uri
 from indexer.store._lance._children import JOB_FAILURES, in_process, job_ran, run_job
 from indexer.store._lance._db import Db
 from indexer.store._lance._indexes import Indexes
@@ -92,15 +91,14 @@ class Maintenance:
         ``here``."""
         db = self._db
         uri = db.table(name).uri
-        dataset = db.own_dataset(name)
-        fragments = [f.metadata.physical_rows for f in dataset.get_fragments()]
+        # rows written, deleted or not (pylance's count_rows holds the GIL: ``count_admitted``)
+        fragments = [f.metadata.physical_rows for f in db.own_dataset(name).get_fragments()]
         log.debug(
             "optimizing %s: %d fragments, the biggest %d rows",
             name,
             len(fragments),
             max(fragments, default=0),
         )
-        # rows written, deleted or not (pylance's count_rows holds the GIL: ``count_admitted``)
         failed = f"optimizing {name} in a child failed; optimizing here"
         if any(rows >= COMPACT_TARGET_ROWS for rows in fragments) and job_ran(
             db, "optimize_table", [uri, COMPACT_TARGET_ROWS], here, f"optimizing {uri}", failed
@@ -108,7 +106,7 @@ class Maintenance:
             return
         # a big store's table of small fragments (a first index, the documents): rewritten
         # in this process, it would keep the memory it took
-        small = [store_uri(db.path), name]
+        small = [str(db.path), name]
         if not here and job_ran(db, "optimize_small_table", small, False, f"optimizing {name}", failed):
             return
         db.table(name).optimize(cleanup_older_than=_NO_CLEANUP)
