@@ -38,6 +38,7 @@ __all__ = [
     "symbol_columns",
     "to_chunk_view",
     "to_document",
+    "to_row",
     "to_stored_chunk",
     "to_symbol",
     "unit_mean",
@@ -55,6 +56,11 @@ def now() -> datetime:
 def rows(table: pa.Table) -> list[dict[str, Any]]:
     """Arrow rows as dicts."""
     return table.to_pylist()  # type: ignore[no-any-return]
+
+
+def to_row(item: Any) -> dict[str, Any]:
+    """A dataclass (a project, a task) as a table row: its tuples as lists."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(item).items()}
 
 
 def parts(items: Sequence[str], size: int = 500) -> list[Sequence[str]]:

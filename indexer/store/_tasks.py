@@ -11,7 +11,7 @@ from indexer.errors import NotFoundError
 from indexer.limits import quote as quote_value
 from indexer.models import FINISHED_STATUSES, Task
 from indexer.store._lance._db import Db
-from indexer.store._rows import rows
+from indexer.store._rows import rows, to_row
 from indexer.store._schema import TASKS, tasks_schema
 from indexer.store._sql import and_all, equals, in_list
 
@@ -29,13 +29,6 @@ def _to_task(row: dict[str, Any]) -> Task:
     return Task(**values)
 
 
-def _to_row(task: Task) -> dict[str, Any]:
-    row = dataclasses.asdict(task)
-    row["paths"] = list(task.paths)
-    row["errors"] = list(task.errors)
-    return row
-
-
 class Tasks:
     """Create, update and list tasks."""
 
@@ -44,7 +37,7 @@ class Tasks:
 
     def save(self, task: Task) -> Task:
         """Insert or update a task row."""
-        table = pa.Table.from_pylist([_to_row(task)], schema=tasks_schema())
+        table = pa.Table.from_pylist([to_row(task)], schema=tasks_schema())
         with self._db.write_lock:
             self._db.table(TASKS).merge_insert(
                 "id"
