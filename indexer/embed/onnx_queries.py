@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from indexer.embed.query_graph import QueryGraph, open_session
+from indexer.embed.query_graph import QueryGraph, open_session, run_graph
 
 __all__ = [
     "KEEP_GRAPHS",
@@ -106,11 +106,7 @@ class OnnxQueryEncoder:
 
     def _run(self, texts: Sequence[str]) -> np.ndarray:
         features = self._prepare(list(texts))
-        feeds = {
-            "input_ids": features["input_ids"].numpy().astype(np.int64),
-            "attention_mask": features["attention_mask"].numpy().astype(np.int64),
-        }
-        return np.asarray(self._session.run(None, feeds)[0], dtype=np.float32)
+        return run_graph(self._session, features["input_ids"].numpy(), features["attention_mask"].numpy())
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         """The unit vectors of ``texts``."""

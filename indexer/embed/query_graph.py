@@ -19,7 +19,7 @@ import numpy as np
 
 from indexer.embed._protocol import Embedder, Vectors
 
-__all__ = ["QueryGraph", "QueryGraphEmbedder", "query_graph_of"]
+__all__ = ["QueryGraph", "QueryGraphEmbedder", "query_graph_of", "run_graph"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +42,12 @@ def query_graph_of(embedder: object) -> QueryGraph | None:
     method = getattr(embedder, "query_graph", None)
     graph = method() if callable(method) else None
     return graph if isinstance(graph, QueryGraph) else None
+
+
+def run_graph(session: Any, input_ids: Any, attention_mask: Any) -> np.ndarray:
+    """The unit vectors an exported graph makes of a batch of word-piece ids and their mask."""
+    ids, mask = np.asarray(input_ids, dtype=np.int64), np.asarray(attention_mask, dtype=np.int64)
+    return np.asarray(session.run(None, {"input_ids": ids, "attention_mask": mask})[0], dtype=np.float32)
 
 
 def open_session(path: str, threads: int) -> Any:
@@ -85,11 +91,7 @@ class QueryGraphEmbedder:
         for row, text in enumerate(queries):
             with self._tokenizer_lock:
                 encoding = self._tokenizer.encode(text)
-            feeds = {
-                "input_ids": np.asarray([encoding.ids], dtype=np.int64),
-                "attention_mask": np.asarray([encoding.attention_mask], dtype=np.int64),
-            }
-            out[row] = np.asarray(self._session.run(None, feeds)[0], dtype=np.float32)[0]
+            out[row] = run_graph(self._session, [encoding.ids], [encoding.attention_mask])[0]
         return out
 
     def count_tokens(self, text: str) -> int:
