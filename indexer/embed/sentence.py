@@ -176,7 +176,7 @@ def load_embedder(config: EmbedConfig | None = None) -> SentenceTransformerEmbed
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     # Idle OpenMP threads sleep instead of spinning: with the default (active) policy a query
-    # embedded while another thread or process encodes a batch took 400-800 ms instead of 25.
+    # embedded while another thread or process encodes a batch waits many times longer.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     path = model_dir(config)
     if not os.path.isdir(path):

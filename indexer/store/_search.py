@@ -180,8 +180,8 @@ class Search:
         """The ``k`` nearest embedded rows admitted by ``flt`` (score: cosine similarity).
 
         ``detail`` says what a candidate carries besides its row id (see ``Detail``).
-        ``embedded_only=False`` drops the ``embedded = true`` prefilter (~4 ms of CPU per
-        query on 110k chunks): only for a caller that pinned a version of the table in which
+        ``embedded_only=False`` drops the ``embedded = true`` prefilter (CPU per query):
+        only for a caller that pinned a version of the table in which
         ``all_embedded_at`` holds, so no placeholder vector can be found. ``version`` pins
         the table version searched (its newest when None).
         """
