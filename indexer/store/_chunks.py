@@ -79,9 +79,17 @@ class Chunks:
         """
         found: dict[str, ChunkView] = {}
         known = [row_id for _, row_id in refs if row_id >= 0]
-        # (rows moved by a compaction, or that version's files pruned since: by id below)
-        with suppress(OSError, RuntimeError, ValueError):
-            found.update((v.id, v) for v in self.views_at_rows(known, version).values())
+        if known and version is not None:
+            with suppress(OSError, RuntimeError, ValueError):  # that version's files pruned since
+                found.update((v.id, v) for v in self.views_at_rows(known, version).values())
+        elif known:
+            try:
+                table = self._db.arrow(
+                    CHUNKS, lambda t: t.take_row_ids(known).select(VIEW_COLUMNS).to_arrow()
+                )
+                found.update((r["id"], to_chunk_view(r)) for r in rows(table))
+            except (OSError, RuntimeError, ValueError):  # rows moved by a compaction: by id below
+                pass
         missing = [i for i, _ in refs if i not in found]
         if missing:
             found.update((c.id, ChunkView.of(c)) for c in self.get(missing))
