@@ -144,9 +144,8 @@ class Documents:
         return (first, found[first]) if first is not None else None
 
     def content(self, document_id: str) -> str | None:
-        """The full text of a document as indexed."""
-        found = rows(self._db.select(DOCUMENTS, in_list("id", [document_id]), ["content"]))
-        return found[0]["content"] if found else None
+        """The full text of a document as indexed (None when unknown)."""
+        return self.contents([document_id]).get(document_id)
 
     def contents(self, ids: Sequence[str]) -> dict[str, str]:
         """Full texts of documents by id, as indexed (unknown ids are left out; read column
