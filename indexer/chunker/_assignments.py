@@ -17,9 +17,10 @@ from tree_sitter import Node
 
 from indexer.chunker._spec import node_text
 
-__all__ = ["assigned_name", "iife_body", "js_assignment", "this_member"]
+__all__ = ["FUNCTIONS", "assigned_name", "iife_body", "js_assignment", "this_member"]
 
-_FUNCTIONS = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
+#: JavaScript and TypeScript expressions that make a function.
+FUNCTIONS = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 _EXPORTS = (("module", "exports"), ("exports",))
 _INVOKE = frozenset({"call", "apply"})
 _DECLARATIONS = frozenset({"lexical_declaration", "variable_declaration"})
@@ -48,7 +49,7 @@ def _assignment(node: Node) -> tuple[list[str], Node] | None:
     if expression.type != "assignment_expression":
         return None
     right = expression.child_by_field_name("right")
-    if right is None or right.type not in _FUNCTIONS:
+    if right is None or right.type not in FUNCTIONS:
         return None
     path = _member_path(expression.child_by_field_name("left"))
     return (path, expression) if path is not None and len(path) > 1 else None
@@ -117,7 +118,7 @@ def _callee(expression: Node | None) -> Node | None:
         callee = callee.child_by_field_name("object") if node_text(prop) in _INVOKE else None
     while callee is not None and callee.type == "parenthesized_expression" and callee.named_child_count == 1:
         callee = callee.named_children[0]
-    return callee if callee is not None and callee.type in _FUNCTIONS else None
+    return callee if callee is not None and callee.type in FUNCTIONS else None
 
 
 def iife_body(node: Node) -> Node | None:

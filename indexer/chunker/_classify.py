@@ -9,6 +9,7 @@ import re
 
 from tree_sitter import Node
 
+from indexer.chunker._assignments import FUNCTIONS
 from indexer.chunker._spec import Classifier, node_text
 
 __all__ = [
@@ -30,7 +31,6 @@ __all__ = [
 ]
 
 _CONSTANT_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
-_JS_FUNCTIONS = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 _C_RECORDS = {"struct_specifier": "struct", "union_specifier": "struct", "class_specifier": "class"}
 #: Keywords of an item spelled inside a Rust macro invocation → the node type of the item.
 _RUST_ITEMS = {
@@ -80,7 +80,7 @@ def js_declaration(node: Node) -> tuple[str, Node] | None:
         return None
     declarator = declarators[0]
     value = declarator.child_by_field_name("value")
-    if value is not None and value.type in _JS_FUNCTIONS:
+    if value is not None and value.type in FUNCTIONS:
         return "function", declarator
     if value is not None and value.type == "class":
         return "class", declarator

@@ -25,6 +25,7 @@ from tree_sitter import Node
 from indexer.chunker._source import Piece, Source, UnitDef
 from indexer.chunker._spans import Span, line_spans, merge_spans
 from indexer.chunker._spec import LanguageSpec, body_of, find_name, header_end, header_text, receiver_type
+from indexer.chunker._units import Unit, body_statements, find_units, statements
 from indexer.config import ChunkerConfig
 
 __all__ = ["Walker"]
@@ -36,15 +37,6 @@ _TEST_MARK = re.compile(
 )
 _TEST_NAME = re.compile(r"test_|test[A-Z0-9]|Test[A-Z0-9_]|test\Z")
 _MAX_DEPTH = 4
-
-
-@dataclass(frozen=True, slots=True)
-class _Unit:
-    node: Node
-    decl: Node
-    node_type: str
-    first_line: int
-    last_line: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,14 +56,6 @@ class _Owner:
     """The container's signature (its header as written, ``export`` included)."""
     hosting: bool = False
     """A function holding member units (``this.m = function…``): only those are its members."""
-
-
-def last_row(node: Node) -> int:
-    """The last line holding text of ``node`` (a node ending at column 0 ends the line before)."""
-    end = node.end_point
-    if end.column == 0 and end.row > node.start_point.row:
-        return int(end.row) - 1
-    return int(end.row)
 
 
 class Walker:
@@ -109,48 +93,6 @@ class Walker:
                 out.append(node)
         return out
 
-    def _classify(self, node: Node) -> tuple[str, Node] | None:
-        decl = node
-        for _ in range(4):
-            names = self.spec.wrappers.get(decl.type)
-            if names is None:
-                break
-            inner = next((decl.child_by_field_name(n) for n in names if decl.child_by_field_name(n)), None)
-            if inner is None:
-                inner = next((c for c in decl.named_children if c.type in names), None)
-            if inner is None:
-                return None
-            decl = inner
-        node_type = self.spec.units.get(decl.type)
-        if node_type is not None:
-            return node_type, decl
-        hook = self.spec.special.get(decl.type)
-        return hook(decl) if hook is not None else None
-
-    def _find_units(self, nodes: list[Node], prev_last: int, hosting: bool = False) -> list[_Unit]:
-        """The units among ``nodes`` (a host's: only its members), each with the comments
-        and attributes right above it."""
-        classify = self.spec.host_member if hosting else None
-        units: list[_Unit] = []
-        pending_first, pending_last = -1, -3
-        attachable = self.spec.comments | self.spec.attributes
-        for node in nodes:
-            first, last = int(node.start_point.row), last_row(node)
-            if node.type in attachable:
-                if first <= prev_last:
-                    continue
-                if pending_first < 0 or first > pending_last + 1:
-                    pending_first = first
-                pending_last = last
-                continue
-            kind = classify(node) if classify is not None else self._classify(node)
-            if kind is not None:
-                start = pending_first if pending_first >= 0 and first <= pending_last + 1 else first
-                units.append(_Unit(node, kind[1], kind[0], start, last))
-            pending_first, pending_last = -1, -3
-            prev_last = last
-        return units
-
     def _members(
         self,
         nodes: list[Node],
@@ -164,7 +106,7 @@ class Walker:
         first, last = lines
         self._group += 1
         group = self._group
-        units = self._find_units(nodes, header_row, owner is not None and owner.hosting)
+        units = find_units(nodes, header_row, self.spec, owner is not None and owner.hosting)
         if owner is not None and not owner.member_names:
             names = tuple(n for u in units if (n := find_name(u.decl, self.spec)))
             owner = replace(owner, member_names=names)
@@ -239,7 +181,7 @@ class Walker:
             self._add(piece, group, span[2])
 
     def _unit(
-        self, unit: _Unit, start: int, owner: _Owner | None, scope: tuple[str, ...], group: int
+        self, unit: Unit, start: int, owner: _Owner | None, scope: tuple[str, ...], group: int
     ) -> _Owner | None:
         """Emit one unit (whole, cut, or as a container of members); record its definition.
 
@@ -256,7 +198,7 @@ class Walker:
         if (unit.decl.type in spec.containers or hosting) and body is not None and body.named_child_count:
             members = self._siblings(self._member_nodes(unit.decl, body))
             header_row = self._header_row(unit.decl)
-            held = self._find_units(members, header_row, hosting)
+            held = find_units(members, header_row, spec, hosting)
             if held or (tokens > self.limit and not hosting):
                 header = self._header(unit, signature)
                 child = _Owner(
@@ -273,14 +215,14 @@ class Walker:
                 header = self._header(unit, signature)
                 return _Owner(node_type, name, unit_scope, header, "", (), start, unit.last_line, signature)
             return None
-        statements = _body_statements(body) if body is not None else []
+        statements = body_statements(body) if body is not None else []
         for span in self._split(start, unit.last_line, statements, 0):
             piece = Piece(span[0], span[1], node_type, name, parent, unit_scope, (), *meta)
             self._add(piece, group, span[2])
         return None
 
     def _describe(
-        self, unit: _Unit, owner: _Owner | None, scope: tuple[str, ...]
+        self, unit: Unit, owner: _Owner | None, scope: tuple[str, ...]
     ) -> tuple[str, str, tuple[str, ...], str]:
         """A unit's name, node type, scope path and signature."""
         name = find_name(unit.decl, self.spec)
@@ -311,20 +253,20 @@ class Walker:
         found = next((d for d in reversed(self.defs) if d.scope[-len(qualifier) :] == qualifier), None)
         return found.signature if found is not None else self.spec.qualifier_joiner.join(qualifier)
 
-    def _header(self, unit: _Unit, signature: str) -> str:
+    def _header(self, unit: Unit, signature: str) -> str:
         """What a container's members show as their parent context: its signature, but
         without what a wrapper adds (``export``, decorators, ``template <…>``)."""
         if unit.node is not unit.decl and unit.node.type in self.spec.wrappers:
             return header_text(unit.decl, self.spec, self.source.data)
         return signature
 
-    def _record_inline(self, unit: _Unit, owner: _Owner | None, scope: tuple[str, ...]) -> None:
+    def _record_inline(self, unit: Unit, owner: _Owner | None, scope: tuple[str, ...]) -> None:
         """Record a unit that shares its lines with the one before (no piece of its own)."""
         name, node_type, unit_scope, signature = self._describe(unit, owner, scope)
         self._record(unit, name, node_type, unit_scope, signature, unit.first_line)
 
     def _record(
-        self, unit: _Unit, name: str, node_type: str, scope: tuple[str, ...], signature: str, start: int
+        self, unit: Unit, name: str, node_type: str, scope: tuple[str, ...], signature: str, start: int
     ) -> None:
         """Remember a named unit as a definition (from its declaration line to its end)."""
         if not name:
@@ -358,7 +300,7 @@ class Walker:
             pos -= 1
         return self.source.line_of(pos)
 
-    def _refine(self, unit: _Unit, node_type: str, name: str, owner: _Owner | None) -> str:
+    def _refine(self, unit: Unit, node_type: str, name: str, owner: _Owner | None) -> str:
         in_class = owner is not None and owner.node_type in _CLASS_LIKE
         if node_type == "function" and in_class:
             node_type = "method"
@@ -368,7 +310,7 @@ class Walker:
             node_type = "test"
         return node_type
 
-    def _is_test(self, unit: _Unit, name: str) -> bool:
+    def _is_test(self, unit: Unit, name: str) -> bool:
         if self.test_file and _TEST_NAME.match(name):
             return True
         start, _ = self.source.span(unit.first_line, unit.first_line)
@@ -393,30 +335,12 @@ class Walker:
             if tokens <= self.limit:
                 spans.append((start, end, tokens))
                 continue
-            inner = [c for n in nodes if a <= n.start_point.row <= b for c in _statements(n)]
+            inner = [c for n in nodes if a <= n.start_point.row <= b for c in statements(n)]
             if depth < _MAX_DEPTH and a < b and any(a < c.start_point.row <= b for c in inner):
                 spans.extend(self._split(a, b, inner, depth + 1))
             else:
                 spans.extend(line_spans(source, a, b, self.max_line_bytes, self.limit))
         return merge_spans(spans, self.limit)
-
-
-def _body_statements(body: Node) -> list[Node]:
-    """The statements of a body (through single wrappers such as Go's ``statement_list``)."""
-    nodes = body.named_children
-    while len(nodes) == 1 and nodes[0].named_child_count:
-        nodes = nodes[0].named_children
-    return nodes
-
-
-def _statements(node: Node) -> list[Node]:
-    """Named descendants of ``node`` that may start a statement (children and grandchildren)."""
-    out: list[Node] = []
-    for child in node.named_children:
-        out.append(child)
-        if child.end_point.row > child.start_point.row:
-            out.extend(child.named_children)
-    return out
 
 
 def _extend(piece: Piece, end: int) -> Piece:

@@ -11,13 +11,11 @@ from dataclasses import replace
 
 from indexer.chunker import _assignments as assigned
 from indexer.chunker import _classify as hook
+from indexer.chunker._spec import STOP_WORDS as _STOP
 from indexer.chunker._spec import LanguageSpec
 
 __all__ = ["spec_for"]
 
-_LITERALS = frozenset({"true", "false", "null", "nil", "None", "True", "False", "undefined", "_"})
-_SELF = frozenset({"self", "this", "cls", "super", "Self"})
-_STOP = _LITERALS | _SELF
 
 _PYTHON = LanguageSpec(
     name="python",

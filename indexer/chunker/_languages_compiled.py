@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from indexer.chunker import _classify as hook
+from indexer.chunker._spec import STOP_WORDS as _STOP
 from indexer.chunker._spec import LanguageSpec
 
 __all__ = ["COMPILED_SPECS"]
 
-_LITERALS = frozenset({"true", "false", "null", "nil", "None", "True", "False", "undefined", "_"})
-_SELF = frozenset({"self", "this", "cls", "super", "Self"})
-_STOP = _LITERALS | _SELF
 
 _GO = LanguageSpec(
     name="go",

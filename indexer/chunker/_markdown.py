@@ -8,6 +8,7 @@ enough here and much cheaper than a full parse. Text before the first heading is
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from indexer.chunker._source import Piece, Source
 from indexer.chunker._spans import segment_spans
@@ -73,10 +74,7 @@ def _emit(source: Source, config: ChunkerConfig, lines: tuple[int, int], meta: P
     spans = segment_spans(
         source, first, last, cuts, limit=config.max_chunk_tokens, max_line_bytes=config.max_line_bytes
     )
-    return [
-        Piece(s, e, meta.node_type, meta.name, meta.parent_context, meta.scope, meta.extra_defs)
-        for s, e, _ in spans
-    ]
+    return [replace(meta, start_byte=s, end_byte=e) for s, e, _ in spans]
 
 
 def markdown_pieces(source: Source, config: ChunkerConfig) -> list[Piece]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 __all__ = [
+    "STOP_WORDS",
     "Classifier",
     "LanguageSpec",
     "body_of",
@@ -27,6 +28,11 @@ __all__ = [
 #: or ``None`` when the node is a plain statement.
 Classifier = Callable[[Node], "tuple[str, Node] | None"]
 
+#: Identifiers no language lists as references: literals and the names of the object itself.
+STOP_WORDS = frozenset(
+    {"true", "false", "null", "nil", "None", "True", "False", "undefined", "_"}
+    | {"self", "this", "cls", "super", "Self"}
+)
 _SPACES = re.compile(r"\s+")
 _GENERICS = re.compile(r"<[^<>]*>|\[[^\[\]]*\]")
 _ANGLE = re.compile(r"<[^<>]*>")

@@ -27,23 +27,13 @@ class FakeEmbedder:
     """Deterministic hashed bag-of-words vectors; counts the texts it embedded."""
 
     def __init__(self, dimension: int = 256, model_id: str = "fake-hash-256", delay: float = 0.0) -> None:
-        self._dimension = dimension
-        self._model_id = model_id
+        self.dimension = dimension
+        self.model_id = model_id
         #: Seconds slept per text embedded, to imitate a slow model in tests.
         self.delay = delay
         self._lock = threading.Lock()
         self.texts_embedded = 0
         self.fail_on: str | None = None
-
-    @property
-    def model_id(self) -> str:
-        """Stable id of this fake model."""
-        return self._model_id
-
-    @property
-    def dimension(self) -> int:
-        """Vector length."""
-        return self._dimension
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed texts; raises if a text contains ``fail_on`` (to test failure handling)."""
@@ -64,12 +54,12 @@ class FakeEmbedder:
         return sum(max(1, len(split_identifier(w))) for w in _WORD.findall(text))
 
     def _vectors(self, texts: Sequence[str]) -> Vectors:
-        out = np.zeros((len(texts), self._dimension), dtype=np.float32)
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for row, text in enumerate(texts):
             for word in _WORD.findall(text):
                 for part in {word.lower(), *split_identifier(word)}:
                     digest = blake3.blake3(part.encode()).digest(4)
-                    out[row, int.from_bytes(digest, "little") % self._dimension] += 1.0
+                    out[row, int.from_bytes(digest, "little") % self.dimension] += 1.0
             norm = float(np.linalg.norm(out[row]))
             if norm == 0.0:
                 out[row, 0] = 1.0

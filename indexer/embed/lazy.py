@@ -17,20 +17,11 @@ class LazyEmbedder:
 
     def __init__(self, load: Callable[[], Embedder], model_id: str, dimension: int) -> None:
         self._load = load
-        self._model_id = model_id
-        self._dimension = dimension
+        #: The expected model id and vector length (from the store's record).
+        self.model_id = model_id
+        self.dimension = dimension
         self._model: Embedder | None = None
         self._lock = threading.Lock()
-
-    @property
-    def model_id(self) -> str:
-        """The expected model id (from the store's record)."""
-        return self._model_id
-
-    @property
-    def dimension(self) -> int:
-        """The expected vector length (from the store's record)."""
-        return self._dimension
 
     @property
     def loaded(self) -> bool:
@@ -41,10 +32,10 @@ class LazyEmbedder:
         with self._lock:
             if self._model is None:
                 model = self._load()
-                if model.model_id != self._model_id or model.dimension != self._dimension:
+                if model.model_id != self.model_id or model.dimension != self.dimension:
                     raise ModelMismatchError(
                         f"loaded model {model.model_id!r} (dimension {model.dimension}) but the index "
-                        f"expects {self._model_id!r} (dimension {self._dimension})"
+                        f"expects {self.model_id!r} (dimension {self.dimension})"
                     )
                 self._model = model
             return self._model
@@ -55,8 +46,7 @@ class LazyEmbedder:
 
     def embed_on_one_thread(self, texts: Sequence[str]) -> Vectors:
         """The loaded model's ``embed_on_one_thread`` where it has one, else ``embed``."""
-        model = self._get()
-        return embed_on_one_thread(model, texts)
+        return embed_on_one_thread(self._get(), texts)
 
     def embed_queries(self, queries: Sequence[str]) -> Vectors:
         """Embed queries (loading the model first if needed)."""

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from indexer.embed.query_graph import QueryGraph, open_session
+from indexer.embed.query_graph import QueryGraph, open_session, run_graph
 
 __all__ = [
     "KEEP_GRAPHS",
@@ -85,15 +85,12 @@ def onnx_query_encoder(
         except Exception:  # a damaged cached file: export it again, once
             path.unlink(missing_ok=True)
             path = _exported(model, model_dir)
-        float_path = path
-        if int8:
-            path = _quantized_or_float(path)
-        quantized = path != float_path
-        session = open_session(str(path), threads or 1)
+        graph = _quantized_or_float(path) if int8 else path
+        session = open_session(str(graph), threads or 1)
     except Exception as exc:  # any failure keeps the torch path
         log.warning("query embedding stays on torch (ONNX Runtime unavailable: %s)", exc)
         return None
-    return OnnxQueryEncoder(model, session, quantized, _query_graph(model, path, threads or 1))
+    return OnnxQueryEncoder(model, session, graph != path, _query_graph(model, graph, threads or 1))
 
 
 class OnnxQueryEncoder:
@@ -109,11 +106,7 @@ class OnnxQueryEncoder:
 
     def _run(self, texts: Sequence[str]) -> np.ndarray:
         features = self._prepare(list(texts))
-        feeds = {
-            "input_ids": features["input_ids"].numpy().astype(np.int64),
-            "attention_mask": features["attention_mask"].numpy().astype(np.int64),
-        }
-        return np.asarray(self._session.run(None, feeds)[0], dtype=np.float32)
+        return run_graph(self._session, features["input_ids"].numpy(), features["attention_mask"].numpy())
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         """The unit vectors of ``texts``."""
@@ -290,25 +283,17 @@ def _quantized(graph: Path) -> Path:
     return target
 
 
-class _DropThreadRecords(logging.Filter):
-    """Drops the records one thread logs on the logger it is attached to."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.thread = threading.get_ident()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        """Keep records of every other thread."""
-        return record.thread != self.thread
-
-
 @contextlib.contextmanager
 def _without_root_records() -> Iterator[None]:
     """Drop what this thread logs on the root logger itself meanwhile (records of named
     loggers and of other threads pass); a placeholder handler keeps ``logging.warning``
     from installing a handler of its own (``basicConfig``) on an unconfigured root."""
     root = logging.getLogger()
-    dropper = _DropThreadRecords()
+    thread = threading.get_ident()
+
+    def dropper(record: logging.LogRecord) -> bool:
+        return record.thread != thread
+
     placeholder = None if root.handlers else logging.NullHandler()
     root.addFilter(dropper)
     if placeholder is not None:

@@ -19,7 +19,7 @@ import numpy as np
 
 from indexer.embed._protocol import Embedder, Vectors
 
-__all__ = ["QueryGraph", "QueryGraphEmbedder", "query_graph_of"]
+__all__ = ["QueryGraph", "QueryGraphEmbedder", "query_graph_of", "run_graph"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +42,12 @@ def query_graph_of(embedder: object) -> QueryGraph | None:
     method = getattr(embedder, "query_graph", None)
     graph = method() if callable(method) else None
     return graph if isinstance(graph, QueryGraph) else None
+
+
+def run_graph(session: Any, input_ids: Any, attention_mask: Any) -> np.ndarray:
+    """The unit vectors an exported graph makes of a batch of word-piece ids and their mask."""
+    ids, mask = np.asarray(input_ids, dtype=np.int64), np.asarray(attention_mask, dtype=np.int64)
+    return np.asarray(session.run(None, {"input_ids": ids, "attention_mask": mask})[0], dtype=np.float32)
 
 
 def open_session(path: str, threads: int) -> Any:
@@ -67,8 +73,8 @@ class QueryGraphEmbedder:
     ) -> None:
         from tokenizers import Tokenizer
 
-        self._model_id = model_id
-        self._dimension = dimension
+        self.model_id = model_id
+        self.dimension = dimension
         self._tokenizer = Tokenizer.from_str(spec.tokenizer)
         self._tokenizer.no_padding()
         self._max_length = spec.max_length
@@ -79,27 +85,13 @@ class QueryGraphEmbedder:
         self._model: Embedder | None = None
         self._model_lock = threading.Lock()
 
-    @property
-    def model_id(self) -> str:
-        """Model id recorded in the store."""
-        return self._model_id
-
-    @property
-    def dimension(self) -> int:
-        """Vector length."""
-        return self._dimension
-
     def embed_queries(self, queries: Sequence[str]) -> Vectors:
         """Embed queries, one at a time (a quantized graph scales each run's activations)."""
-        out = np.zeros((len(queries), self._dimension), dtype=np.float32)
+        out = np.zeros((len(queries), self.dimension), dtype=np.float32)
         for row, text in enumerate(queries):
             with self._tokenizer_lock:
                 encoding = self._tokenizer.encode(text)
-            feeds = {
-                "input_ids": np.asarray([encoding.ids], dtype=np.int64),
-                "attention_mask": np.asarray([encoding.attention_mask], dtype=np.int64),
-            }
-            out[row] = np.asarray(self._session.run(None, feeds)[0], dtype=np.float32)[0]
+            out[row] = run_graph(self._session, [encoding.ids], [encoding.attention_mask])[0]
         return out
 
     def count_tokens(self, text: str) -> int:

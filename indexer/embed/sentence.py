@@ -47,11 +47,10 @@ class SentenceTransformerEmbedder:
         fast_queries: Callable[[Any], QueryEncoder | None] | None = None,
     ) -> None:
         self._model = model
-        self._model_id = model_id
+        self.model_id = model_id
         self._batch_size = batch_size
-        self._dimension = int(model.get_embedding_dimension())
+        self.dimension = int(model.get_embedding_dimension())
         self._tokenizer = model.tokenizer
-        self._max_seq = int(model.max_seq_length)
         # One model per use, each behind its own lock: a search never waits for an
         # indexing batch (a second copy of this small model costs ~90 MB).
         self._lock = threading.RLock()
@@ -62,35 +61,13 @@ class SentenceTransformerEmbedder:
         self._fast_queries = fast_queries
         self._query_encode: QueryEncoder | None = None
 
-    @property
-    def model_id(self) -> str:
-        """Model id recorded in the store."""
-        return self._model_id
-
-    @property
-    def dimension(self) -> int:
-        """Vector length (384 for all-MiniLM-L6-v2)."""
-        return self._dimension
-
-    @property
-    def max_seq_length(self) -> int:
-        """Word-pieces the model reads; longer texts are truncated."""
-        return self._max_seq
-
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed texts, sorted by length into batches, returned in input order."""
         if not texts:
-            return np.zeros((0, self._dimension), dtype=np.float32)
+            return np.zeros((0, self.dimension), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        sorted_texts = [texts[i] for i in order]
         with self._lock:
-            vectors = self._model.encode(
-                sorted_texts,
-                batch_size=self._batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
+            vectors = self._encode(self._model, [texts[i] for i in order])
         out = np.empty_like(vectors, dtype=np.float32)
         out[np.asarray(order)] = vectors
         return out
@@ -114,7 +91,7 @@ class SentenceTransformerEmbedder:
         if self._load_copy is None:
             return self.embed(queries)
         if not queries:
-            return np.zeros((0, self._dimension), dtype=np.float32)
+            return np.zeros((0, self.dimension), dtype=np.float32)
         with self._query_lock:
             model = self._ensure_query_model()
             if self._query_encode is not None:
@@ -123,14 +100,18 @@ class SentenceTransformerEmbedder:
                 except Exception as exc:  # a broken runtime must not break search: torch from now on
                     log.warning("ONNX query embedding failed (%s); using torch from now on", exc)
                     self._query_encode = None
-            vectors = model.encode(
-                list(queries),
-                batch_size=self._batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
+            vectors = self._encode(model, list(queries))
         return np.asarray(vectors, dtype=np.float32)
+
+    def _encode(self, model: Any, texts: list[str]) -> Any:
+        """Unit vectors of ``texts`` by ``model`` (this one or its query copy), as numpy."""
+        return model.encode(
+            texts,
+            batch_size=self._batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
 
     def query_graph(self) -> QueryGraph | None:
         """How another process can embed queries exactly as this model's ONNX encoder does,
@@ -195,7 +176,7 @@ def load_embedder(config: EmbedConfig | None = None) -> SentenceTransformerEmbed
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     # Idle OpenMP threads sleep instead of spinning: with the default (active) policy a query
-    # embedded while another thread or process encodes a batch took 400-800 ms instead of 25.
+    # embedded while another thread or process encodes a batch waits many times longer.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     path = model_dir(config)
     if not os.path.isdir(path):

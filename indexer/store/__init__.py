@@ -10,8 +10,8 @@ the LanceDB and Lance workarounds beneath them live in ``_lance``.
 from indexer.store._access import StoreAccess
 from indexer.store._lance._maintenance import OPTIMIZE_AFTER_ROWS
 from indexer.store._lance._versions import DiskUsage
-from indexer.store._migrate import needs_upgrade, upgrade_due, upgrade_error
-from indexer.store._rows import ChunkWrite, DocState, FileWrite, chunk_search_text, path_words
+from indexer.store._migrate import needs_upgrade, upgrade_due
+from indexer.store._rows import ChunkWrite, DocState, FileWrite, chunk_search_text
 from indexer.store._schema import SCHEMA_VERSION
 from indexer.store._search import Candidate, ChunkFacts, Detail
 from indexer.store._sql import glob_to_regex
@@ -38,9 +38,7 @@ __all__ = [
     "glob_to_regex",
     "needs_upgrade",
     "open_store",
-    "path_words",
     "read_store_info",
     "upgrade_due",
-    "upgrade_error",
     "words_of",
 ]

@@ -18,7 +18,7 @@ from typing import Any
 
 from indexer.errors import ReadOnlyError
 
-__all__ = ["StoreAccess", "open_dataset", "refuse_writes", "store_uri"]
+__all__ = ["StoreAccess", "open_dataset", "refuse_writes"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,11 +38,6 @@ class StoreAccess:
     def lance_options(self) -> dict[str, str] | None:
         """The storage options as Lance and LanceDB take them (None: none)."""
         return dict(self.storage_options) or None
-
-
-def store_uri(path: Path | str) -> str:
-    """The location LanceDB and Lance open: a folder's path, or the object-storage URI."""
-    return str(path)
 
 
 def open_dataset(uri: str, access: StoreAccess, version: int | None = None) -> Any:

@@ -25,7 +25,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from blake3 import blake3
@@ -62,6 +62,7 @@ _SYMBOL_COLUMNS = ["id", "file_id", "file_path", "file_hash", "chunk_id"]
 _PENDING = frozenset({"rechunk", "reembed"})
 #: Storage-library panics (pyo3's PanicException) derive from BaseException, not Exception.
 _NOT_FAILURES = (KeyboardInterrupt, SystemExit, GeneratorExit)
+_T = TypeVar("_T")
 
 
 @dataclass(slots=True)
@@ -95,8 +96,17 @@ class _FileFacts:
     embedded: int = 0
 
 
-def _is_failure(exc: BaseException) -> bool:
-    return not isinstance(exc, _NOT_FAILURES)
+def _guarded(
+    found: _Found, table: str, what: str, read: Callable[[], _T], failed: _T, kind: str = "unreadable"
+) -> _T:
+    """``read()``, or ``failed`` when it fails (what failed recorded as a problem)."""
+    try:
+        return read()
+    except BaseException as exc:
+        if isinstance(exc, _NOT_FAILURES):
+            raise
+        found.add(kind, table, what, _short(exc))
+        return failed
 
 
 class Checker:
@@ -109,11 +119,18 @@ class Checker:
         """Verify tables, data files, indexes and row agreement; never raises for damage."""
         started = time.perf_counter()
         found = _Found()
-        counts: dict[str, int] = {META: self._read_meta_rows(found)}
+        meta = self._db.conn.open_table
+        counts = {
+            META: _guarded(
+                found, META, "the table cannot be read", lambda: int(meta(META).to_arrow().num_rows), -1
+            )
+        }
         for name in _TABLES:
-            counts[name] = self._read_all(name, found)
+            read = functools.partial(self._read_all, name)
+            counts[name] = _guarded(found, name, "the table cannot be read whole", read, -1)
         files: dict[str, _FileFacts] = defaultdict(_FileFacts)
-        projects = self._ids(PROJECTS, found)
+        ids = functools.partial(self._ids, PROJECTS)
+        projects = _guarded(found, PROJECTS, "ids cannot be read", ids, set[str]())
         chunk_ids: set[str] = set()
         if counts.get(CHUNKS, -1) >= 0:
             chunk_ids = self._check_chunks(files, found)
@@ -144,36 +161,16 @@ class Checker:
         dataset = self._db.own_dataset(name)
         yield from dataset.to_batches(columns=columns, batch_size=_BATCH_ROWS)
 
-    def _read_all(self, name: str, found: _Found) -> int:
-        """Every column of every row (each data file is read); -1 when the table fails."""
-        total = 0
-        try:
-            for batch in self._batches(name):
-                total += batch.num_rows
-        except BaseException as exc:
-            if not _is_failure(exc):
-                raise
-            found.add("unreadable", name, "the table cannot be read whole", _short(exc))
-            return -1
-        return total
+    def _read_all(self, name: str) -> int:
+        """Every column of every row (each data file is read): the row count."""
+        return sum(batch.num_rows for batch in self._batches(name))
 
-    def _read_meta_rows(self, found: _Found) -> int:
-        try:
-            return int(self._db.conn.open_table(META).to_arrow().num_rows)
-        except BaseException as exc:
-            if not _is_failure(exc):
-                raise
-            found.add("unreadable", META, "the table cannot be read", _short(exc))
-            return -1
+    def _ids(self, name: str) -> set[str]:
+        return {i for b in self._batches(name, ["id"]) for i in b.column("id").to_pylist()}
 
-    def _ids(self, name: str, found: _Found) -> set[str]:
-        try:
-            return {i for b in self._batches(name, ["id"]) for i in b.column("id").to_pylist()}
-        except BaseException as exc:
-            if not _is_failure(exc):
-                raise
-            found.add("unreadable", name, "ids cannot be read", _short(exc))
-            return set()
+    def _indexes(self, name: str) -> tuple[Any, list[Any]]:
+        dataset = self._db.own_dataset(name)
+        return dataset, list(dataset.describe_indices())
 
     # ---- rows ---------------------------------------------------------------------
     def _check_chunks(self, files: dict[str, _FileFacts], found: _Found) -> set[str]:
@@ -274,16 +271,14 @@ class Checker:
             found.add("unembedded", DOCUMENTS, what, path)
 
     def _check_cache(self, found: _Found) -> None:
-        try:
+        def read() -> None:
             for batch in self._batches(EMBEDDING_CACHE, ["text_hash", "vector"]):
                 vectors = vector_matrix(batch.column("vector"), self._db.dimension)
                 hashes = batch.column("text_hash").to_pylist()
                 for i, vector in enumerate(vectors):
                     _check_vector(vector, found, EMBEDDING_CACHE, hashes[i])
-        except BaseException as exc:
-            if not _is_failure(exc):
-                raise
-            found.add("unreadable", EMBEDDING_CACHE, "vectors cannot be read", _short(exc))
+
+        _guarded(found, EMBEDDING_CACHE, "vectors cannot be read", read, None)
 
     # ---- indexes --------------------------------------------------------------------
     def _check_indexes(self, found: _Found) -> dict[str, str]:
@@ -292,14 +287,10 @@ class Checker:
         probe = np.zeros(self._db.dimension, dtype=np.float32)
         probe[0] = 1.0
         for name in (CHUNKS, DOCUMENTS, SYMBOLS):
-            try:
-                dataset = self._db.own_dataset(name)
-                described = list(dataset.describe_indices())
-            except BaseException as exc:
-                if not _is_failure(exc):
-                    raise
-                found.add("index", name, "indexes cannot be listed", _short(exc))
-                continue
+            listed = functools.partial(self._indexes, name)
+            dataset, described = _guarded(
+                found, name, "indexes cannot be listed", listed, (None, list[Any]()), "index"
+            )
             for index in described:
                 column = index.field_names[0]
                 query = functools.partial(_ask, dataset, column, str(index.index_type), probe)
@@ -322,7 +313,7 @@ def _answer(query: Callable[[], Any], found: _Found, table: str, index: str) -> 
     try:
         query()
     except BaseException as exc:
-        if not _is_failure(exc):
+        if isinstance(exc, _NOT_FAILURES):
             raise
         found.add("index", table, f"index {index} does not answer", _short(exc))
         return _short(exc)

@@ -19,7 +19,6 @@ from indexer.store._rows import (
     FileWrite,
     chunk_columns,
     chunks_from_columns,
-    parts,
     rows,
     table_from_columns,
     to_chunk_view,
@@ -28,7 +27,7 @@ from indexer.store._rows import (
     vector_matrix,
 )
 from indexer.store._schema import CHUNKS, chunks_schema
-from indexer.store._sql import and_all, in_list, quote
+from indexer.store._sql import and_all, equals, in_list, quote
 from indexer.store._vectors import BACKLOG, CURRENT
 
 __all__ = ["Chunks"]
@@ -49,11 +48,10 @@ class Chunks:
             for name, values in chunk_columns(write, stamp, db.placeholder).items():
                 cols[name].extend(values)
         vectors = cols.pop("vectors", [])
-        schema = chunks_schema(db.dimension)
-        no_vec = schema.remove(schema.get_field_index("embedding"))
-        table = table_from_columns(dict(cols), no_vec)
         matrix = np.stack(vectors) if vectors else np.zeros((0, db.dimension), dtype=np.float32)
-        table = table.add_column(schema.get_field_index("embedding"), "embedding", db.vector_array(matrix))
+        table = table_from_columns(
+            {**cols, "embedding": db.vector_array(matrix)}, chunks_schema(db.dimension)
+        )
         if append:
             db.table(CHUNKS).add(table)
             return
@@ -68,10 +66,8 @@ class Chunks:
 
     def get(self, ids: Sequence[str]) -> list[StoredChunk]:
         """Chunks by id, in the order asked (unknown ids are left out)."""
-        found: dict[str, StoredChunk] = {}
-        for part in parts(list(ids)):
-            table = self._db.select(CHUNKS, in_list("id", part), CHUNK_COLUMNS)
-            found.update((r["id"], to_stored_chunk(r)) for r in rows(table))
+        table = self._db.select_in(CHUNKS, "id", ids, CHUNK_COLUMNS)
+        found = {r["id"]: to_stored_chunk(r) for r in rows(table)}
         return [found[i] for i in ids if i in found]
 
     def views(self, refs: Sequence[tuple[str, int]], version: int | None = None) -> list[ChunkView]:
@@ -106,20 +102,13 @@ class Chunks:
         if not row_ids:
             return {}
         dataset = self._db.dataset(CHUNKS, version)
-        table = dataset._take_rows(list(row_ids), columns=["content", "view", "role", "_rowid"])
-        found = zip(
-            table["_rowid"].to_pylist(),
-            table["view"].to_pylist(),
-            table["content"].to_pylist(),
-            table["role"].to_pylist(),
-            strict=True,
-        )
+        found = rows(dataset._take_rows(list(row_ids), columns=["content", "view", "role", "_rowid"]))
         views = {
-            int(row_id): unpack_view(view, content, role)
-            for row_id, view, content, role in found
-            if view is not None
+            int(r["_rowid"]): unpack_view(r["view"], r["content"], r["role"])
+            for r in found
+            if r["view"] is not None
         }
-        if len(views) < table.num_rows:  # rows an older lode wrote after the migration: no view cell
+        if len(views) < len(found):  # rows an older lode wrote after the migration: no view cell
             missing = [r for r in row_ids if r not in views]
             full = dataset._take_rows(missing, columns=[*VIEW_COLUMNS, "_rowid"])
             views.update((int(r["_rowid"]), to_chunk_view(r)) for r in rows(full))
@@ -127,23 +116,15 @@ class Chunks:
 
     def of_files(self, file_ids: Sequence[str]) -> list[StoredChunk]:
         """Every chunk of these files, by file then position."""
-        out: list[StoredChunk] = []
-        for part in parts(list(file_ids)):
-            out.extend(
-                map(to_stored_chunk, rows(self._db.select(CHUNKS, in_list("file_id", part), CHUNK_COLUMNS)))
-            )
-        out.sort(key=lambda c: (c.file_path, c.chunk.chunk_index))
-        return out
+        found = map(to_stored_chunk, rows(self._db.select_in(CHUNKS, "file_id", file_ids, CHUNK_COLUMNS)))
+        return sorted(found, key=lambda c: (c.file_path, c.chunk.chunk_index))
 
     def by_file(self, file_ids: Sequence[str]) -> dict[str, list[Chunk]]:
         """Every chunk of these files by file id, in chunk order (read column by column, for
         the outline's build: much faster than row dicts for whole projects)."""
         select = ["file_id", *CHUNK_FIELDS]
-        cols: dict[str, list[Any]] = {name: [] for name in select}
-        for part in parts(list(file_ids)):
-            found = self._db.select(CHUNKS, in_list("file_id", part), select)
-            for name in select:
-                cols[name].extend(found[name].to_pylist())
+        found = self._db.select_in(CHUNKS, "file_id", file_ids, select)
+        cols = {name: found[name].to_pylist() for name in select}
         out: dict[str, list[Chunk]] = {}
         for file_id, chunk in zip(cols.pop("file_id"), chunks_from_columns(cols), strict=True):
             out.setdefault(file_id, []).append(chunk)
@@ -180,8 +161,7 @@ class Chunks:
 
     def for_ranking(self, flt: ChunkFilter) -> list[FileChunk]:
         """Every chunk admitted by ``flt`` (meant for a few files) as ranking within a file
-        reads it: id, row id, position, text and vector (6 columns: whole chunks, as
-        ``with_vectors`` reads them, took 29 ms a page on 1M chunks)."""
+        reads it: id, row id, position, text and vector (6 columns, not whole chunks)."""
         where = chunk_where(flt) or "true"
         columns = ["id", "file_id", "chunk_index", "content", "embedded", "embedding"]
         table = self._db.arrow(
@@ -201,7 +181,7 @@ class Chunks:
         vector of their current text; False: phase 2's backlog)."""
         where = and_all(
             [
-                f"project_id = {quote(project_id)}" if project_id else None,
+                equals("project_id", project_id),
                 None if embedded is None else (CURRENT if embedded else BACKLOG),
             ]
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,7 +22,7 @@ from indexer.store._rows import (
     unit_mean,
 )
 from indexer.store._schema import DOCUMENTS, documents_schema
-from indexer.store._sql import and_all, in_list, quote
+from indexer.store._sql import and_all, equals, in_list, quote
 
 __all__ = ["Documents", "select_where"]
 
@@ -66,42 +67,36 @@ class Documents:
     # ---- writes -----------------------------------------------------------------------
     def merge(self, writes: Sequence[FileWrite], stamp: Any, append: bool = False) -> None:
         """Swap in the document rows of these files (one commit; inside ``Files.replace``)."""
-        records = []
-        vectors = []
+        cols: dict[str, list[Any]] = defaultdict(list)
         for write in writes:
             doc = write.document
             chunk_vectors = [c.vector for c in write.chunks if c.vector is not None]
             complete = bool(write.chunks) and len(chunk_vectors) == len(write.chunks)
-            vectors.append(unit_mean(chunk_vectors) if complete else self._db.placeholder)
-            records.append(
-                {
-                    "id": doc.id,
-                    "project_id": doc.project_id,
-                    "file_path": doc.file_path,
-                    "content": write.content,
-                    "search_text": document_search_text(doc.file_path, write.content),
-                    "content_hash": doc.content_hash,
-                    "embedded": complete or not write.chunks,
-                    "file_size": doc.file_size,
-                    "last_modified": doc.last_modified,
-                    "indexed_at": stamp,
-                    "languages": list(doc.languages),
-                    "primary_language": doc.primary_language,
-                    "chunk_count": len(write.chunks),
-                    "keywords": list(doc.keywords),
-                    "summary": doc.summary,
-                    "role": doc.role,
-                    "chunker_version": write.chunker_version,
-                }
-            )
-        schema = documents_schema(self._db.dimension)
-        cols = {name: [r[name] for r in records] for name in records[0]}
-        no_vec = schema.remove(schema.get_field_index("content_embedding"))
-        table = table_from_columns(cols, no_vec)
-        table = table.add_column(
-            schema.get_field_index("content_embedding"),
-            "content_embedding",
-            self._db.vector_array(np.stack(vectors)),
+            cols["content_embedding"].append(unit_mean(chunk_vectors) if complete else self._db.placeholder)
+            row = {
+                "id": doc.id,
+                "project_id": doc.project_id,
+                "file_path": doc.file_path,
+                "content": write.content,
+                "search_text": document_search_text(doc.file_path, write.content),
+                "content_hash": doc.content_hash,
+                "embedded": complete or not write.chunks,
+                "file_size": doc.file_size,
+                "last_modified": doc.last_modified,
+                "indexed_at": stamp,
+                "languages": list(doc.languages),
+                "primary_language": doc.primary_language,
+                "chunk_count": len(write.chunks),
+                "keywords": list(doc.keywords),
+                "summary": doc.summary,
+                "role": doc.role,
+                "chunker_version": write.chunker_version,
+            }
+            for name, value in row.items():
+                cols[name].append(value)
+        vectors = self._db.vector_array(np.stack(cols.pop("content_embedding")))
+        table = table_from_columns(
+            {**cols, "content_embedding": vectors}, documents_schema(self._db.dimension)
         )
         if append:
             self._db.table(DOCUMENTS).add(table)
@@ -149,18 +144,15 @@ class Documents:
         return (first, found[first]) if first is not None else None
 
     def content(self, document_id: str) -> str | None:
-        """The full text of a document as indexed."""
-        found = rows(self._db.select(DOCUMENTS, in_list("id", [document_id]), ["content"]))
-        return found[0]["content"] if found else None
+        """The full text of a document as indexed (None when unknown)."""
+        return self.contents([document_id]).get(document_id)
 
     def contents(self, ids: Sequence[str]) -> dict[str, str]:
         """Full texts of documents by id, as indexed (unknown ids are left out; read column
         by column, for the outline's ``cat`` and ``grep``)."""
-        out: dict[str, str] = {}
-        for part in parts(list(ids)):
-            found = self._db.select(DOCUMENTS, in_list("id", part), ["id", "content"])
-            out.update(zip(found["id"].to_pylist(), found["content"].to_pylist(), strict=True))
-        return {doc_id: text or "" for doc_id, text in out.items()}
+        found = self._db.select_in(DOCUMENTS, "id", ids, ["id", "content"])
+        texts = zip(found["id"].to_pylist(), found["content"].to_pylist(), strict=True)
+        return {doc_id: text or "" for doc_id, text in texts}
 
     def page(self, project_id: str, offset: int = 0, limit: int = 100) -> tuple[list[Document], int]:
         """A page of a project's documents by path, and the total count."""
@@ -179,9 +171,7 @@ class Documents:
 
     def count(self, project_id: str | None = None) -> int:
         """Number of documents, optionally of one project."""
-        return int(
-            self._db.table(DOCUMENTS).count_rows(f"project_id = {quote(project_id)}" if project_id else None)
-        )
+        return int(self._db.table(DOCUMENTS).count_rows(equals("project_id", project_id)))
 
     def outdated(self, project_id: str) -> list[str]:
         """Paths of a project's files an older lode chunked (another chunker version):
@@ -195,7 +185,7 @@ class Documents:
         key = f"outdated:{project_id}"
         cached = self._db.cache.get(key)
         if cached is None:
-            where = and_all([f"project_id = {quote(project_id)}" if project_id else None, _outdated()])
+            where = and_all([equals("project_id", project_id), _outdated()])
             cached = int(self._db.table(DOCUMENTS).count_rows(where))
             self._db.cache.put(key, cached)
         return int(cached)

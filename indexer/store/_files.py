@@ -24,7 +24,7 @@ from indexer.store._schema import (
     file_errors_schema,
     intents_schema,
 )
-from indexer.store._sql import and_all, in_list, quote
+from indexer.store._sql import and_all, equals, in_list, quote
 from indexer.store._symbols import Symbols
 from indexer.store._vocabulary import Vocabulary, words_of
 
@@ -133,7 +133,7 @@ class Files:
     def _file_hashes(self, table: str, project_id: str) -> tuple[dict[str, set[str]], dict[str, int]]:
         """file id → the ``file_hash`` values of its rows in ``table``, and its row count."""
         where = f"project_id = {quote(project_id)}"
-        # through pylance: ~12 ms for 100k rows, ~8x less than lancedb's query builder
+        # through pylance: several times faster than lancedb's query builder
         found = self._db.dataset(table).to_table(columns=["file_id", "file_hash"], filter=where)
         grouped = found.group_by(["file_id", "file_hash"]).aggregate([("file_id", "count")])
         hashes: dict[str, set[str]] = defaultdict(set)
@@ -203,15 +203,11 @@ class Files:
         with self._db.write_lock:
             for part in parts(list(file_paths)):
                 where = and_all(
-                    [
-                        f"project_id = {quote(project_id)}",
-                        in_list("file_path", part),
-                        f"stage = {quote(stage)}" if stage else None,
-                    ]
+                    [f"project_id = {quote(project_id)}", in_list("file_path", part), equals("stage", stage)]
                 )
                 self._db.table(FILE_ERRORS).delete(where or "false")
 
     def errors(self, project_id: str | None = None) -> list[dict[str, Any]]:
         """Recorded failures: project_id, file_path, stage, reason, at."""
-        where = f"project_id = {quote(project_id)}" if project_id else None
+        where = equals("project_id", project_id)
         return rows(self._db.select(FILE_ERRORS, where, ["project_id", "file_path", "stage", "reason", "at"]))

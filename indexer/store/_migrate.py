@@ -5,6 +5,7 @@ lode's, each in place (new column files beside the old ones: rows, row ids and i
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,17 +64,40 @@ def write_meta(conn: Any, facts: dict[str, str]) -> None:
 
 #: The columns a schema-2 ``view`` cell packs (later ones take defaults when unpacked).
 _V2_VIEW_COLUMNS = [name for name in PACKED_VIEW_COLUMNS if name not in _UNIT_COLUMNS]
+_ROLE_INPUTS = ["file_id", "language", "node_type", "content", "scope_path"]
 
 
-def _add_packed_view(uri: str, columns: list[str], access: StoreAccess) -> None:
-    """Give every row of table ``uri`` its ``view`` cell, packed from its ``columns``
-    (``pack_view_values``): new column files beside the old ones, so rows, row ids and
-    indexes stay (~0.4 s for 110k chunks). Nothing when the table has one (another
-    process migrated it meanwhile)."""
-    import lance
+def _uri(conn: Any, name: str) -> str | None:
+    """Where table ``name`` is (None when the store has no such table)."""
+    return str(conn.open_table(name).uri) if name in table_names(conn) else None
 
-    if "view" in open_dataset(uri, access).schema.names:
+
+def _add_columns(uri: str, access: StoreAccess, names: set[str], columns: Any, read: Any = None) -> None:
+    """Add ``columns`` (SQL expressions by name, or a batch UDF making ``names`` from the
+    ``read`` columns) to table ``uri``: new column files beside the old ones, so rows, row
+    ids and indexes stay. Nothing when it has them (another process migrated it meanwhile)."""
+    if names <= set(open_dataset(uri, access).schema.names):
         return
+    try:
+        open_dataset(uri, access).add_columns(columns, read_columns=read)
+    except (OSError, RuntimeError, ValueError):
+        if names - set(open_dataset(uri, access).schema.names):
+            raise
+
+
+def _add_null_columns(uri: str | None, columns: dict[str, str], access: StoreAccess) -> None:
+    """Add columns (name → SQL type) holding nulls (no data file is rewritten)."""
+    if uri is None:
+        return
+    present = set(open_dataset(uri, access).schema.names)
+    nulls = {name: f"CAST(NULL AS {kind})" for name, kind in columns.items() if name not in present}
+    _add_columns(uri, access, set(columns), nulls)
+
+
+def _add_packed_view(uri: str | None, columns: list[str], access: StoreAccess) -> None:
+    """Give every row of table ``uri`` its ``view`` cell, packed from its ``columns``
+    (``pack_view_values``)."""
+    import lance
 
     @lance.batch_udf(output_schema=pa.schema([pa.field("view", pa.binary())]))
     def views(batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -81,24 +105,22 @@ def _add_packed_view(uri: str, columns: list[str], access: StoreAccess) -> None:
         cells = [pack_view_values(row) for row in zip(*values, strict=True)]
         return pa.record_batch([pa.array(cells, pa.binary())], names=["view"])
 
-    try:
-        open_dataset(uri, access).add_columns(views, read_columns=columns)
-    except (OSError, RuntimeError, ValueError):
-        if "view" not in open_dataset(uri, access).schema.names:
-            raise
+    if uri is not None:
+        _add_columns(uri, access, {"view"}, views, columns)
 
 
-def _add_roles(documents_uri: str, chunks_uri: str, access: StoreAccess) -> None:
-    """Schema 2 → 3: give every document and chunk its ``role`` (``indexer.roles``), computed
-    from the file's path and text and the chunk's fields (new column files: rows, row ids
-    and indexes stay)."""
+def _add_roles(conn: Any, access: StoreAccess) -> None:
+    """Give every document and chunk its ``role`` (``indexer.roles``), computed from the
+    file's path and text and the chunk's fields."""
     import lance
 
     from indexer.roles import chunk_role, file_role, rust_test_modules
 
-    documents = open_dataset(documents_uri, access)
+    documents_uri, chunks_uri = _uri(conn, DOCUMENTS), _uri(conn, CHUNKS)
+    if documents_uri is None or chunks_uri is None:
+        return
     files: dict[str, tuple[str, frozenset[str]]] = {}
-    for batch in documents.to_batches(columns=["id", "file_path", "content"]):
+    for batch in open_dataset(documents_uri, access).to_batches(columns=["id", "file_path", "content"]):
         for doc_id, path, content in zip(
             *(batch.column(n).to_pylist() for n in batch.schema.names), strict=True
         ):
@@ -120,108 +142,62 @@ def _add_roles(documents_uri: str, chunks_uri: str, access: StoreAccess) -> None
             roles.append(chunk_role(role, language, node_type, content or "", scope or (), modules))
         return pa.record_batch([pa.array(roles, pa.string())], names=["role"])
 
-    for uri, udf, inputs in (
-        (documents_uri, document_roles, ["id"]),
-        (chunks_uri, chunk_roles, _ROLE_INPUTS),
-    ):
-        if "role" in open_dataset(uri, access).schema.names:  # another process migrated it meanwhile
-            continue
-        try:
-            open_dataset(uri, access).add_columns(udf, read_columns=inputs)
-        except (OSError, RuntimeError, ValueError):
-            if "role" not in open_dataset(uri, access).schema.names:
-                raise
-
-
-_ROLE_INPUTS = ["file_id", "language", "node_type", "content", "scope_path"]
-
-
-def _add_null_columns(uri: str, columns: dict[str, str], access: StoreAccess) -> None:
-    """Add columns (name → SQL type) holding nulls to a table, unless it has them already
-    (another process migrated it meanwhile). No data file is rewritten."""
-    dataset = open_dataset(uri, access)
-    present = set(dataset.schema.names)
-    missing = {name: f"CAST(NULL AS {kind})" for name, kind in columns.items() if name not in present}
-    if not missing:
-        return
-    try:
-        dataset.add_columns(missing)
-    except (OSError, RuntimeError, ValueError):
-        if set(missing) - set(open_dataset(uri, access).schema.names):
-            raise
+    _add_columns(documents_uri, access, {"role"}, document_roles, ["id"])
+    _add_columns(chunks_uri, access, {"role"}, chunk_roles, _ROLE_INPUTS)
 
 
 def _add_units(conn: Any, access: StoreAccess) -> None:
-    """Schema 3 → 4: the chunks' unit lines and signature, the documents' chunker version.
-    Null in old rows (read as "the chunk itself" and "chunker 0"): every file is chunked
-    again by the next run, as its chunker version differs, which fills the symbol index
-    (its table, like ``write_intents``, is created on open when missing)."""
-    names = table_names(conn)
-    if CHUNKS in names:
-        _add_null_columns(conn.open_table(CHUNKS).uri, _UNIT_COLUMNS, access)
-    if DOCUMENTS in names:
-        _add_null_columns(conn.open_table(DOCUMENTS).uri, {"chunker_version": "INT"}, access)
+    """The chunks' unit lines and signature, the documents' chunker version. Null in old
+    rows (read as "the chunk itself" and "chunker 0"): every file is chunked again by the
+    next run, as its chunker version differs, which fills the symbol index (its table, like
+    ``write_intents``, is created on open when missing)."""
+    _add_null_columns(_uri(conn, CHUNKS), _UNIT_COLUMNS, access)
+    _add_null_columns(_uri(conn, DOCUMENTS), {"chunker_version": "INT"}, access)
+
+
+def _key_vectors_by_text(conn: Any, access: StoreAccess, meta: dict[str, str]) -> None:
+    """The chunks' ``vector_text_hash`` (null: their vectors were made for a text no longer
+    known, so phase 2 embeds every chunk again, the old vectors answering searches
+    meanwhile), and an embedding cache keyed by text hash (the old one, keyed by content
+    hash, handed a chunk the vector of another file's text: it is emptied)."""
+    _add_null_columns(_uri(conn, CHUNKS), {"vector_text_hash": "STRING"}, access)
+    cache = conn.open_table(EMBEDDING_CACHE) if EMBEDDING_CACHE in table_names(conn) else None
+    if cache is None or "text_hash" not in cache.schema.names:
+        schema = embedding_cache_schema(int(meta.get("dimension", "0")))
+        conn.create_table(EMBEDDING_CACHE, schema=schema, mode="overwrite")
+
+
+#: What each migration does, from the schema version it starts at to the next.
+_STEPS: dict[int, tuple[str, Callable[[Any, StoreAccess, dict[str, str]], None]]] = {
+    1: ("packed chunk views", lambda c, a, m: _add_packed_view(_uri(c, CHUNKS), _V2_VIEW_COLUMNS, a)),
+    2: ("file and chunk roles", lambda c, a, m: _add_roles(c, a)),
+    3: ("units and symbols", lambda c, a, m: _add_units(c, a)),
+    4: ("packed symbol rows", lambda c, a, m: _add_packed_view(_uri(c, SYMBOLS), PACKED_SYMBOL_COLUMNS, a)),
+    5: ("vectors keyed by their text", _key_vectors_by_text),
+}
 
 
 def migrate(conn: Any, path: Path | str, meta: dict[str, str], access: StoreAccess) -> dict[str, str]:
     """Bring a store of an older schema this lode knows to ``SCHEMA_VERSION``; the new facts."""
     version = int(meta.get("schema_version", "0"))
-    if version == 1:
-        log.info("migrating the index at %s from schema 1 to 2 (packed chunk views)", path)
-        if CHUNKS in table_names(conn):
-            _add_packed_view(conn.open_table(CHUNKS).uri, _V2_VIEW_COLUMNS, access)
-        meta = {**meta, "schema_version": "2"}
-        write_meta(conn, meta)
-        version = 2
-    if version == 2:
-        log.info("migrating the index at %s from schema 2 to 3 (file and chunk roles)", path)
-        names = table_names(conn)
-        if CHUNKS in names and DOCUMENTS in names:
-            _add_roles(conn.open_table(DOCUMENTS).uri, conn.open_table(CHUNKS).uri, access)
-        meta = {**meta, "schema_version": "3"}
-        write_meta(conn, meta)
-        version = 3
-    if version == 3:
-        log.info("migrating the index at %s from schema 3 to 4 (units and symbols)", path)
-        _add_units(conn, access)
-        meta = {**meta, "schema_version": "4"}
-        write_meta(conn, meta)
-        version = 4
-    if version == 4:
-        log.info("migrating the index at %s from schema 4 to 5 (packed symbol rows)", path)
-        if SYMBOLS in table_names(conn):
-            _add_packed_view(conn.open_table(SYMBOLS).uri, PACKED_SYMBOL_COLUMNS, access)
-        meta = {**meta, "schema_version": "5"}
-        write_meta(conn, meta)
-        version = 5
-    if version == 5:
-        log.info("migrating the index at %s from schema 5 to 6 (vectors keyed by their text)", path)
-        _key_vectors_by_text(conn, meta, access)
-        meta = {**meta, "schema_version": "6", "embedding_text_version": str(embedding_text_version())}
+    while version in _STEPS:
+        what, step = _STEPS[version]
+        log.info("migrating the index at %s from schema %d to %d (%s)", path, version, version + 1, what)
+        step(conn, access, meta)
+        version += 1
+        meta = {**meta, "schema_version": str(version)}
+        if version == 6:  # its vectors are known by their text from now on
+            meta["embedding_text_version"] = str(embedding_text_version())
         write_meta(conn, meta)
     return meta
 
 
 def embedding_text_version() -> int:
     """This lode's embedding-text version (``indexer.chunker``, imported when needed: the
-    chunker's grammars cost a reader's start ~70 ms)."""
+    chunker's grammars would slow a reader's start)."""
     from indexer.chunker import embedding_text_version as version
 
     return version()
-
-
-def _key_vectors_by_text(conn: Any, meta: dict[str, str], access: StoreAccess) -> None:
-    """Schema 5 → 6: the chunks' ``vector_text_hash`` (null: their vectors were made for a
-    text no longer known, so phase 2 embeds every chunk again, the old vectors answering
-    searches meanwhile), and an embedding cache keyed by text hash (the old one, keyed by
-    content hash, handed a chunk the vector of another file's text: it is emptied)."""
-    names = table_names(conn)
-    if CHUNKS in names:
-        _add_null_columns(conn.open_table(CHUNKS).uri, {"vector_text_hash": "STRING"}, access)
-    cache = conn.open_table(EMBEDDING_CACHE) if EMBEDDING_CACHE in names else None
-    if cache is None or "text_hash" not in cache.schema.names:
-        schema = embedding_cache_schema(int(meta.get("dimension", "0")))
-        conn.create_table(EMBEDDING_CACHE, schema=schema, mode="overwrite")
 
 
 def needs_upgrade(meta: dict[str, str]) -> bool:

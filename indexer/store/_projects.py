@@ -14,7 +14,7 @@ from indexer.errors import ConflictError, NotFoundError
 from indexer.limits import quote as quote_value
 from indexer.models import Project
 from indexer.store._lance._db import Db
-from indexer.store._rows import now, rows
+from indexer.store._rows import now, rows, to_row
 from indexer.store._schema import (
     CHUNKS,
     DOCUMENTS,
@@ -35,10 +35,6 @@ def _to_project(row: dict[str, Any]) -> Project:
     return Project(
         **{**values, "include": tuple(row["include"] or ()), "exclude": tuple(row["exclude"] or ())}
     )
-
-
-def _to_row(project: Project) -> dict[str, Any]:
-    return {**dataclasses.asdict(project), "include": list(project.include), "exclude": list(project.exclude)}
 
 
 class Projects:
@@ -91,7 +87,7 @@ class Projects:
                 created_at=stamp,
                 updated_at=stamp,
             )
-            self._db.table(PROJECTS).add(pa.Table.from_pylist([_to_row(project)], schema=projects_schema()))
+            self._db.table(PROJECTS).add(pa.Table.from_pylist([to_row(project)], schema=projects_schema()))
             self._db.cache.clear()
             return project
 
@@ -101,7 +97,7 @@ class Projects:
             for other in self.all():
                 if other.id != project.id and other.name == project.name:
                     raise ConflictError(f"a project named {quote_value(project.name)} already exists", "name")
-            table = pa.Table.from_pylist([_to_row(project)], schema=projects_schema())
+            table = pa.Table.from_pylist([to_row(project)], schema=projects_schema())
             self._db.table(PROJECTS).merge_insert("id").when_matched_update_all().execute(table)
             self._db.cache.clear()
             return project

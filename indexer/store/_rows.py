@@ -38,6 +38,7 @@ __all__ = [
     "symbol_columns",
     "to_chunk_view",
     "to_document",
+    "to_row",
     "to_stored_chunk",
     "to_symbol",
     "unit_mean",
@@ -55,6 +56,11 @@ def now() -> datetime:
 def rows(table: pa.Table) -> list[dict[str, Any]]:
     """Arrow rows as dicts."""
     return table.to_pylist()  # type: ignore[no-any-return]
+
+
+def to_row(item: Any) -> dict[str, Any]:
+    """A dataclass (a project, a task) as a table row: its tuples as lists."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(item).items()}
 
 
 def parts(items: Sequence[str], size: int = 500) -> list[Sequence[str]]:
@@ -191,25 +197,7 @@ def chunk_columns(write: FileWrite, stamp: datetime, placeholder: np.ndarray) ->
 
 def to_chunk(row: dict[str, Any]) -> Chunk:
     """A chunk from a ``code_chunks`` row."""
-    return Chunk(
-        chunk_index=row["chunk_index"],
-        content=row["content"],
-        chunk_hash=row["chunk_hash"],
-        start_byte=row["start_byte"],
-        end_byte=row["end_byte"],
-        start_line=row["start_line"],
-        end_line=row["end_line"],
-        language=row["language"],
-        node_type=row["node_type"],
-        node_name=row["node_name"],
-        parent_context=row["parent_context"],
-        scope_path=tuple(row["scope_path"] or ()),
-        definitions=tuple(row["definitions"] or ()),
-        references=tuple(row["references"] or ()),
-        unit_start_line=row.get("unit_start_line") or row["start_line"],
-        unit_end_line=row.get("unit_end_line") or row["end_line"],
-        signature=row.get("signature") or "",
-    )
+    return chunks_from_columns({name: [row.get(name)] for name in CHUNK_FIELDS})[0]
 
 
 def to_stored_chunk(row: dict[str, Any]) -> StoredChunk:
@@ -283,30 +271,19 @@ def to_chunk_view(row: dict[str, Any]) -> ChunkView:
 
 def to_document(row: dict[str, Any]) -> Document:
     """A document from a ``code_documents`` row."""
-    return Document(
-        id=row["id"],
-        project_id=row["project_id"],
-        file_path=row["file_path"],
-        content_hash=row["content_hash"],
-        file_size=row["file_size"],
-        last_modified=row["last_modified"],
-        indexed_at=row["indexed_at"],
-        languages=tuple(row["languages"] or ()),
-        primary_language=row["primary_language"] or "",
-        chunk_count=row["chunk_count"],
-        keywords=tuple(row["keywords"] or ()),
-        summary=row["summary"] or "",
-        role=row.get("role") or "implementation",
-    )
+    values: dict[str, Any] = {f.name: row.get(f.name) for f in dataclasses.fields(Document)}
+    for name in ("languages", "keywords"):
+        values[name] = tuple(values[name] or ())
+    for name in ("primary_language", "summary"):
+        values[name] = values[name] or ""
+    values["role"] = values["role"] or "implementation"
+    return Document(**values)
 
 
-def table_from_columns(cols: dict[str, list[Any]], schema: pa.Schema) -> pa.Table:
-    """An Arrow table in ``schema`` from column lists (missing columns left null)."""
-    arrays = []
+def table_from_columns(cols: dict[str, Any], schema: pa.Schema) -> pa.Table:
+    """An Arrow table in ``schema`` from column lists or arrays (missing columns left null)."""
     length = len(next(iter(cols.values()))) if cols else 0
-    for field in schema:
-        values = cols.get(field.name)
-        arrays.append(pa.array(values if values is not None else [None] * length, type=field.type))
+    arrays = [pa.array(cols.get(f.name, [None] * length), type=f.type) for f in schema]
     return pa.Table.from_arrays(arrays, schema=schema)
 
 

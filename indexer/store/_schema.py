@@ -14,9 +14,11 @@ __all__ = [
     "PROJECTS",
     "SCALAR_INDEXES",
     "SCHEMA_VERSION",
+    "SEARCHED_TABLES",
     "SYMBOLS",
     "TASKS",
     "TEXT_INDEXES",
+    "UPKEPT_TABLES",
     "VOCABULARY",
     "chunks_schema",
     "documents_schema",
@@ -31,11 +33,8 @@ __all__ = [
     "vocabulary_schema",
 ]
 
-#: Bumped on every incompatible change of the tables below (``_store`` migrates older ones
-#: it knows: 1 → 2 adds ``code_chunks.view``; 2 → 3 adds ``role`` to documents and chunks;
-#: 3 → 4 adds the chunks' unit lines and signature, the documents' ``chunker_version``,
-#: the ``code_symbols`` and ``write_intents`` tables; 4 → 5 adds ``code_symbols.view``;
-#: 5 → 6 adds ``code_chunks.vector_text_hash`` and keys the embedding cache by text hash).
+#: Bumped on every incompatible change of the tables below (``_migrate`` migrates the
+#: older ones it knows, each step saying what it adds).
 SCHEMA_VERSION = 6
 
 META = "meta"
@@ -48,6 +47,11 @@ FILE_ERRORS = "file_errors"
 VOCABULARY = "chunk_vocabulary"
 SYMBOLS = "code_symbols"
 INTENTS = "write_intents"
+#: The tables searches read: new rows are folded into their indexes as a run writes.
+SEARCHED_TABLES = (CHUNKS, DOCUMENTS, SYMBOLS)
+#: The other tables an optimize compacts and a prune thins (``meta`` and ``file_errors``
+#: change rarely).
+UPKEPT_TABLES = (EMBEDDING_CACHE, PROJECTS, TASKS, VOCABULARY, INTENTS)
 
 #: (table, column, kind) of every scalar index lode keeps (``_lance._indexes`` builds them).
 SCALAR_INDEXES = [
@@ -166,8 +170,7 @@ def chunks_schema(dimension: int) -> pa.Schema:
             pa.field("references", _STRS),
             pa.field("indexed_at", _TS),
             # what a search hit shows besides ``content`` and ``role``, packed
-            # (``_rows.pack_view``): a page of hits reads 3 columns, not 14 (3.2 → 1.1 ms for
-            # 10 hits on 110k chunks)
+            # (``_rows.pack_view``): a page of hits reads 3 columns, not 14
             pa.field("view", pa.binary()),
             pa.field("role", pa.string()),
             # the unit a piece belongs to (a function cut in pieces, a class's skeleton)

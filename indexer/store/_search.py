@@ -18,7 +18,6 @@ from indexer.store._filters import chunk_where, document_where
 from indexer.store._lance._db import Db
 from indexer.store._lance._nearest import UnindexedVectors, nearest_first
 from indexer.store._lance._scan import count_admitted
-from indexer.store._rows import rows
 from indexer.store._schema import CHUNKS, DOCUMENTS
 from indexer.store._sql import and_all, in_list
 
@@ -77,36 +76,27 @@ def _columns(kind: TableKind, detail: Detail) -> list[str]:
 
 
 def _to_candidates(kind: TableKind, table: Any, score_column: str) -> list[Candidate]:
-    """Candidates from a result table, read column by column (a dict per row costs a
-    100-row list ~0.3 ms)."""
+    """Candidates from a result table, read column by column (faster than a dict per row)."""
     raw = table[score_column].to_pylist()
     scores = [1.0 - r for r in raw] if score_column == "_distance" else raw
-    n = len(scores)
     names = set(table.column_names)
 
-    def column(name: str, default: Any) -> list[Any]:
-        return table[name].to_pylist() if name in names else [default] * n
+    def column(name: str, default: Any = None) -> list[Any]:
+        return table[name].to_pylist() if name in names else [default] * len(scores)
 
-    row_ids, ids = column("_rowid", -1), column("id", None)
-    if kind == "documents":
-        return [
-            Candidate(ids[i] or "", ids[i] or "", float(scores[i]), row_id=int(row_ids[i])) for i in range(n)
-        ]
-    file_ids, node_names, definitions = (
-        column("file_id", None),
-        column("node_name", None),
-        column("definitions", None),
-    )
+    ids = column("id")
+    file_ids = ids if kind == "documents" else column("file_id")  # a document's file is itself
+    node_names, definitions, row_ids = column("node_name"), column("definitions"), column("_rowid", -1)
     return [
         Candidate(
             ids[i] or "",
             file_ids[i] or "",
-            float(scores[i]),
+            float(score),
             node_names[i] or "",
             tuple(definitions[i] or ()),
             int(row_ids[i]),
         )
-        for i in range(n)
+        for i, score in enumerate(scores)
     ]
 
 
@@ -190,8 +180,8 @@ class Search:
         """The ``k`` nearest embedded rows admitted by ``flt`` (score: cosine similarity).
 
         ``detail`` says what a candidate carries besides its row id (see ``Detail``).
-        ``embedded_only=False`` drops the ``embedded = true`` prefilter (~4 ms of CPU per
-        query on 110k chunks): only for a caller that pinned a version of the table in which
+        ``embedded_only=False`` drops the ``embedded = true`` prefilter (CPU per query):
+        only for a caller that pinned a version of the table in which
         ``all_embedded_at`` holds, so no placeholder vector can be found. ``version`` pins
         the table version searched (its newest when None).
         """
@@ -288,15 +278,9 @@ class Search:
             .to_arrow()
         )
         out: list[list[Candidate]] = [[] for _ in range(len(matrix))]
-        for row in rows(table):
-            candidate = Candidate(
-                row["id"],
-                row["file_id"],
-                1.0 - float(row["_distance"]),
-                row["node_name"],
-                tuple(row["definitions"] or ()),
-            )
-            out[int(row.get("query_index", 0))].append(candidate)
+        queries = table["query_index"].to_pylist() if "query_index" in table.column_names else None
+        for i, candidate in enumerate(_to_candidates("chunks", table, "_distance")):
+            out[int(queries[i]) if queries else 0].append(candidate)
         for found in out:
             found.sort(key=lambda c: -c.score)
         return out

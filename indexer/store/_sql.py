@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 
 __all__ = [
     "and_all",
+    "equals",
     "glob_prefix",
     "glob_to_regex",
     "in_list",
@@ -21,6 +22,11 @@ def quote(value: str) -> str:
     if "\x00" in value:
         raise ValueError("NUL character in a filter value")
     return "'" + value.replace("'", "''") + "'"
+
+
+def equals(column: str, value: str | None) -> str | None:
+    """``column = 'value'``, or None (no condition) without a value."""
+    return f"{column} = {quote(value)}" if value else None
 
 
 def in_list(column: str, values: Iterable[str]) -> str:

@@ -24,7 +24,7 @@ from indexer.store._rows import (
     unpack_symbol,
 )
 from indexer.store._schema import SYMBOLS, symbols_schema
-from indexer.store._sql import and_all, glob_to_regex, in_list, quote, starts_with
+from indexer.store._sql import and_all, equals, glob_to_regex, in_list, quote, starts_with
 
 __all__ = ["NameMatch", "Symbols"]
 
@@ -44,10 +44,10 @@ def _name_clause(name: str, match: NameMatch) -> str:
 
 
 def _filters(
-    role: str, kinds: Sequence[str], languages: Sequence[str], project_ids: Sequence[str]
+    role: str | None, kinds: Sequence[str], languages: Sequence[str], project_ids: Sequence[str]
 ) -> list[str | None]:
     return [
-        f"role = {quote(role)}",
+        equals("role", role),
         in_list("kind", kinds) if kinds else None,
         in_list("language", languages) if languages else None,
         in_list("project_id", project_ids) if project_ids else None,
@@ -151,13 +151,7 @@ class Symbols:
         ``references`` of each, unordered), read together: one scan of the name's rows."""
         if not names:
             return [], []
-        where = and_all(
-            [
-                in_list("name", names),
-                in_list("language", languages) if languages else None,
-                in_list("project_id", project_ids) if project_ids else None,
-            ]
-        )
+        where = and_all([in_list("name", names), *_filters(None, (), languages, project_ids)])
         limit = definitions + references
         found = self._where(where or "false", limit)
         if len(found) >= limit:  # cut somewhere: each role read on its own, to its own limit
@@ -196,10 +190,5 @@ class Symbols:
 
     def count(self, project_id: str | None = None, role: str | None = None) -> int:
         """Number of symbol rows, optionally of one project and/or role."""
-        where = and_all(
-            [
-                f"project_id = {quote(project_id)}" if project_id else None,
-                f"role = {quote(role)}" if role else None,
-            ]
-        )
+        where = and_all([equals("project_id", project_id), equals("role", role)])
         return int(self._db.table(SYMBOLS).count_rows(where))

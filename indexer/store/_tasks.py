@@ -11,9 +11,9 @@ from indexer.errors import NotFoundError
 from indexer.limits import quote as quote_value
 from indexer.models import FINISHED_STATUSES, Task
 from indexer.store._lance._db import Db
-from indexer.store._rows import rows
+from indexer.store._rows import rows, to_row
 from indexer.store._schema import TASKS, tasks_schema
-from indexer.store._sql import and_all, in_list, quote
+from indexer.store._sql import and_all, equals, in_list
 
 __all__ = ["Tasks"]
 
@@ -29,13 +29,6 @@ def _to_task(row: dict[str, Any]) -> Task:
     return Task(**values)
 
 
-def _to_row(task: Task) -> dict[str, Any]:
-    row = dataclasses.asdict(task)
-    row["paths"] = list(task.paths)
-    row["errors"] = list(task.errors)
-    return row
-
-
 class Tasks:
     """Create, update and list tasks."""
 
@@ -44,7 +37,7 @@ class Tasks:
 
     def save(self, task: Task) -> Task:
         """Insert or update a task row."""
-        table = pa.Table.from_pylist([_to_row(task)], schema=tasks_schema())
+        table = pa.Table.from_pylist([to_row(task)], schema=tasks_schema())
         with self._db.write_lock:
             self._db.table(TASKS).merge_insert(
                 "id"
@@ -62,12 +55,7 @@ class Tasks:
         self, project_id: str | None = None, statuses: tuple[str, ...] = (), limit: int | None = None
     ) -> list[Task]:
         """Tasks, newest first, optionally of one project and in some states."""
-        where = and_all(
-            [
-                f"project_id = {quote(project_id)}" if project_id else None,
-                in_list("status", statuses) if statuses else None,
-            ]
-        )
+        where = and_all([equals("project_id", project_id), in_list("status", statuses) if statuses else None])
         tasks = [_to_task(r) for r in rows(self._db.select(TASKS, where))]
         tasks.sort(key=lambda t: (t.created_at is not None, t.created_at), reverse=True)
         return tasks[:limit] if limit else tasks

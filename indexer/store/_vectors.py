@@ -21,7 +21,7 @@ from indexer.store._rows import (
     vector_matrix,
 )
 from indexer.store._schema import CHUNKS, DOCUMENTS, EMBEDDING_CACHE
-from indexer.store._sql import and_all, in_list, quote
+from indexer.store._sql import and_all, equals, in_list
 
 __all__ = ["BACKLOG", "CURRENT", "OUTDATED", "Vectors"]
 
@@ -55,22 +55,12 @@ class Vectors:
 
     def cached(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """Cached vectors for these embedding-text hashes (of this store's model)."""
-        found: dict[str, np.ndarray] = {}
         if not hashes or not self._db.table(EMBEDDING_CACHE).count_rows():  # a first index: nothing to find
-            return found
-        unique = sorted(set(hashes) - {""})
-        for part in parts(unique):
-            keys = [self._cache_key(h) for h in part]
-            table = self._db.select(EMBEDDING_CACHE, in_list("key", keys), ["key", "text_hash", "vector"])
-            if table.num_rows:
-                matrix = vector_matrix(table["vector"], self._db.dimension)
-                wanted = set(keys)
-                for i, (key, h) in enumerate(
-                    zip(table["key"].to_pylist(), table["text_hash"].to_pylist(), strict=True)
-                ):
-                    if key in wanted:
-                        found[h] = matrix[i]
-        return found
+            return {}
+        keys = [self._cache_key(h) for h in sorted(set(hashes) - {""})]
+        table = self._db.select_in(EMBEDDING_CACHE, "key", keys, ["text_hash", "vector"])
+        matrix = vector_matrix(table["vector"], self._db.dimension)
+        return dict(zip(table["text_hash"].to_pylist(), matrix, strict=True))
 
     def remember(self, vectors: Mapping[str, np.ndarray]) -> None:
         """Remember vectors by embedding-text hash (existing entries are kept)."""
@@ -94,17 +84,14 @@ class Vectors:
 
     def of_chunks(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The vectors of the embedded chunks among ``ids`` (others are left out)."""
-        found: dict[str, np.ndarray] = {}
-        for part in parts(sorted(set(ids))):
-            table = self._db.select(CHUNKS, f"{in_list('id', part)} AND embedded = true", ["id", "embedding"])
-            matrix = vector_matrix(table["embedding"], self._db.dimension)
-            found.update(zip(table["id"].to_pylist(), matrix, strict=True))
-        return found
+        table = self._db.select_in(CHUNKS, "id", sorted(set(ids)), ["id", "embedding"], "embedded = true")
+        matrix = vector_matrix(table["embedding"], self._db.dimension)
+        return dict(zip(table["id"].to_pylist(), matrix, strict=True))
 
     def backlog(self, project_id: str | None = None) -> list[tuple[str, int]]:
         """(chunk id, priority) of every chunk without a vector of its current text (none
         yet, or one made for another text), highest priority first."""
-        where = and_all([BACKLOG, f"project_id = {quote(project_id)}" if project_id else None])
+        where = and_all([BACKLOG, equals("project_id", project_id)])
         table = self._db.select(CHUNKS, where, ["id", "priority"])
         pairs = list(zip(table["id"].to_pylist(), table["priority"].to_pylist(), strict=True))
         pairs.sort(key=lambda p: (-(p[1] or 0), p[0]))
@@ -112,11 +99,8 @@ class Vectors:
 
     def pending_chunks(self, ids: Sequence[str]) -> list[StoredChunk]:
         """These chunks if they still exist without a vector of their text, in the order asked."""
-        found: dict[str, StoredChunk] = {}
-        for part in parts(list(ids)):
-            where = f"{in_list('id', part)} AND {BACKLOG}"
-            table = self._db.select(CHUNKS, where, CHUNK_COLUMNS)
-            found.update((r["id"], to_stored_chunk(r)) for r in rows(table))
+        table = self._db.select_in(CHUNKS, "id", ids, CHUNK_COLUMNS, BACKLOG)
+        found = {r["id"]: to_stored_chunk(r) for r in rows(table)}
         return [found[i] for i in ids if i in found]
 
     def refresh_keys(self) -> int:
@@ -146,37 +130,30 @@ class Vectors:
         """Fill in vectors of chunks that still exist, each made from the embedding text of
         that hash; returns how many were updated.
 
-        Whole rows are written (read by id, their vectors swapped in). A merge of only the
-        vector columns rewrote those columns in every fragment its rows were in and took
-        each such fragment out of the vector and scalar indexes: on 115k chunks a 256-vector
-        write took 0.4-0.85 s and +260-800 MB of peak RSS (the peak of a long phase 2),
-        whole rows 0.1 s and ~20 MB. The new rows miss the indexes until the next fold
-        (``Changes.rewritten``).
+        Whole rows are written (read by id, their vectors swapped in): a merge of only the
+        vector columns rewrites those columns in every fragment its rows are in and takes
+        each such fragment out of the vector and scalar indexes, far slower and bigger. The
+        new rows miss the indexes until the next fold (``Changes.rewritten``).
         """
         if not ids:
             return 0
         at = {chunk_id: i for i, chunk_id in enumerate(ids)}
         with self._db.write_lock:
             schema = self._db.table(CHUNKS).schema
-            tables = [self._db.select(CHUNKS, in_list("id", part)) for part in parts(list(at))]
-            found = pa.concat_tables(tables).select(schema.names).cast(schema)
+            found = self._db.select_in(CHUNKS, "id", list(at)).select(schema.names).cast(schema)
             if not found.num_rows:
                 return 0
             order = np.asarray([at[i] for i in found["id"].to_pylist()], dtype=np.int64)
-            column = schema.get_field_index("embedding")
-            found = found.set_column(
-                column,
-                schema.field(column),
-                self._db.vector_array(np.asarray(vectors)[order]).cast(schema.field(column).type),
-            )
-            column = schema.get_field_index("embedded")
-            found = found.set_column(
-                column, schema.field(column), pa.array([True] * found.num_rows, pa.bool_())
-            )
-            column = schema.get_field_index("vector_text_hash")
-            found = found.set_column(
-                column, schema.field(column), pa.array([text_hashes[i] for i in order], pa.string())
-            )
+            new = {
+                "embedding": self._db.vector_array(np.asarray(vectors)[order]),
+                "embedded": [True] * found.num_rows,
+                "vector_text_hash": [text_hashes[i] for i in order],
+            }
+            for name, values in new.items():
+                field = schema.field(name)
+                found = found.set_column(
+                    schema.get_field_index(name), field, pa.array(values).cast(field.type)
+                )
             self._db.table(CHUNKS).merge_insert("id").when_matched_update_all().execute(found)
             self._db.cache.clear()
             self._db.changes.written += found.num_rows
@@ -189,16 +166,17 @@ class Vectors:
             return 0
         per_file: dict[str, list[np.ndarray]] = defaultdict(list)
         pending: set[str] = set()
-        for part in parts(sorted(set(file_ids))):
-            table = self._db.select(CHUNKS, in_list("file_id", part), ["file_id", "embedded", "embedding"])
-            matrix = vector_matrix(table["embedding"], self._db.dimension)
-            for i, (fid, done) in enumerate(
-                zip(table["file_id"].to_pylist(), table["embedded"].to_pylist(), strict=True)
-            ):
-                if done:
-                    per_file[fid].append(matrix[i])
-                else:
-                    pending.add(fid)
+        table = self._db.select_in(
+            CHUNKS, "file_id", sorted(set(file_ids)), ["file_id", "embedded", "embedding"]
+        )
+        matrix = vector_matrix(table["embedding"], self._db.dimension)
+        for i, (fid, done) in enumerate(
+            zip(table["file_id"].to_pylist(), table["embedded"].to_pylist(), strict=True)
+        ):
+            if done:
+                per_file[fid].append(matrix[i])
+            else:
+                pending.add(fid)
         ready = sorted(fid for fid in per_file if fid not in pending)
         if not ready:
             return 0
@@ -217,13 +195,7 @@ class Vectors:
     def complete_pending(self, project_id: str | None = None) -> int:
         """Complete documents left unembedded although all their chunks have vectors (a run
         killed between ``write`` and ``complete_documents``); returns how many."""
-        where = and_all(
-            [
-                "embedded = false",
-                "chunk_count > 0",
-                f"project_id = {quote(project_id)}" if project_id else None,
-            ]
-        )
+        where = and_all(["embedded = false", "chunk_count > 0", equals("project_id", project_id)])
         table = self._db.select(DOCUMENTS, where, ["id"])
         return self.complete_documents(table["id"].to_pylist())
 
@@ -234,7 +206,7 @@ class Vectors:
         cached = self._db.cache.get(key)
         if cached is not None:
             return float(cached)
-        where = f"project_id = {quote(project_id)}" if project_id else None
+        where = equals("project_id", project_id)
         total = int(self._db.table(CHUNKS).count_rows(where))
         done = int(self._db.table(CHUNKS).count_rows(and_all([where, CURRENT]))) if total else 0
         coverage = done / total if total else 1.0

@@ -41,8 +41,7 @@ JOB_FAILURES = (StoreError, OSError, RuntimeError, ValueError, subprocess.Subpro
 
 def in_process(db: Db) -> bool:
     """Whether index and table maintenance runs in this process: for a chunk table under
-    ``CHILD_MIN_ROWS`` rows it takes a fraction of the ~0.5–0.8 s a child process
-    needs to start (an index run of 680 chunks spent 2 s in children)."""
+    ``CHILD_MIN_ROWS`` rows it takes a fraction of what a child process needs to start."""
     return int(db.table(CHUNKS).count_rows()) < CHILD_MIN_ROWS
 
 

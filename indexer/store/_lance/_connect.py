@@ -3,17 +3,16 @@
 ``lancedb`` imports ``lance_namespace``, which imports the models of
 ``lance_namespace_urllib3_client``; importing any part of that package first runs its
 ``__init__``, which imports every REST API module (pydantic validators for hundreds of
-methods): ~1.2 s of CPU, most of what ``lode search`` without a server spent before its
-first query. lode opens local folders and object storage directly, never a REST namespace.
+methods), most of what ``lode search`` without a server spent before its first query.
+lode opens local folders and object storage directly, never a REST namespace.
 ``defer_rest_client`` registers the package without running its ``__init__`` (its
 submodules, such as the models, import as usual); the first use of a name the
 ``__init__`` defines runs it then, so nothing is lost.
 
 LanceDB's connection keeps caches (a ``Session``: opened index data, table metadata) for
-as long as the store is open, bounded here: with LanceDB's defaults (6 GiB of index data,
-1 GiB of metadata) it kept every version's entries, and each write and optimize makes new
-ones, so a writer's connection grew ~4 MB a minute through phase 2 (its working set:
-~10 MB; see docs/performance.md, "Memory and disk"). The search readers (pylance) start
+as long as the store is open, bounded here: with LanceDB's defaults it kept every
+version's entries, and each write and optimize makes new ones, so a writer's connection
+grew all through phase 2 (see docs/performance.md, "Memory and disk"). The search readers (pylance) start
 afresh after each optimize (``Maintenance.optimize``), their caches with them.
 """
 
@@ -27,13 +26,12 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from indexer.store._access import StoreAccess, store_uri
+from indexer.store._access import StoreAccess
 
 __all__ = ["CONNECTION_CACHE_BYTES", "connect", "connection_session", "defer_rest_client", "load_lancedb"]
 
-#: Each of the two caches (index data, metadata) of the store's LanceDB connection: its
-#: writes and the reads made through LanceDB (content search, file and evidence reads)
-#: hold ~50 MB together on a 115k-chunk store unbounded, at no measured cost bounded here.
+#: Each of the two caches (index data, metadata) of the store's LanceDB connection: more
+#: than its writes and the reads made through LanceDB need.
 CONNECTION_CACHE_BYTES = 32 << 20
 
 _PACKAGE = "lance_namespace_urllib3_client"
@@ -88,7 +86,7 @@ def connection_session() -> Any:
 def connect(path: Path | str, access: StoreAccess, session: Any = None) -> Any:
     """A LanceDB connection to the store at ``path`` (``session``: its caches)."""
     return load_lancedb().connect(
-        store_uri(path),
+        str(path),  # a folder's path, or the object-storage URI
         read_consistency_interval=timedelta(seconds=access.read_consistency),
         storage_options=access.lance_options(),
         session=session,

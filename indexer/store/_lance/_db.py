@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +16,9 @@ import pyarrow as pa
 
 from indexer.store._access import StoreAccess, open_dataset, refuse_writes
 from indexer.store._lance._reader import TableReader
+from indexer.store._rows import parts
 from indexer.store._schema import CHUNKS, PROJECTS
+from indexer.store._sql import and_all, in_list
 
 __all__ = ["Changes", "Db", "TtlCache"]
 
@@ -160,6 +162,15 @@ class Db:
         if columns is not None:
             query = query.select(columns)
         return query.limit(limit).to_arrow()
+
+    def select_in(
+        self, name: str, column: str, values: Sequence[str], columns: list[str] | None = None, where: str = ""
+    ) -> pa.Table:
+        """``select`` of the rows whose ``column`` holds one of ``values`` (and that ``where``
+        admits), one query per ``parts`` of them (one that finds nothing for no values)."""
+        runs = parts(list(values)) or [[]]
+        found = [self.select(name, and_all([in_list(column, p), where]), columns) for p in runs]
+        return pa.concat_tables(found) if len(found) != 1 else found[0]
 
     def reader(self, name: str) -> TableReader:
         """The pylance reader of table ``name`` (see ``_reader``)."""

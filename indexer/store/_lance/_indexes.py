@@ -60,7 +60,7 @@ class Indexes:
         self.complete = False
         #: Set by the first ``prewarm``: this process answers searches, so each optimize
         #: loads the new indexes again (a process that only indexes, ``lode index`` or
-        #: ``lode watch``, never searches: ~160 MB for 115k chunks it would hold for nothing).
+        #: ``lode watch``, would hold them for nothing).
         self.keep_warm = False
 
     def ensure(self) -> None:
@@ -118,19 +118,18 @@ class Indexes:
         if rows < VECTOR_INDEX_MIN_ROWS:
             return
         # A target size, not a partition count: Lance keeps partitions near it as the table
-        # grows (a fixed count is merged down to ~16k-row partitions by optimize, which turns
+        # grows (a fixed count is merged down to big partitions by optimize, which turns
         # every query into a scan of the whole table). Vectors are kept as 8-bit scalars in
-        # the index (IVF_SQ): a query reads a quarter of the bytes of IVF_FLAT, 3.5 instead
-        # of 5.4 ms of CPU on 110k chunks at the same recall@10 (0.97 at 32 probes). An
-        # index of another kind or without a target size is rebuilt.
+        # the index (IVF_SQ): a query reads a quarter of the bytes of IVF_FLAT at the same
+        # recall. An index of another kind or without a target size is rebuilt.
         log.info(
             "building the vector index of %s (%d rows, ~%d rows per partition)",
             name,
             rows,
             VECTOR_PARTITION_ROWS,
         )
-        # in a child for a big table: training and assigning ~115k vectors took ~360 MB for
-        # a moment, which the indexing process kept as its peak (1.56-1.78 GB on 5,000 files)
+        # in a child for a big table: the memory training and assigning takes for a moment
+        # would stay the indexing process's peak
         what, args = f"building the vector index of {name}", [table.uri, column, VECTOR_PARTITION_ROWS]
         failed = f"{what} in a child failed; here then"
         if not in_process(self._db) and job_ran(
@@ -165,9 +164,8 @@ class Indexes:
 
     def prewarm(self) -> None:
         """Load the chunk table's vector and full-text indexes into the index cache, so the
-        first searches after a start do not each load the pieces they touch (~3 ms a
-        vector partition); ~0.3 s for 110k chunks. From then on every optimize does it
-        again (this process answers searches)."""
+        first searches after a start do not each load the pieces they touch. From then on
+        every optimize does it again (this process answers searches)."""
         self.keep_warm = True
         dataset = self._db.dataset(CHUNKS)
         for index in dataset.describe_indices():

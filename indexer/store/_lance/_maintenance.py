@@ -12,21 +12,11 @@ from typing import Any
 
 from indexer.priority import lower_thread_priority, threads_named
 from indexer.storage_failure import log_failure
-from indexer.store._access import store_uri
 from indexer.store._lance._children import JOB_FAILURES, in_process, job_ran, run_job
 from indexer.store._lance._db import Db
 from indexer.store._lance._indexes import Indexes
 from indexer.store._lance._versions import Versions
-from indexer.store._schema import (
-    CHUNKS,
-    DOCUMENTS,
-    EMBEDDING_CACHE,
-    INTENTS,
-    PROJECTS,
-    SYMBOLS,
-    TASKS,
-    VOCABULARY,
-)
+from indexer.store._schema import CHUNKS, PROJECTS, SEARCHED_TABLES, UPKEPT_TABLES
 
 __all__ = [
     "FOLD_ROWS",
@@ -44,8 +34,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 # Rows written since the last optimize are outside the full-text indexes: every lexical
-# query scans them (~25-50 µs a row: 1,300 fresh rows doubled a query on a 110k-chunk
-# store), while an optimize costs ~0.8 s on a small store and ~4 s on 110k chunks.
+# query scans them, while an optimize costs seconds (figures: docs/performance.md).
 #: ``maybe_optimize`` runs once this share of the chunk table changed…
 OPTIMIZE_SHARE = 0.05
 #: …but not for fewer rows than this…
@@ -54,21 +43,17 @@ OPTIMIZE_MIN_ROWS = 512
 OPTIMIZE_AFTER_ROWS = 5_000
 #: …or this long after the last optimize when anything changed.
 OPTIMIZE_AFTER_SECONDS = 300.0
-#: An optimize merges fragments of fewer rows than this and leaves bigger ones alone: the
-#: default (1M rows) rewrote a whole 118k-chunk table to add 8k rows to it (6.2 s of CPU
-#: against 2.6 s for the same optimize that rewrites only the small fragments).
+#: An optimize merges fragments of fewer rows than this and leaves bigger ones alone (the
+#: default, 1M rows, rewrote a whole big table to add a few rows to it).
 COMPACT_TARGET_ROWS = 65_536
 #: Rows written since the last fold (or optimize) after which a write folds them into the
-#: indexes as a delta segment (``fold_new_rows``): ~0.15 s per 1,000 rows on a 110k-chunk
-#: store, where every unindexed row costs each full-text query ~28 µs (1,000 of them made
-#: a 1.4 ms query 26 ms). Each fold waits for as many rows as all
-#: folds before it since the last optimize, so segments stay few until the optimize
-#: merges them.
+#: indexes as a delta segment (``fold_new_rows``), cheap beside what unindexed rows cost
+#: each full-text query. Each fold waits for as many rows as all folds before it since
+#: the last optimize, so segments stay few until the optimize merges them.
 FOLD_ROWS = 1_000
 #: …and at the end of an index run, once this many are waiting, or any when the run
-#: folded rows before (a big run: it ends with all of them in). A fold is a
-#: child process, ~0.5 s; each unfolded row costs every full-text query ~28 µs (measured
-#: on 110k chunks: 214 rows left over by a run made it 1.4 → 7 ms, and a search has two).
+#: folded rows before (a big run: it ends with all of them in): a fold is a child process,
+#: and the rows a run leaves unfolded cost every full-text query until the next optimize.
 FORCED_FOLD_ROWS = 64
 #: At the end of an index run (``maybe_optimize(settle=True)``): an optimize once the
 #: indexes miss this many rows (phase 2 rewrites every row it gives a vector).
@@ -100,32 +85,28 @@ class Maintenance:
 
         A table with a fragment of ``COMPACT_TARGET_ROWS`` rows or more is optimized by
         ``_jobs.optimize_table`` (in a child process unless ``here``), which leaves such
-        fragments as they are: LanceDB's optimize rewrote a whole 118k-chunk table to add
-        8k rows to it (6.2 s of CPU, against 2.6). A table of small fragments only (a first
-        index) is optimized by LanceDB, whose compaction rewrites it faster than Lance's
-        own with its index remapping (Django, 59k chunks in 21 fragments: 8.4 s against
-        20 s), and its delta segments are merged after; in a child process too unless
+        fragments as they are. A table of small fragments only (a first index) is optimized
+        by LanceDB, whose compaction rewrites it faster than Lance's own with its index
+        remapping, and its delta segments are merged after; in a child process too unless
         ``here``."""
         db = self._db
         uri = db.table(name).uri
-        dataset = db.own_dataset(name)
-        fragments = [f.metadata.physical_rows for f in dataset.get_fragments()]
+        # rows written, deleted or not (pylance's count_rows holds the GIL: ``count_admitted``)
+        fragments = [f.metadata.physical_rows for f in db.own_dataset(name).get_fragments()]
         log.debug(
             "optimizing %s: %d fragments, the biggest %d rows",
             name,
             len(fragments),
             max(fragments, default=0),
         )
-        # rows written, deleted or not (pylance's count_rows holds the GIL: ``count_admitted``)
         failed = f"optimizing {name} in a child failed; optimizing here"
         if any(rows >= COMPACT_TARGET_ROWS for rows in fragments) and job_ran(
             db, "optimize_table", [uri, COMPACT_TARGET_ROWS], here, f"optimizing {uri}", failed
         ):
             return
-        # a big store's table of small fragments (a first index of 50k+ chunks, the
-        # documents): rewriting the chunks whole took this process +280 MB for 1 s (the
-        # peak of a 107k-chunk first index), the documents' +220 MB it kept
-        small = [store_uri(db.path), name]
+        # a big store's table of small fragments (a first index, the documents): rewritten
+        # in this process, it would keep the memory it took
+        small = [str(db.path), name]
         if not here and job_ran(db, "optimize_small_table", small, False, f"optimizing {name}", failed):
             return
         db.table(name).optimize(cleanup_older_than=_NO_CLEANUP)
@@ -136,9 +117,8 @@ class Maintenance:
     def settled(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds while ``optimize`` runs a big store's maintenance
         in child processes; True once none runs. Phase 2 waits here before each model
-        batch: the model's working memory beside such a child (the first optimize of a
-        107k-chunk index rewrites every chunk) took the writer and its children past 1.5
-        GB, and both compete for the same cores anyway."""
+        batch: the model's working memory beside such a child would add up, and both
+        compete for the same cores anyway."""
         return self._idle.wait(timeout)
 
     def optimize(self, *, cleanup: bool = True) -> None:
@@ -152,9 +132,9 @@ class Maintenance:
                 self._idle.clear()
             try:
                 self._indexes.ensure()
-                for name in (CHUNKS, DOCUMENTS, SYMBOLS):
+                for name in SEARCHED_TABLES:
                     self._optimize_searched_table(name, here)
-                for name in (EMBEDDING_CACHE, PROJECTS, TASKS, VOCABULARY, INTENTS):
+                for name in UPKEPT_TABLES:
                     db.table(name).optimize(cleanup_older_than=_NO_CLEANUP)
                 if cleanup:
                     self._versions.prune(timedelta(seconds=db.access.keep_versions))
@@ -165,9 +145,8 @@ class Maintenance:
             db.changes.folded = (0, 0)
             db.changes.last_optimize = time.monotonic()
         # compaction and merges give the indexes new files: load them now, not piece by
-        # piece in the searches that come first (seconds of stalls under load). The
-        # readers start afresh: their caches held the replaced indexes' pages, which no
-        # search reads again (each optimize of a long phase 2 left ~90 MB of them)
+        # piece in the searches that come first. The readers start afresh: their caches
+        # held the replaced indexes' pages, which no search reads again
         db.clear_readers()
         if not self._indexes.keep_warm:  # a process that does not search (see ``keep_warm``)
             return
@@ -244,7 +223,7 @@ class Maintenance:
                 return False
             here = in_process(db)
             try:
-                for name in (CHUNKS, DOCUMENTS, SYMBOLS):
+                for name in SEARCHED_TABLES:
                     indexes = self._indexes.folded(name)
                     if indexes:
                         uri = db.table(name).uri
@@ -289,16 +268,14 @@ class Maintenance:
         """Optimize once enough rows changed since the last time (or long ago when any did).
 
         Rows not yet in an index are still found (queries scan them), so small writes such as
-        a saved file skip this ~1 s step; a first index, a long phase 2 or a long trickle of
+        a saved file skip this step; a first index, a long phase 2 or a long trickle of
         edits triggers it (``rows`` overrides ``threshold``; ``quiet`` lowers it for
         an idle writer). Missing indexes (a new, small store) are always created.
 
         ``settle`` (an index run ended) also optimizes once the indexes miss
         ``SETTLE_MIN_ROWS`` rows, ``quiet`` once they miss ``OPTIMIZE_QUIET_MIN_ROWS``,
         however few rows were written: the rows a run's last writes left outside the vector
-        and scalar indexes cost every search until the next optimize (when vector writes
-        merged columns, each took its rows' whole fragment out: the end of a phase 2 left
-        36k of 38k chunks outside, ~4x the CPU per hybrid query). Fewer are folded in
+        and scalar indexes cost every search until the next optimize. Fewer are folded in
         (``fold_new_rows``). Not while a run writes: each write would pay for it.
         """
         changes = self._db.changes

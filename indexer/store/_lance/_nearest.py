@@ -7,19 +7,17 @@ says, per table version, which fragments the index misses and whether any has ve
 
 While an index run fills in vectors (phase 2), the rows it wrote sit in fragments the
 vector index misses until the next optimize, most of them still placeholders. Lance's own
-search of those fragments reads and compares every row of them for every query: 16 ms
-of CPU per query for one 8k-row fragment with 1k vectors in, the largest part of a search
-while a project indexes. Here the vectors those fragments have are read once per
-fragment state (a write rewrites the fragment; ~3 ms for 1k vectors) and kept as a unit
-matrix, so a query costs a matrix product (~0.05 ms), a scalar filter of the fragments
-when the search has one (~1 ms), and a read of the columns its nearest rows need.
+search of those fragments reads and compares every row of them for every query, the
+largest part of a search while a project indexes. Here the vectors those fragments have
+are read once per fragment state (a write rewrites the fragment) and kept as a unit
+matrix, so a query costs a matrix product, a scalar filter of the fragments when the
+search has one, and a read of the columns its nearest rows need.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -122,46 +120,6 @@ class UnindexedVectors:
                 self._layouts.popitem(last=False)
         return layout
 
-    def nearest(
-        self,
-        dataset: Any,
-        fragments: Sequence[Any],
-        keys: Sequence[tuple[str, ...]],
-        *,
-        column: str,
-        embedded: str,
-        where: str | None,
-        vector: np.ndarray,
-        k: int,
-        columns: list[str],
-    ) -> pa.Table | None:
-        """The ``k`` rows of ``fragments`` (embedded ones, admitted by ``where``) nearest
-        ``vector`` by cosine distance, with ``columns``, ``_rowid`` and ``_distance`` as
-        Lance's own search gives them; None when they hold more vectors than the cache
-        may keep (the caller lets Lance search them)."""
-        parts = []
-        for fragment, key in zip(fragments, keys, strict=True):
-            part = self._fragment_rows(dataset, fragment, key, column, embedded)
-            if part is None:
-                return None
-            parts.append(part)
-        admitted = admitted_row_ids(dataset, where, fragments=list(fragments)).to_numpy() if where else None
-        query = np.asarray(vector, dtype=np.float32)
-        norm = float(np.linalg.norm(query))
-        unit_query = query / norm if norm else query
-        # per fragment, so a query never copies the cached matrices
-        found_ids, distances = [np.zeros(0, np.uint64)], [np.zeros(0, np.float32)]
-        for part in parts:
-            row_ids, unit = part.row_ids, part.unit
-            if admitted is not None:
-                keep = np.isin(row_ids, admitted)
-                row_ids, unit = row_ids[keep], unit[keep]
-            found_ids.append(row_ids)
-            distances.append(1.0 - unit @ unit_query)
-        row_ids, distance = np.concatenate(found_ids), np.concatenate(distances)
-        order = _first(distance, k)
-        return _result(dataset, row_ids[order], distance[order], columns)
-
     def search(
         self,
         dataset: Any,
@@ -173,30 +131,43 @@ class UnindexedVectors:
         where: str | None,
         scan_where: str | None,
     ) -> pa.Table:
-        """The nearest rows among those the vector index misses (``layout``): from the
-        in-memory copy of their vectors (``nearest``; ``embedded`` admits the rows with a
-        vector, ``where`` the search's), or by Lance's scan of them when too many
-        (filtered by ``scan_where``)."""
-        found = self.nearest(
-            dataset,
-            layout.unindexed,
-            layout.keys,
-            column=nearest["column"],
-            embedded=embedded,
-            where=where,
-            vector=nearest["q"],
-            k=nearest["k"],
-            columns=[c for c in columns if c != "_distance"],
-        )
-        if found is not None:
-            return found
+        """The nearest rows among those the vector index misses (``layout``), by cosine
+        distance, with ``columns`` as Lance's own search gives them: from the in-memory
+        copy of their vectors (``embedded`` admits the rows with a vector, ``where`` the
+        search's), or by Lance's scan of them (filtered by ``scan_where``) when they hold
+        more vectors than the cache may keep."""
+        fragments = list(layout.unindexed)
+        parts: list[_Rows] = []
+        for fragment, key in zip(fragments, layout.keys, strict=True):
+            part = self._fragment_rows(dataset, fragment, key, nearest["column"], embedded)
+            if part is None:
+                break
+            parts.append(part)
+        else:
+            admitted = admitted_row_ids(dataset, where, fragments=fragments).to_numpy() if where else None
+            query = np.asarray(nearest["q"], dtype=np.float32)
+            norm = float(np.linalg.norm(query))
+            unit_query = query / norm if norm else query
+            # per fragment, so a query never copies the cached matrices
+            found_ids, distances = [np.zeros(0, np.uint64)], [np.zeros(0, np.float32)]
+            for part in parts:
+                row_ids, unit = part.row_ids, part.unit
+                if admitted is not None:
+                    keep = np.isin(row_ids, admitted)
+                    row_ids, unit = row_ids[keep], unit[keep]
+                found_ids.append(row_ids)
+                distances.append(1.0 - unit @ unit_query)
+            row_ids, distance = np.concatenate(found_ids), np.concatenate(distances)
+            order = _first(distance, nearest["k"])
+            kept = [c for c in columns if c != "_distance"]
+            return _result(dataset, row_ids[order], distance[order], kept)
         scan = dataset.scanner(
             columns=columns,
             filter=scan_where,
             prefilter=True,
             nearest=nearest,
             with_row_id=True,
-            fragments=list(layout.unindexed),
+            fragments=fragments,
         )
         return cast(pa.Table, scan.to_table())
 
@@ -208,8 +179,7 @@ class UnindexedVectors:
             if known is not None:
                 self._rows.move_to_end(key)
                 return known
-        # the row ids first, then their vectors: a scan with the filter read every row's
-        # vector (17 ms for 8k rows with 1k vectors, against 0.7 + 2 ms)
+        # the row ids first, then their vectors: a scan with the filter reads every row's vector
         found = admitted_row_ids(dataset, embedded, fragments=[fragment])
         if len(found) > self.max_rows:
             return None

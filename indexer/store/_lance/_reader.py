@@ -2,9 +2,8 @@
 
 lancedb 0.40 embeds Lance 13.0.0; pylance 13.0.0 is the same engine with a synchronous
 Python API. A query through it is one call that releases the GIL, where lancedb's async
-builder adds an event-loop hop and its own planning: measured on 110k chunks, CPU per query
-drops from 6.3 to 4.9 ms (vector), 4.4 to 2.6 ms (full text), 2.9 to 1.7 ms (names) and
-7.7 to 3.7 ms (reading a page of 10 rows by row id). Writes stay on lancedb; a reader
+builder adds an event-loop hop and its own planning (figures: docs/performance.md).
+Writes stay on lancedb; a reader
 sees them at the next version it pins (``latest_version`` reads the newest manifest).
 
 On object storage that read is a LIST request, so a reader with a consistency window

@@ -9,11 +9,8 @@ writer prunes after each optimize, between the writes of a long phase 2 and when
 (``prune_if_due``); a process that ends leaves a job to prune what it replaced last
 (``prune_later``), so the folder settles a minute after a run, not at the next one.
 
-A Lance table keeps every version until it is pruned: a vector write rewrites its rows,
-a compaction rewrites whole fragments, and the files they replaced stay on disk as long as
-some kept version refers to them. ``disk_usage`` weighs the folder against what its
-newest versions hold: the live rows (text, vectors, metadata, as Arrow bytes) and the
-files of their indexes.
+``disk_usage`` weighs the folder against what its newest versions hold: the live rows
+(text, vectors, metadata, as Arrow bytes) and the files of their indexes.
 """
 
 from __future__ import annotations
@@ -33,16 +30,7 @@ from indexer.errors import StoreError
 from indexer.memory import child_env
 from indexer.store._lance import _jobs
 from indexer.store._lance._db import Db
-from indexer.store._schema import (
-    CHUNKS,
-    DOCUMENTS,
-    EMBEDDING_CACHE,
-    INTENTS,
-    PROJECTS,
-    SYMBOLS,
-    TASKS,
-    VOCABULARY,
-)
+from indexer.store._schema import CHUNKS, SEARCHED_TABLES, UPKEPT_TABLES
 
 __all__ = ["LEAVE_JOB_SECONDS", "PRUNE_AT_MOST_EVERY_SECONDS", "PRUNE_EVERY_SECONDS", "DiskUsage", "Versions"]
 
@@ -56,8 +44,8 @@ PRUNE_EVERY_SECONDS = 600.0
 PRUNE_AT_MOST_EVERY_SECONDS = 1.0
 #: ``prune_later`` leaves a job only for a keep window this short or shorter.
 LEAVE_JOB_SECONDS = 600.0
-#: The tables whose versions are pruned (``meta`` and ``file_errors`` change rarely).
-_PRUNED = (CHUNKS, DOCUMENTS, EMBEDDING_CACHE, PROJECTS, TASKS, VOCABULARY, SYMBOLS, INTENTS)
+#: The tables whose versions are pruned.
+_PRUNED = (*SEARCHED_TABLES, *UPKEPT_TABLES)
 
 
 @dataclass(frozen=True, slots=True)
