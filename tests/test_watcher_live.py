@@ -348,7 +348,8 @@ def test_lode_watch_stops_cleanly_on_ctrl_c(tmp_path: Path, repo: Path) -> None:
                 lambda: any("(reconcile)" in line for line in lines), timeout=60, what="start-up index"
             )
             (repo / "src" / "quoll.py").write_text("def quoll():\n    pass\n")
-            wait_until(lambda: any("src/quoll.py →" in line for line in lines), what="batch line")
+            # the real model embeds the start-up index meanwhile: on a busy machine it takes time
+            wait_until(lambda: any("src/quoll.py →" in line for line in lines), timeout=60, what="batch line")
             proc.send_signal(signal.SIGINT)
             assert proc.wait(timeout=30) == 0
         finally:
