@@ -85,7 +85,7 @@ class Runs:
 
     def __call__(self, repo: Path, db: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[bytes]:
         """``lode index REPO --json ARGS`` on ``db`` with ``extra`` in its environment."""
-        command = ["index", str(repo), "--json", *args]
+        command = ["index", str(repo), "--name", "demo", "--json", *args]
         out, err = self.tmp / "run.out", self.tmp / "run.err"
         job = {"args": command, "env": {"LODE_DB": str(db), **extra}, "stdout": str(out), "stderr": str(err)}
         stdin, stdout = self._pipes()
