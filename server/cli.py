@@ -6,6 +6,7 @@ import contextlib
 import faulthandler
 import logging
 import os
+import signal
 import socket
 import sys
 from pathlib import Path
@@ -92,16 +93,37 @@ def serve_command(paths: tuple[Path, ...], no_watch: bool, force: bool, **settin
     _enable_crash_log()
     # the index opens (the writer's claim, the store) before the port does: what fails
     # there is one line and exit 2, and "serving" is said only once the server answers
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _interrupt)
     ctx = open_context(config, url=server_url(config))
     try:
         ctx.stop_wait = STOP_WAIT  # a stop leaves a writer inside the model to the exit
+        _check_interrupted()
         register_paths(ctx, roots)
+        _check_interrupted()
         _serve(config, ctx)  # the app's shutdown closes ctx (uvicorn then re-raises a SIGTERM)
     except BaseException:
         ctx.close()
         raise
     if fast_exit_wanted():
         exit_now(0)
+
+
+#: The SIGINTs ``lode serve`` received before uvicorn took the signals over.
+_INTERRUPTED: list[int] = []
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """Python's Ctrl-C (a ``KeyboardInterrupt``), remembered: a start swallowed one once
+    (somewhere in opening the index; the server then served on, deaf to it)."""
+    _INTERRUPTED.append(signum)
+    raise KeyboardInterrupt
+
+
+def _check_interrupted() -> None:
+    """Raise ``KeyboardInterrupt`` when a Ctrl-C came and was swallowed."""
+    if _INTERRUPTED:
+        raise KeyboardInterrupt
 
 
 def _serve(config: LodeConfig, ctx: ServerContext) -> None:
@@ -117,8 +139,11 @@ def _serve(config: LodeConfig, ctx: ServerContext) -> None:
         """uvicorn's server, saying "serving" once it listens and the app has started."""
 
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-            """Start as uvicorn does (it exits when the app's startup fails), then say so."""
+            """Start as uvicorn does (it exits when the app's startup fails), then say so;
+            a Ctrl-C that came before uvicorn listened for it stops the server now."""
             await super().startup(sockets)
+            if _INTERRUPTED:
+                self.should_exit = True
             if self.started:
                 role = " read-only" if config.server.read_only else ""
                 click.echo(
