@@ -91,20 +91,26 @@ def serve_command(paths: tuple[Path, ...], no_watch: bool, force: bool, **settin
     # a crash inside a native library (a segfault, a stack overflow) leaves its reason and
     # the Python stacks in the log instead of a server that vanished without a word
     _enable_crash_log()
-    # the index opens (the writer's claim, the store) before the port does: what fails
-    # there is one line and exit 2, and "serving" is said only once the server answers
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    _INTERRUPTED.clear()
+    remember = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if remember:
         signal.signal(signal.SIGINT, _interrupt)
-    ctx = open_context(config, url=server_url(config))
     try:
-        ctx.stop_wait = STOP_WAIT  # a stop leaves a writer inside the model to the exit
-        _check_interrupted()
-        register_paths(ctx, roots)
-        _check_interrupted()
-        _serve(config, ctx)  # the app's shutdown closes ctx (uvicorn then re-raises a SIGTERM)
-    except BaseException:
-        ctx.close()
-        raise
+        # the index opens (the writer's claim, the store) before the port does: what fails
+        # there is one line and exit 2, and "serving" is said only once the server answers
+        ctx = open_context(config, url=server_url(config))
+        try:
+            ctx.stop_wait = STOP_WAIT  # a stop leaves a writer inside the model to the exit
+            _check_interrupted()
+            register_paths(ctx, roots)
+            _check_interrupted()
+            _serve(config, ctx)  # the app's shutdown closes ctx (uvicorn then re-raises a SIGTERM)
+        except BaseException:
+            ctx.close()
+            raise
+    finally:
+        if remember:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
     if fast_exit_wanted():
         exit_now(0)
 
