@@ -18,8 +18,10 @@ __all__ = [
     "StoreProblem",
     "Task",
     "UpgradeReport",
+    "task_embedded",
     "task_eta",
     "task_percent",
+    "task_searchable",
     "task_summary",
 ]
 
@@ -191,6 +193,18 @@ def task_percent(task: Task) -> float:
     if task.phase != "embed":
         vectors = 0.0
     return round(100.0 * (0.2 * min(files, 1.0) + 0.8 * min(vectors, 1.0)), 1)
+
+
+def task_searchable(task: Task) -> bool:
+    """True once an index task's phase 1 is over: every file it covers is lexically
+    searchable (phase ``embed``, or done)."""
+    return task.kind == "index" and (task.phase == "embed" or task.status == "done")
+
+
+def task_embedded(task: Task) -> bool:
+    """True when an index task is done and every chunk of its project had a vector then
+    (false while it embeds, and when chunks the model refused were left without one)."""
+    return task.kind == "index" and task.status == "done" and task.chunks_embedded >= task.chunks_total
 
 
 def task_eta(task: Task, rate: float) -> float | None:

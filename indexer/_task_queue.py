@@ -23,12 +23,14 @@ from indexer.models import IndexProgress, Task
 from indexer.storage_failure import storage_error
 from indexer.store import Store
 
-__all__ = ["TaskQueue"]
+__all__ = ["NO_CHANGE", "TaskQueue"]
 
 #: A queued task with more paths than this becomes a whole-project diff (cheap when
 #: nothing else changed, and bounded in memory).
 _MAX_TASK_PATHS = 2000
 _SAVE_EVERY = 1.0
+#: The message of a task whose phase 1 found every file as indexed (it wrote nothing).
+NO_CHANGE = "no change"
 #: Checks (``submit_check``) that found nothing, remembered for ``get`` (the newest).
 _KEEP_CHECKS = 64
 
@@ -152,6 +154,21 @@ class TaskQueue:
         tasks = self.store.tasks.all(project_id, limit=limit)
         return [self._live.get(t.id) or self._retrying.get(t.id) or t for t in tasks]
 
+    def current(self, project_id: str) -> Task | None:
+        """The task the writer works on for a project: a running task in phase 1, else the
+        running task phase 2 embeds under (the oldest), else the next queued one; None when
+        no task of the project is live."""
+        live = [t for t in self.list(project_id, limit=50) if t.live]
+        if not live:
+            return None
+
+        def age(task: Task) -> tuple[bool, datetime | None]:
+            return task.created_at is None, task.created_at
+
+        running = [t for t in live if t.status == "running"]
+        chunking = [t for t in running if t.phase != "embed"]
+        return min(chunking or running or live, key=age)
+
     def rate(self, task_id: str) -> float:
         """Current embedding rate (chunks/s) of a running task."""
         return self._rates.get(task_id, 0.0)
@@ -238,7 +255,19 @@ class TaskQueue:
                 task, chunks_total=state.chunks_total, chunks_embedded=state.chunks_embedded
             )
             self._rates[task_id] = state.embed_rate
+            self._share_embedding(task, state)
         self._publish(dataclasses.replace(task, phase=phase))
+
+    def _share_embedding(self, task: Task, state: IndexProgress) -> None:
+        """Phase 2 embeds a project's whole backlog under its oldest task: the project's
+        other tasks waiting in phase ``embed`` end with it, so they show its progress."""
+        for other in list(self._live.values()):
+            if other.id != task.id and other.project_id == task.project_id and other.phase == "embed":
+                self._live[other.id] = dataclasses.replace(
+                    other, chunks_total=state.chunks_total, chunks_embedded=state.chunks_embedded,
+                    updated_at=_now(),
+                )  # fmt: skip
+                self._rates[other.id] = state.embed_rate
 
     def _publish(self, task: Task, force: bool = False) -> None:
         task = dataclasses.replace(task, updated_at=_now())
@@ -257,7 +286,7 @@ class TaskQueue:
             return
         stamp = _now()
         self._unchanged[task_id] = dataclasses.replace(
-            check, status="done", phase="done", files_total=state.files_total, message="no change",
+            check, status="done", phase="done", files_total=state.files_total, message=NO_CHANGE,
             finished_at=stamp, updated_at=stamp,
         )  # fmt: skip
         while len(self._unchanged) > _KEEP_CHECKS:
