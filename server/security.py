@@ -165,6 +165,24 @@ async def _answer_preflight(send: Any, origin: str, headers: dict[str, str]) -> 
     await send({"type": "http.response.body", "body": b""})
 
 
+async def _answer(
+    app: Any, scope: Scope, receive: Any, send: Any, headers: dict[str, str], refusal: tuple[str, str] | None
+) -> None:
+    """Pass the request on (with CORS headers when it has an ``Origin``), answer its
+    preflight, or refuse it (with CORS headers, so the page sees why)."""
+    origin = headers.get("origin")
+    cors = _cors_headers(origin) if origin is not None else []
+    preflight = (
+        origin is not None and scope["method"] == "OPTIONS" and "access-control-request-method" in headers
+    )
+    if preflight and (refusal is None or refusal[0] == "Origin"):
+        await _answer_preflight(send, origin or "", headers)
+    elif refusal is None:
+        await app(scope, receive, _with_headers(send, cors) if cors else send)
+    else:
+        await send_error(send, 403, refusal[1], refusal[0], "header", cors)
+
+
 def browser_guard_middleware(config: LodeConfig) -> Callable[[Any], Any]:
     """ASGI middleware refusing rebinding hosts (when bound to loopback) and cross-site
     requests of any method (unless the origin is allowed by ``cors_origins``), answering
@@ -195,21 +213,7 @@ def browser_guard_middleware(config: LodeConfig) -> Callable[[Any], Any]:
                 await app(scope, receive, send)
                 return
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-            origin = headers.get("origin")
-            refusal = refusal_of(scope, headers)
-            if origin is None:
-                if refusal is None:
-                    await app(scope, receive, send)
-                else:
-                    await send_error(send, 403, refusal[1], refusal[0], "header")
-                return
-            preflight = scope["method"] == "OPTIONS" and "access-control-request-method" in headers
-            if preflight and (refusal is None or refusal[0] == "Origin"):
-                await _answer_preflight(send, origin, headers)
-            elif refusal is None:
-                await app(scope, receive, _with_headers(send, _cors_headers(origin)))
-            else:
-                await send_error(send, 403, refusal[1], refusal[0], "header", _cors_headers(origin))
+            await _answer(app, scope, receive, send, headers, refusal_of(scope, headers))
 
         return middleware
 

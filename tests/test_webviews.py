@@ -17,7 +17,10 @@ from server.security import AllowedOrigins
 
 API = "/api/v1"
 WEBVIEW = "vscode-webview://1f0a9c3be2d4"
-PREFLIGHT = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type,authorization"}
+PREFLIGHT = {
+    "Access-Control-Request-Method": "POST",
+    "Access-Control-Request-Headers": "content-type,authorization",
+}
 
 
 @pytest.fixture(scope="module")
