@@ -48,6 +48,9 @@ class IndexProgress:
     errors: list[str] = field(default_factory=list)
     files_changed: int = 0
     """Files written, removed or failed so far (0: the run changed nothing yet)."""
+    changed_paths: list[str] = field(default_factory=list)
+    """The paths the write just reported wrote or removed (set for one report, then
+    emptied: what ``files`` events announce)."""
 
     @property
     def eta_seconds(self) -> float | None:

@@ -25,6 +25,7 @@ from indexer.activity import SearchActivity
 from indexer.config import LodeConfig
 from indexer.embed import Embedder
 from indexer.errors import NotFoundError
+from indexer.events import EventHub
 from indexer.health import StorageHealth, is_storage_failure
 from indexer.models import IndexProgress, Task
 from indexer.pipeline import run_lexical_phase
@@ -69,8 +70,9 @@ class IndexWorker(TaskQueue):
         on_change: Callable[[str], None] | None = None,
         activity: SearchActivity | None = None,
         storage: StorageHealth | None = None,
+        events: EventHub | None = None,
     ) -> None:
-        super().__init__(store, on_change, storage)
+        super().__init__(store, on_change, storage, events)
         self._last_verify = -math.inf
         #: When the writer's pause after a storage failure ends.
         self._resume_at = -math.inf
@@ -282,6 +284,7 @@ class IndexWorker(TaskQueue):
                 live, status="queued", phase="queued", message=message, updated_at=_now()
             )
             self._retrying[task.id] = queued
+        self._emit_task(queued, force=True)
         try:  # shown queued, when the store takes the write (else its row says running)
             self.store.tasks.save(queued)
         except Exception as again:

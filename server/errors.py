@@ -17,6 +17,7 @@ from indexer.errors import (
     LodeError,
     NotFoundError,
     PayloadTooLargeError,
+    SearchCancelledError,
     StorageError,
     StoreError,
     UnauthorizedError,
@@ -42,6 +43,7 @@ _STATUS: list[tuple[type[LodeError], int]] = [
     (PayloadTooLargeError, 413),
     (StoreError, 503),
     (EmbedError, 503),
+    (SearchCancelledError, 499),  # nginx's "client closed request": its client is gone
 ]
 
 
