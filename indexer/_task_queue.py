@@ -168,7 +168,10 @@ class TaskQueue:
         """The task the writer works on for a project: a running task in phase 1, else the
         running task phase 2 embeds under (the oldest), else the next queued one; None when
         no task of the project is live."""
-        live = [t for t in self.list(project_id, limit=50) if t.live]
+        found = {t.id: t for t in self.list(project_id, limit=50) if t.live}
+        # a check that found work is live before its row is written
+        found.update({t.id: t for t in list(self._live.values()) if t.project_id == project_id})
+        live = list(found.values())
         if not live:
             return None
 

@@ -50,7 +50,7 @@ def test_an_index_run_streams_its_progress(tmp_path: Path) -> None:
     root = make_files(tmp_path / "proj", 40)
     config = load_config(env={}, overrides={"db": tmp_path / "db", "enabled": False})
     with (
-        serve_in_thread(config, FakeEmbedder(delay=0.002)) as base,
+        serve_in_thread(config, FakeEmbedder(delay=0.01)) as base,
         httpx.Client(base_url=base + API, timeout=30) as http,
         http.stream("GET", "/events") as stream,
     ):

@@ -15,6 +15,7 @@ from litestar.response import ServerSentEvent, ServerSentEventMessage
 from litestar.serialization import encode_json
 
 from indexer.events import EVENT_KINDS, IndexEvent
+from indexer.models import Task
 from server.context import ServerContext
 from server.convert import to_task
 from server.http._common import ERRORS, Ctx, example
@@ -131,7 +132,7 @@ def _hello(ctx: ServerContext, project_id: str | None) -> ServerSentEventMessage
     return _message("hello", hello)
 
 
-def _live_tasks(ctx: ServerContext, project_id: str | None) -> list[Any]:
+def _live_tasks(ctx: ServerContext, project_id: str | None) -> list[Task]:
     """The project's (or every project's) live tasks, oldest first."""
     return [t for t in reversed(ctx.worker.list(project_id, limit=_SNAPSHOT_TASKS)) if t.live]
 
