@@ -56,14 +56,15 @@ class EventController(Controller):
         summary="Follow tasks and index changes (server-sent events)",
         operation_id="stream_events",
         description=(
-            "A `text/event-stream` that stays open. First a `hello` event (HelloEventOut: what this "
-            "server streams), then a `task` event (TaskOut) for each live task, then as they happen: "
-            "`task` (TaskOut) when a task is queued, moves (at most 4 a second) or ends; `files` "
-            "(FilesEventOut) when files of a project were written or removed; `coverage` "
-            "(CoverageEventOut) when a project's share of chunks with a vector changed; `version` "
-            "(VersionEventOut) when the index answered from has a new version; `lagged` "
-            "(LaggedEventOut) when a slow client missed events. A reader (lode serve --read-only) "
-            "sends `version` events only. A comment line keeps an idle stream alive."
+            "A `text/event-stream` that stays open; each event's data is JSON. First `hello` "
+            "({read_only, kinds, project_id, version}: what this server streams), then a `task` "
+            "event for each live task, then as they happen: `task` (a TaskOut) when a task is "
+            "queued, moves (at most 4 a second) or ends; `files` ({project_id, paths}) when files "
+            "of a project were written or removed; `coverage` ({project_id, chunks_total, "
+            "chunks_embedded, semantic_coverage}) when a project's share of chunks with a vector "
+            "changed; `version` ({version}) when the index answered from has a new version; "
+            "`lagged` ({dropped}) when a slow client missed events. A reader (lode serve "
+            "--read-only) sends `version` events only. A comment line keeps an idle stream alive."
         ),
         responses={
             200: ResponseSpec(
