@@ -100,6 +100,9 @@ OPERATIONS: tuple[Operation, ...] = (
               ("projects action=status",), code="indexer/_task_queue.py"),
     Operation("cancel_task", f"{_WORKER}.cancel", "Cancel a queued or running task", ("cancel_task",),
               code="indexer/_task_queue.py"),
+    Operation("stream_events", "indexer.events.EventHub.subscribe",
+              "Tasks' progress and the index's changes as they happen (server-sent events)",
+              ("stream_events",), code="indexer/events.py"),
     # ---- the service ---------------------------------------------------------------------
     Operation("status", f"{_LODE}.status", "Projects, sizes, tasks and the model of the index",
               ("status",), ("projects action=status",), ("lode status",)),

@@ -10,7 +10,6 @@ from typing import Any
 
 from litestar import Litestar, asgi
 from litestar._openapi.plugin import OpenAPIPlugin
-from litestar.config.cors import CORSConfig
 from litestar.connection import ASGIConnection
 from litestar.exceptions import NotAuthorizedException
 from litestar.handlers.base import BaseRouteHandler
@@ -29,6 +28,7 @@ from server.http._common import DEPENDENCIES
 from server.http.content import ContentController
 from server.http.discover import DiscoverController
 from server.http.documents import DocumentController
+from server.http.events import EventController
 from server.http.outline import OutlineController
 from server.http.projects import ProjectController
 from server.http.search import SearchController
@@ -57,6 +57,7 @@ ROUTES: list[Any] = [
     SymbolController,
     ContentController,
     DiscoverController,
+    EventController,
 ]
 #: At shutdown, how long search processes may take to end on their own.
 _POOL_CLOSE_SECONDS = 1.0
@@ -149,7 +150,6 @@ def create_app(
         """MCP over streamable HTTP (the same tools as ``lode mcp``)."""
         await mcp_app(scope, receive, send)
 
-    cors = CORSConfig(allow_origins=list(config.server.cors_origins)) if config.server.cors_origins else None
     app = Litestar(
         route_handlers=[*ROUTES, *web_routes, mcp_endpoint, *(extra_routes or [])],
         dependencies=DEPENDENCIES,
@@ -163,7 +163,7 @@ def create_app(
         ],
         # no guard without a key: Litestar copies the route handler for every guard call
         guards=[_auth_guard(config.server.api_key)] if config.server.api_key is not None else [],
-        cors_config=cors,
+        # CORS is the browser guard's (server/security.py): refusals carry its headers too
         # the root logger stays the command's (``lode serve``: a line at once on stderr);
         # Litestar's would queue records for a thread, and lose them at an ``os._exit``
         # (a writer that lost its lease)

@@ -17,7 +17,7 @@ from indexer.models import Document, Project, StoredChunk, Task
 from indexer.search import SearchResponse
 from indexer.search.discover import DiscoverConfig
 from indexer.symbols import ReferenceQuery, SymbolQuery
-from indexer.tasks import task_eta, task_percent
+from indexer.tasks import task_embedded, task_eta, task_percent, task_searchable
 from server.context import ServerContext
 from server.http.schemas.projects import ProjectOut, TaskOut
 from server.http.schemas.search import ChunkOut, DocumentOut, SearchResponseOut
@@ -57,15 +57,20 @@ def _fields(value: Any) -> dict[str, Any]:
 
 
 def to_task(task: Task, rate: float = 0.0) -> TaskOut:
-    """A task with derived percent and ETA."""
-    derived = {"percent": task_percent(task), "eta_seconds": task_eta(task, rate)}
+    """A task with derived percent, ETA, and whether it is searchable and embedded."""
+    derived = {
+        "percent": task_percent(task),
+        "eta_seconds": task_eta(task, rate),
+        "searchable": task_searchable(task),
+        "embedded": task_embedded(task),
+    }
     return to_wire({**_fields(task), **derived}, TaskOut)
 
 
 def to_project(ctx: ServerContext, project: Project) -> ProjectOut:
-    """A project with its index size, live task and watcher state."""
+    """A project with its index size, current task and watcher state."""
     store = ctx.lode.store
-    live = [t for t in ctx.worker.list(project.id, limit=20) if t.live]
+    current = ctx.worker.current(project.id)
     return ProjectOut(
         id=project.id,
         name=project.name,
@@ -78,7 +83,7 @@ def to_project(ctx: ServerContext, project: Project) -> ProjectOut:
         created_at=project.created_at,
         files_awaiting_rechunk=store.documents.count_outdated(project.id),
         last_indexed_at=project.last_indexed_at,
-        current_task=to_task(live[0], ctx.worker.rate(live[0].id)) if live else None,
+        current_task=to_task(current, ctx.worker.rate(current.id)) if current is not None else None,
         watch=ctx.watch_status(project.id),
     )
 

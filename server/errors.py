@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from litestar import MediaType, Request, Response
@@ -16,6 +17,7 @@ from indexer.errors import (
     LodeError,
     NotFoundError,
     PayloadTooLargeError,
+    SearchCancelledError,
     StorageError,
     StoreError,
     UnauthorizedError,
@@ -41,6 +43,7 @@ _STATUS: list[tuple[type[LodeError], int]] = [
     (PayloadTooLargeError, 413),
     (StoreError, 503),
     (EmbedError, 503),
+    (SearchCancelledError, 499),  # nginx's "client closed request": its client is gone
 ]
 
 
@@ -64,12 +67,15 @@ def _response(status: int, detail: str, extra: Any = None) -> Response[dict[str,
     return _json(status, _body(status, detail, extra))
 
 
-async def send_error(send: Any, status: int, detail: str, key: str, source: str) -> None:
+async def send_error(
+    send: Any, status: int, detail: str, key: str, source: str, headers: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
     """Answer a raw ASGI request in lode's error shape, ``extra`` naming ``key`` (for the
-    middleware and mounts that answer before Litestar's handlers and exception handlers)."""
+    middleware and mounts that answer before Litestar's handlers and exception handlers),
+    with ``headers`` added (a refusal's CORS headers)."""
     body = json.dumps(_body(status, detail, [{"key": key, "message": detail, "source": source}])).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
+    sent = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]
+    await send({"type": "http.response.start", "status": status, "headers": sent})
     await send({"type": "http.response.body", "body": body})
 
 

@@ -382,8 +382,9 @@ def test_openapi_and_docs(server: tuple[str, Path]) -> None:
         for method, operation in methods.items():
             ok = next(code for code in operation["responses"] if code.startswith("2"))
             content = operation["responses"][ok].get("content")
-            if content:  # 204 has none
-                assert content["application/json"]["examples"], (method, path)
+            if content:  # 204 has none; JSON, or the event stream's text
+                media = content.get("application/json") or content["text/event-stream"]
+                assert media["examples"], (method, path)
             assert operation["responses"]["400"]["content"]["application/json"]["schema"]
     search = spec["paths"]["/api/v1/search"]["post"]
     assert search["requestBody"]["content"]["application/json"]["schema"]["examples"]

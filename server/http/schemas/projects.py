@@ -74,10 +74,27 @@ class TaskOut(msgspec.Struct):
     percent: Annotated[float, _d("Progress 0-100 (phase 1 counts 20 %, embedding 80 %)")]
     eta_seconds: Annotated[float | None, _d("Seconds left in phase 2 at the current rate")]
     errors: Annotated[list[str], _d("Files that failed, as 'path: reason'")]
-    message: Annotated[str, _d("Why a task failed or was resumed")]
+    message: Annotated[
+        str, _d("Why a task failed or was resumed; 'no change' when its phase 1 found every file as indexed")
+    ]
     created_at: Annotated[datetime | None, _d("When the task was queued (UTC)")] = None
     started_at: Annotated[datetime | None, _d("When the task first ran (UTC); null if it has not run")] = None
     finished_at: Annotated[datetime | None, _d("When the task ended (UTC); null while it is live")] = None
+    searchable: Annotated[
+        bool,
+        _d(
+            "True once the task's phase 1 is over: every file it covers is lexically searchable "
+            "(phase embed, or done)"
+        ),
+    ] = False
+    embedded: Annotated[
+        bool,
+        _d(
+            "True when the task is done and every chunk of its project had a vector then. An index "
+            "task is done only once its project's vectors are in (or were refused by the model: "
+            "then errors lists them and this stays false)"
+        ),
+    ] = False
 
 
 class ProjectOut(msgspec.Struct):
@@ -98,7 +115,13 @@ class ProjectOut(msgspec.Struct):
     last_indexed_at: Annotated[
         datetime | None, _d("When an index run last finished writing chunks (UTC); null if never")
     ] = None
-    current_task: Annotated[TaskOut | None, _d("The live task of this project, if any")] = None
+    current_task: Annotated[
+        TaskOut | None,
+        _d(
+            "The task the writer works on for this project: the one running (in phase 1 first, "
+            "else the one embedding), else the next queued; null when none is live"
+        ),
+    ] = None
     watch: Annotated[dict[str, object] | None, _d("Watcher state of this project")] = None
 
 
