@@ -29,6 +29,7 @@ from server.http._common import DEPENDENCIES
 from server.http.content import ContentController
 from server.http.discover import DiscoverController
 from server.http.documents import DocumentController
+from server.http.editor import EditorController
 from server.http.outline import OutlineController
 from server.http.projects import ProjectController
 from server.http.search import SearchController
@@ -57,6 +58,7 @@ ROUTES: list[Any] = [
     SymbolController,
     ContentController,
     DiscoverController,
+    EditorController,
 ]
 #: At shutdown, how long search processes may take to end on their own.
 _POOL_CLOSE_SECONDS = 1.0

@@ -168,6 +168,20 @@ class Symbols:
         found = self._where(in_list("id", [symbol_id]), 1)
         return found[0] if found else None
 
+    def enclosing(self, file_id: str, line: int) -> Symbol | None:
+        """The innermost definition of a file whose lines hold 1-based ``line`` (None when
+        the line is at the file's top level)."""
+        where = and_all(
+            [
+                f"file_id = {quote(file_id)}",
+                "role = 'definition'",
+                f"start_line <= {int(line)}",
+                f"end_line >= {int(line)}",
+            ]
+        )
+        found = self._where(where or "false", None)
+        return min(found, key=lambda s: (s.end_line - s.start_line, -s.start_line, s.id), default=None)
+
     def of_file(self, file_id: str) -> list[Symbol]:
         """Every symbol row of one file, definitions first, each in line order."""
         found = self._where(in_list("file_id", [file_id]), None)
