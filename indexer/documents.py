@@ -1,8 +1,10 @@
 """Documents by ``document_id``, the file's path relative to its project root: metadata,
 key phrases, summary and chunks (``document_data``), or lines (``document_text``).
 
-A document_id that is absolute, holds a ``..`` segment, or names a symlink resolving
-outside the project root is a PathError (400) before anything is looked up. Text is
+A document_id may also be absolute inside the project's root, or a ``file://`` URI of a
+file there (``indexer.locations``); one outside the root, one holding a ``..`` segment, or
+one naming a symlink resolving outside the root is a PathError (400) before anything is
+looked up. Text is
 served from the index (the content that was chunked), never read from disk, so nothing
 outside a project root is ever read.
 """
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING
 from indexer.containment import is_inside
 from indexer.errors import NotFoundError, PathError, ValidationError
 from indexer.limits import MAX_TEXT_CHARS, quote
+from indexer.locations import locate_path
 
 if TYPE_CHECKING:
     from indexer.models import Document, Project
@@ -98,6 +101,8 @@ def check_document_id(document_id: str, root: str) -> str:
 
 def _find(store: Store, project_ref: str, document_id: str) -> tuple[Project, Document]:
     project = store.projects.get(project_ref)
+    if document_id.startswith("/") or document_id[:5].lower() == "file:":  # absolute, or a URI
+        document_id = locate_path(document_id, [project], _FIELD, project).path
     path = check_document_id(document_id, project.root)
     doc = store.documents.find(project.id, path)
     if doc is None:
