@@ -99,14 +99,23 @@ def check_document_id(document_id: str, root: str) -> str:
     return document_id
 
 
-def _find(store: Store, project_ref: str, document_id: str) -> tuple[Project, Document]:
-    project = store.projects.get(project_ref)
+def _path(project: Project, document_id: str) -> str:
+    """``document_id`` as a checked path relative to the project's root."""
     if document_id.startswith("/") or document_id[:5].lower() == "file:":  # absolute, or a URI
         document_id = locate_path(document_id, [project], _FIELD, project).path
-    path = check_document_id(document_id, project.root)
+    return check_document_id(document_id, project.root)
+
+
+def _missing(project: Project, path: str) -> NotFoundError:
+    return NotFoundError(f"no indexed document {quote(path)} in project {quote(project.name)}")
+
+
+def _find(store: Store, project_ref: str, document_id: str) -> tuple[Project, Document]:
+    project = store.projects.get(project_ref)
+    path = _path(project, document_id)
     doc = store.documents.find(project.id, path)
     if doc is None:
-        raise NotFoundError(f"no indexed document {quote(path)} in project {quote(project.name)}")
+        raise _missing(project, path)
     return project, doc
 
 
@@ -137,8 +146,12 @@ def document_text(
     end_line: int | None = None,
 ) -> DocumentText:
     """Lines ``start_line``..``end_line`` (1-based, inclusive; default: all) of a document as indexed."""
-    project, doc = _find(store, project_ref, document_id)
-    lines = (store.documents.content(doc.id) or "").splitlines(keepends=True)
+    project = store.projects.get(project_ref)
+    path = _path(project, document_id)
+    found = store.documents.text_at(project.id, path)  # (one read, by the path's index)
+    if found is None:
+        raise _missing(project, path)
+    lines = "\n".join(found.lines).splitlines(keepends=True)
     first = 1 if start_line is None else start_line
     last = len(lines) if end_line is None else min(end_line, len(lines))
     if first < 1 or (lines and first > len(lines)):
@@ -146,7 +159,7 @@ def document_text(
     if end_line is not None and end_line < first:
         raise ValidationError("end_line", f"must be >= start_line ({first}) (got {end_line})")
     return DocumentText(
-        document_id=doc.file_path,
+        document_id=found.file_path,
         project=project.name,
         project_id=project.id,
         start_line=first,
