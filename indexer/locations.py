@@ -22,7 +22,7 @@ from indexer.errors import PathError
 from indexer.limits import MAX_TEXT_CHARS, quote, text_problem
 from indexer.models import Project
 
-__all__ = ["Located", "file_uri", "locate_path", "project_roots"]
+__all__ = ["Located", "file_uri", "locate_path"]
 
 _SCHEME = re.compile(r"^(?:file:|[A-Za-z][A-Za-z0-9+.-]*://)", re.IGNORECASE)
 _DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
@@ -40,11 +40,6 @@ class Located:
 def file_uri(root: str, file_path: str) -> str:
     """The ``file://`` URI of ``file_path`` (relative to ``root``, an absolute folder)."""
     return "file://" + url_quote(posixpath.join(root, file_path), safe="/")
-
-
-def project_roots(projects: Sequence[Project]) -> dict[str, str]:
-    """Project id → root, for ``file_uri``."""
-    return {p.id: p.root for p in projects}
 
 
 def _from_uri(value: str, field: str) -> str:
@@ -114,4 +109,6 @@ def locate_path(
     if found is None:
         where = f"project {quote(project.name)}'s root" if project is not None else "every project's root"
         raise PathError(field, f"{quote(value)} is outside {where}")
+    if not found[1]:
+        raise PathError(field, f"{quote(value)} is a project's root, not a file")
     return Located(found[0], _relative(found[1], field))
