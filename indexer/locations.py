@@ -19,10 +19,10 @@ from urllib.parse import quote as url_quote
 from urllib.parse import unquote, urlsplit
 
 from indexer.errors import PathError
-from indexer.limits import MAX_TEXT_CHARS, quote, text_problem
+from indexer.limits import MAX_PATHS, MAX_TEXT_CHARS, quote, text_problem
 from indexer.models import Project
 
-__all__ = ["Located", "file_uri", "locate_path"]
+__all__ = ["Located", "file_uri", "locate_path", "project_paths"]
 
 _SCHEME = re.compile(r"^(?:file:|[A-Za-z][A-Za-z0-9+.-]*://)", re.IGNORECASE)
 _DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
@@ -112,3 +112,11 @@ def locate_path(
     if not found[1]:
         raise PathError(field, f"{quote(value)} is a project's root, not a file")
     return Located(found[0], _relative(found[1], field))
+
+
+def project_paths(values: Sequence[str], project: Project, field: str = "paths") -> tuple[str, ...]:
+    """Files or folders of ``project`` (each relative to its root, absolute inside it, or a
+    ``file://`` URI) as paths relative to its root; a PathError naming ``field`` otherwise."""
+    if len(values) > MAX_PATHS:
+        raise PathError(field, f"must hold at most {MAX_PATHS} paths (got {len(values)})")
+    return tuple(locate_path(value, [project], field, project).path for value in values)

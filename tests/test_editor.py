@@ -308,6 +308,15 @@ def test_editor_routes_over_http(tmp_path: Path) -> None:
             assert _error_keys(answer) == [field], answer.text
             assert "^" not in answer.json()["detail"], answer.text  # words, not a regular expression
         assert httpx.get(f"{base}/api/v1/files/text", params={"path": "nope.py"}).status_code == 404
+        reindex = f"{base}/api/v1/projects/geo/index"
+        again = httpx.post(
+            reindex, json={"paths": [str(geo), (root / "pkg" / "cart.py").as_uri(), "long.py"]}
+        )
+        assert again.status_code == 202, again.text
+        wait_task(base, again.json()["id"])
+        refused = httpx.post(reindex, json={"paths": [outside]})
+        assert refused.status_code == 400, refused.text
+        assert _error_keys(refused) == ["paths"]
         by_abs = httpx.get(f"{base}/api/v1/projects/geo/documents/{geo}")
         assert by_abs.status_code == 200, by_abs.text
         assert by_abs.json()["document_id"] == "pkg/geo.py"

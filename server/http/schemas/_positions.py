@@ -6,10 +6,17 @@ from __future__ import annotations
 from typing import Annotated
 
 import msgspec
+from msgspec import Meta
 
+from indexer.limits import MAX_TEXT_CHARS
+from server.http.schemas._fields import NO_NUL
 from server.http.schemas._fields import describe as _d
 
-__all__ = ["FileUri", "Matches", "PositionOut", "RangeOut"]
+__all__ = ["FileArgument", "FileUri", "Matches", "PositionOut", "RangeOut"]
+
+#: A file argument: relative to its project's root, absolute inside it, or a ``file://`` URI
+#: (``indexer.locations`` reads it; one outside every root is a 400 naming the field).
+FileArgument = Annotated[str, Meta(min_length=1, max_length=MAX_TEXT_CHARS, pattern=NO_NUL)]
 
 #: A file's absolute ``file://`` URI.
 FileUri = Annotated[str, _d("The file's absolute file:// URI (its project's root joined with its path)")]
