@@ -289,7 +289,9 @@ def test_editor_routes_over_http(tmp_path: Path) -> None:
         sites = [s for c in refs.json()["callers"] if c["uri"] == geo.as_uri() for s in c["sites"]]
         assert [(r["start"]["character"], r["end"]["character"]) for r in sites[-1]["ranges"]] == _calls()
 
-        hits = httpx.post(f"{base}/api/v1/search", json={"query": "emoji total", "mode": "lexical"}).json()
+        hits = httpx.post(
+            f"{base}/api/v1/search", json={"query": "emoji total", "mode": "lexical", "granularity": "chunk"}
+        ).json()
         assert hits["groups"][0]["uri"].startswith("file://")
         assert all(c["uri"] and "matches" in c for g in hits["groups"] for c in g["chunks"])
 
