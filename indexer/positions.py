@@ -11,7 +11,7 @@ here is LSP's.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 __all__ = [
@@ -119,7 +119,7 @@ def name_ranges(line_no: int, line: str, name: str) -> list[Range]:
 
 
 def term_ranges(
-    text: str, first_line: int, terms: Iterable[str], case_sensitive: Sequence[str] = ()
+    text: str, first_line: int, terms: Iterable[str], case_sensitive: Iterable[str] = ()
 ) -> tuple[Range, ...]:
     """Where any of ``terms`` (any case, at the start of a word or of an identifier's part:
     ``item`` in ``item_count``, ``addItem`` and ``items``, not in ``listitem``) or of
