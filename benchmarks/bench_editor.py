@@ -4,9 +4,9 @@ over HTTP.
 On the ≥ 100k-chunk store of ``bench_search`` (``_bigstore``), or with ``--small`` on the
 quick quality corpus with the most chunks (a run to check that the benchmark works). Files
 are sampled over the store (every ``len // count``-th indexed file by path, so runs are
-comparable) and each is read once per round, lines 10..49 (``read`` in the results: a
-file not read before, so the store is asked; ``read_again``: the same ten files read over
-and over, as an editor peeking into the files it has open does). Positions are the
+comparable), lines 10..49: ``read`` in the results is each file's first read (nothing read
+it before, so the store is asked; no warm-up round), ``read_again`` the same ten files
+read over and over, as an editor peeking into the files it has open does. Positions are the
 reference sites of names sampled as ``bench_symbols`` samples them: the file as a
 ``file://`` URI, the site's 0-based line and the UTF-16 column of the name's middle.
 In-process the calls go through ``Lode.read_text`` / ``Lode.symbol_at``; over HTTP one
@@ -29,16 +29,18 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from benchmarks.bench_symbols import _free_port, _wait, sample_names, small_store, timed
+from benchmarks.bench_symbols import _free_port, _wait, percentile, sample_names, small_store, timed
 from indexer.api import Lode
 from indexer.config import load_config
 from indexer.editor import PositionQuery, TextQuery
@@ -88,8 +90,36 @@ def sample_positions(lode: Lode, count: int) -> list[At]:
     return out
 
 
+def first_calls(calls: list[Callable[[], Any]]) -> dict[str, Any]:
+    """p50/p95/mean in ms of each call run once, none before it (the first call of each
+    file: no warm-up round, which would read the files first)."""
+    times: list[float] = []
+    for call in calls:
+        started = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - started) * 1000)
+    return {
+        "calls": len(times),
+        "p50_ms": round(percentile(times, 0.5), 2),
+        "p95_ms": round(percentile(times, 0.95), 2),
+        "mean_ms": round(statistics.fmean(times), 2),
+    }
+
+
+def first_reads(lode: Lode, reads: list[Read]) -> dict[str, Any]:
+    """Each file's first read through the Python API (before anything else reads it)."""
+    return first_calls(
+        [
+            lambda r=r: lode.read_text(
+                TextQuery(r["path"], start_line=r["start_line"], end_line=r["end_line"])
+            )
+            for r in reads
+        ]
+    )
+
+
 def in_process(lode: Lode, reads: list[Read], positions: list[At], repeat: int) -> dict[str, Any]:
-    """Both operations through the Python API."""
+    """Both operations through the Python API (files read again: see ``first_reads``)."""
 
     def read(r: Read) -> Callable[[], Any]:
         return lambda: lode.read_text(
@@ -99,9 +129,7 @@ def in_process(lode: Lode, reads: list[Read], positions: list[At], repeat: int) 
     def at(p: At) -> Callable[[], Any]:
         return lambda: lode.symbol_at(PositionQuery(p["path"], p["line"], p["column"]))
 
-    first = timed([read(r) for r in reads], 1)  # each file's first read (the warm-up's excepted)
     return {
-        "read": first,
         "read_again": timed([read(r) for r in reads[:10]] * 10, repeat),
         "symbol_at": timed([at(p) for p in positions], repeat),
     }
@@ -128,8 +156,9 @@ def over_http(db: Path, reads: list[Read], positions: list[At], repeat: int) -> 
                     return lambda: client.get(path, params=params).raise_for_status()
 
                 texts = [get("/api/v1/files/text", r) for r in reads]
+                client.get("/api/v1/projects").raise_for_status()  # the connection and the store
                 return {
-                    "read": timed(texts, 1),
+                    "read": first_calls(texts),
                     "read_again": timed(texts[:10] * 10, repeat),
                     "symbol_at": timed([get("/api/v1/symbols/at", p) for p in positions], repeat),
                 }
@@ -162,8 +191,9 @@ def main() -> int:
         lode = Lode(load_config(overrides={"db": db}))
         try:
             reads = sample_reads(lode, count)
+            first = first_reads(lode, reads)
             positions = sample_positions(lode, count)
-            local = in_process(lode, reads, positions, repeat)
+            local = {"read": first, **in_process(lode, reads, positions, repeat)}
         finally:
             lode.close()
         remote = None if args.no_http else over_http(db, reads, positions, repeat)

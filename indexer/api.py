@@ -276,7 +276,7 @@ class Lode(IndexAccess):
         """The identifier at a position (0-based line, UTF-16 column), its definitions
         nearest first, and the unit and chunk holding the position."""
         with self.activity.searching():
-            return symbol_at(self._index_store(), query)
+            return symbol_at(self._index_store(), query, self.searcher.gather)
 
     # ---- symbols --------------------------------------------------------------------
     def symbols(self, query: SymbolQuery) -> SymbolList:

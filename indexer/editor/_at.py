@@ -8,6 +8,9 @@ file (same file, same folder, imported by it).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from indexer.editor._model import ChunkAt, PositionQuery, SymbolAt
 from indexer.editor._read import open_text
 from indexer.errors import ValidationError
@@ -16,7 +19,14 @@ from indexer.positions import Position, Range, from_utf16, identifier_at, to_utf
 from indexer.store import Store
 from indexer.symbols import RankedSymbol, definitions_near
 
-__all__ = ["symbol_at"]
+__all__ = ["Gather", "symbol_at"]
+
+#: Runs independent store reads at once (``Searcher.gather``): name → call, to name → answer.
+Gather = Callable[[dict[str, Callable[[], Any]]], dict[str, Any]]
+
+
+def _one_by_one(calls: dict[str, Callable[[], Any]]) -> dict[str, Any]:
+    return {name: call() for name, call in calls.items()}
 
 
 def _check(query: PositionQuery) -> None:
@@ -27,11 +37,11 @@ def _check(query: PositionQuery) -> None:
         raise ValidationError("limit", f"must be between 1 and 1000 (got {query.limit})")
 
 
-def symbol_at(store: Store, query: PositionQuery) -> SymbolAt:
+def symbol_at(store: Store, query: PositionQuery, gather: Gather = _one_by_one) -> SymbolAt:
     """The identifier at ``query``'s position (0-based line, UTF-16 column) of an indexed
     file, its definitions in the file's project nearest first, and the innermost unit and
-    the chunk holding the position. A position on no identifier (or past the file's end)
-    answers an empty name and no definitions."""
+    the chunk holding the position (the three read at once through ``gather``). A position
+    on no identifier (or past the file's end) answers an empty name and no definitions."""
     _check(query)
     project, text = open_text(store, query.path, query.project)
     uri = file_uri(project.root, text.file_path)
@@ -39,13 +49,18 @@ def symbol_at(store: Store, query: PositionQuery) -> SymbolAt:
     line = lines[query.line].removesuffix("\r") if query.line < len(lines) else ""
     span = identifier_at(line, from_utf16(line, query.column)) if query.line < len(lines) else None
     name = line[span[0] : span[1]] if span is not None else ""
-    found = (
-        definitions_near(store, name, project, text.file_path, "\n".join(lines), query.limit)
-        if name
-        else None
+    read = gather(
+        {
+            "definitions": lambda: (
+                definitions_near(store, name, project, text.file_path, "\n".join(lines), query.limit)
+                if name
+                else None
+            ),
+            "unit": lambda: store.symbols.enclosing(text.document_id, query.line + 1),
+            "chunk": lambda: store.chunks.at_line(text.document_id, query.line + 1),
+        }
     )
-    unit = store.symbols.enclosing(text.document_id, query.line + 1)
-    chunk = store.chunks.at_line(text.document_id, query.line + 1)
+    found, unit, chunk = read["definitions"], read["unit"], read["chunk"]
     return SymbolAt(
         uri=uri,
         project=project.name,

@@ -179,7 +179,13 @@ class Symbols:
                 f"end_line >= {int(line)}",
             ]
         )
-        found = self._where(where or "false", None)
+        # one read through the file's index by pylance (an editor asks this per cursor move)
+        table = self._db.dataset(SYMBOLS).to_table(columns=["id", "view"], filter=where)
+        ids, views = table["id"].to_pylist(), table["view"].to_pylist()
+        if None in views:  # a row an older lode wrote: read as every other read does
+            found = self._where(where or "false", None)
+        else:
+            found = [unpack_symbol(i, v) for i, v in zip(ids, views, strict=True)]
         return min(found, key=lambda s: (s.end_line - s.start_line, -s.start_line, s.id), default=None)
 
     def of_file(self, file_id: str) -> list[Symbol]:
