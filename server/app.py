@@ -28,6 +28,7 @@ from server.http._common import DEPENDENCIES
 from server.http.content import ContentController
 from server.http.discover import DiscoverController
 from server.http.documents import DocumentController
+from server.http.editor import EditorController
 from server.http.events import EventController
 from server.http.outline import OutlineController
 from server.http.projects import ProjectController
@@ -58,6 +59,7 @@ ROUTES: list[Any] = [
     ContentController,
     DiscoverController,
     EventController,
+    EditorController,
 ]
 #: At shutdown, how long search processes may take to end on their own.
 _POOL_CLOSE_SECONDS = 1.0

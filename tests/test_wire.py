@@ -12,8 +12,12 @@ from typing import Any
 import msgspec
 import pytest
 
+from indexer.editor import ChunkAt, FileText
 from indexer.outline import _model as outline
+from indexer.positions import Position, Range
 from indexer.search import ENGINE_ONLY, ChunkHit, DocumentHit, FileGroup, SearchOptions, SearchResponse
+from server.http.schemas import _positions as sp
+from server.http.schemas import editor as se
 from server.http.schemas import outline as so
 from server.http.schemas import search as schemas
 
@@ -24,6 +28,10 @@ MIRRORS: list[tuple[type[Any], type[Any]]] = [
     (schemas.FileGroupOut, FileGroup),
     (schemas.DocumentHitOut, DocumentHit),
     (schemas.ChunkHitOut, ChunkHit),
+    (sp.RangeOut, Range),
+    (sp.PositionOut, Position),
+    (se.FileTextOut, FileText),
+    (se.ChunkAtOut, ChunkAt),
     (so.OutlineNodeOut, outline.NodeInfo),
     (so.OutlineListedOut, outline.ListedNode),
     (so.OutlineListingOut, outline.Listing),

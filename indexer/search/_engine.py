@@ -30,6 +30,7 @@ from indexer.limits import quote_items
 from indexer.models import ChunkFilter, Project
 from indexer.search._cancel import raise_if_cancelled
 from indexer.search._lexical import exact_identifiers, fts_query, named_identifiers
+from indexer.search._matches import locate_hits
 from indexer.search._options import (
     MAX_OFFSET,
     SearchOptions,
@@ -232,6 +233,7 @@ class Searcher:
         if opts.exact_terms:
             scope, warnings = self._term_scope(scope)
         response = (chunk_page if opts.granularity == "chunk" else document_page)(self, scope)
+        response = locate_hits(response, {p.id: p.root for p in projects}, opts)
         coverage = {pid: round(self.store.vectors.coverage(pid), 4) for pid in names}
         warnings += response.warnings
         if opts.scope_depth is not None and opts.scope_depth[0] > opts.scope_depth[1]:

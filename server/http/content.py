@@ -108,12 +108,12 @@ class ContentController(Controller):
         """``document_id`` is the path relative to the project root (as search results give it);
         append ``/text`` for its lines. ``..``, absolute paths and symlinks leaving the root are a 400."""
         path = _raw_document_id(request) or document_id.removeprefix("/")
-        try:
+        if not path.endswith(_TEXT):
             return to_wire(ctx.lode.document_data(project_id, path), DocumentDataOut)
+        try:  # (``a/text`` is a file only where ``a`` is a folder: never both)
+            text = ctx.lode.document_text(project_id, path.removesuffix(_TEXT), start_line, end_line)
         except NotFoundError:
-            if not path.endswith(_TEXT):
-                raise
-        text = ctx.lode.document_text(project_id, path.removesuffix(_TEXT), start_line, end_line)
+            return to_wire(ctx.lode.document_data(project_id, path), DocumentDataOut)
         return DocumentDataOut(
             document_id=text.document_id,
             project=text.project,

@@ -9,8 +9,9 @@ from litestar import Controller, Response, delete, get, patch, post
 from litestar.openapi import ResponseSpec
 from litestar.params import Body, FromPath, QueryParameter
 
-from indexer.api import check_project_fields, relative_paths
+from indexer.api import check_project_fields
 from indexer.errors import StoreError
+from indexer.locations import project_paths
 from server.convert import to_project, to_task
 from server.http._common import ERRORS, Ctx, blocking, example, ok
 from server.http.examples import core as examples
@@ -174,7 +175,7 @@ class ProjectController(Controller):
         """Refresh some paths (files or folders) or the whole project; joins a queued task."""
         ctx.require_writer()
         project = ctx.lode.store.projects.get(project_id)
-        task = ctx.worker.submit(project.id, paths=relative_paths(data.paths), full=data.full)
+        task = ctx.worker.submit(project.id, paths=project_paths(data.paths, project), full=data.full)
         return to_task(task)
 
     @get(

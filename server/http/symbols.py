@@ -19,7 +19,7 @@ from indexer.symbols import MATCHES, detail_json, list_json, references_json
 from server.convert import reference_query, symbol_query, to_wire
 from server.http._common import Ctx, blocking, ok
 from server.http.examples.navigation import SYMBOLS as EXAMPLES
-from server.http.schemas._fields import NOT_BLANK, RELATIVE, one_of
+from server.http.schemas._fields import NOT_BLANK, one_of
 from server.http.schemas.symbols import ReferencesOut, SymbolDetailOut, SymbolListOut
 
 __all__ = ["SymbolController"]
@@ -58,10 +58,10 @@ ProjectParam = Annotated[
 FromPathParam = Annotated[
     str | None,
     QueryParameter(
-        description="The file the name is read in (relative to its project): candidates are "
-        "ranked by proximity to it (same file, same folder, imported by it)",
+        description="The file the name is read in: relative to its project's root, absolute inside "
+        "a project's root, or a file:// URI; candidates are ranked by proximity to it (same "
+        "file, same folder, imported by it). Outside every project's root: a 400",
         max_length=MAX_TEXT_CHARS,
-        pattern=RELATIVE,
     ),
 ]
 

@@ -92,6 +92,11 @@ _HIT: dict[str, Any] = {
     "parent_context": "",
     "scope_path": ["parse_request"],
     "relevance_score": 0.9672,
+    "uri": "file:///home/me/src/shop/src/web/request.py",
+    "matches": [
+        {"start": {"line": 11, "character": 4}, "end": {"line": 11, "character": 9}},
+        {"start": {"line": 11, "character": 10}, "end": {"line": 11, "character": 17}},
+    ],
 }
 
 SEARCH_REQUEST: dict[str, Any] = {
@@ -118,6 +123,7 @@ SEARCH: dict[str, Any] = {
             "project": "shop",
             "total_relevance": 0.9672,
             "chunks": [_HIT],
+            "uri": _HIT["uri"],
         }
     ],
     "semantic_coverage": {_PID: 1.0},
@@ -125,7 +131,7 @@ SEARCH: dict[str, Any] = {
     "took_ms": 21.4,
 }
 
-_CHUNK_META = {k: v for k, v in _HIT.items() if k not in ("project", "relevance_score")}
+_CHUNK_META = {k: v for k, v in _HIT.items() if k not in ("project", "relevance_score", "uri", "matches")}
 CHUNK: dict[str, Any] = {
     **_CHUNK_META,
     "chunk_hash": "5f1e0c3b9a...",

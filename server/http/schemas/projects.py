@@ -15,10 +15,10 @@ from server.http.schemas._fields import (
     Globs,
     Languages,
     PrimaryLanguage,
-    RelativePath,
     Text,
 )
 from server.http.schemas._fields import describe as _d
+from server.http.schemas._positions import FileArgument
 
 __all__ = [
     "FileOut",
@@ -138,8 +138,12 @@ class IndexRequest(msgspec.Struct, forbid_unknown_fields=True):
     """Refresh some paths of a project, or all of it."""
 
     paths: Annotated[
-        list[RelativePath],
-        _d("Project-relative files or folders; empty = whole project", max_length=MAX_PATHS),
+        list[FileArgument],
+        _d(
+            "Files or folders: relative to the project's root, absolute inside it, or file:// URIs; "
+            "empty = whole project",
+            max_length=MAX_PATHS,
+        ),
     ] = []
     full: Annotated[bool, _d("Re-chunk every file even if unchanged")] = False
 

@@ -43,6 +43,7 @@ from server.http.schemas._fields import (
     Text,
 )
 from server.http.schemas._fields import describe as _d
+from server.http.schemas._positions import FileUri, Matches
 
 __all__ = [
     "ChunkHitOut",
@@ -157,6 +158,8 @@ class ChunkHitOut(msgspec.Struct):
         int, _d("First line of the unit this chunk is (a piece of): a long function split into pieces")
     ]
     unit_end_line: Annotated[int, _d("Last line of the unit")]
+    uri: FileUri
+    matches: Matches
     folded_pieces: Annotated[
         int, _d("Other pieces of the same unit that matched, folded into this hit (0: none)")
     ] = 0
@@ -175,6 +178,7 @@ class DocumentHitOut(msgspec.Struct):
     primary_language: PrimaryLanguage
     chunks: Annotated[list[ChunkHitOut], _d("The file's best chunks (at most chunks_per_file)")]
     role: Annotated[str, _d("What the file is for: implementation, test, docs, example…")]
+    uri: FileUri
 
 
 class FileGroupOut(msgspec.Struct):
@@ -186,6 +190,7 @@ class FileGroupOut(msgspec.Struct):
     project: ProjectName
     total_relevance: Annotated[float, _d("The file's best chunk score (groups follow their best chunks)")]
     chunks: Annotated[list[ChunkHitOut], _d("This page's chunks of the file, best first")]
+    uri: FileUri
 
 
 class SearchResponseOut(msgspec.Struct):

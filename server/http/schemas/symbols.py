@@ -9,6 +9,7 @@ import msgspec
 
 from server.http.schemas._fields import ChunkId, EndLine, FilePath, ProjectId, ProjectName, StartLine
 from server.http.schemas._fields import describe as _d
+from server.http.schemas._positions import FileUri, RangeOut
 
 __all__ = [
     "CallerOut",
@@ -41,6 +42,7 @@ class SymbolOut(msgspec.Struct):
     end_line: EndLine
     chunk_id: ChunkId
     proximity: Annotated[str, _d(f"How near it is to from_path: {_PROXIMITY}")]
+    uri: FileUri
 
 
 class SymbolListOut(msgspec.Struct):
@@ -68,9 +70,16 @@ class ReferenceSiteOut(msgspec.Struct):
     """A line where the name is used."""
 
     id: Annotated[str, _d("Symbol id of the site (GET /api/v1/symbols/{id} shows it)")]
-    line: Annotated[int, _d("Line (1-based)")]
+    line: Annotated[int, _d("Line (1-based, as start_line; ranges holds LSP positions)")]
     text: Annotated[str, _d("The line, trimmed")]
     chunk_id: ChunkId
+    ranges: Annotated[
+        list[RangeOut],
+        _d(
+            "Each use of the name on the line as a whole identifier (LSP: 0-based line, UTF-16 "
+            "columns; by text, so a use in a comment or string counts too)"
+        ),
+    ]
 
 
 class CallerOut(msgspec.Struct):
@@ -84,6 +93,7 @@ class CallerOut(msgspec.Struct):
     signature: Annotated[str, _d("Its header as written ('' at file level)")]
     proximity: Annotated[str, _d(f"How near the file is to from_path: {_PROXIMITY}")]
     sites: Annotated[list[ReferenceSiteOut], _d("The lines, in order")]
+    uri: FileUri
 
 
 class ReferencesOut(msgspec.Struct):
