@@ -19,6 +19,8 @@ class Report:
     warnings: tuple[str, ...] = ()
     #: Everything it printed (for when the lines above are not enough).
     output: str = ""
+    #: Warnings about the tool itself, not the document (listed in the tool's module).
+    ignored: tuple[str, ...] = ()
 
     @property
     def clean(self) -> bool:
@@ -32,8 +34,9 @@ class Report:
     def render(self, limit: int = 60) -> str:
         """The summary, then each error and warning (the first ``limit`` of each)."""
         lines = [self.summary()]
-        for kind, items in (("error", self.errors), ("warning", self.warnings)):
+        kinds = (("error", self.errors), ("warning", self.warnings), ("ignored", self.ignored))
+        for kind, items in kinds:
             lines += [f"  {kind}: {item}" for item in items[:limit]]
             if len(items) > limit:
-                lines.append(f"  … and {len(items) - limit} more {kind}s")
+                lines.append(f"  … and {len(items) - limit} more ({kind})")
         return "\n".join(lines)

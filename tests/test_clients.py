@@ -10,6 +10,8 @@ Python ones come with ./scripts/setup. ``./scripts/clients`` prints the same rep
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -29,7 +31,24 @@ from clients import (
 from indexer.config import load_config
 from indexer.embed import FakeEmbedder
 
-pytestmark = pytest.mark.slow
+CLIENTS = Path(__file__).resolve().parent.parent / "clients"
+
+
+def test_the_node_tools_are_pinned_exactly_and_locked() -> None:
+    package = json.loads((CLIENTS / "package.json").read_text(encoding="utf-8"))
+    lock = json.loads((CLIENTS / "package-lock.json").read_text(encoding="utf-8"))
+    pins = package["devDependencies"]
+    assert {
+        "@hey-api/openapi-ts",
+        "openapi-typescript",
+        "openapi-fetch",
+        "@redocly/cli",
+        "typescript",
+    } <= set(pins)
+    assert [f"{n}@{v}" for n, v in pins.items() if not re.fullmatch(r"\d+\.\d+\.\d+", v)] == []
+    locked = {name: lock["packages"][f"node_modules/{name}"]["version"] for name in pins}
+    assert locked == pins
+    assert lock["packages"][""]["devDependencies"] == pins
 
 
 @pytest.fixture(scope="module")
@@ -42,11 +61,13 @@ def spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_document(tmp_path_factory.mktemp("openapi") / "openapi.json")
 
 
+@pytest.mark.slow
 def test_redocly_recommended_rules_find_no_error(spec: Path, tmp_path: Path) -> None:
     report = lint_document(spec, tmp_path)
     assert report.errors == (), report.render()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("generator", GENERATORS)
 def test_the_generated_client_has_no_warning_and_type_checks(
     generator: str, spec: Path, tmp_path: Path
@@ -55,6 +76,7 @@ def test_the_generated_client_has_no_warning_and_type_checks(
     assert (generated.clean, compiled.errors) == (True, ()), f"{generated.render()}\n{compiled.render()}"
 
 
+@pytest.mark.slow
 def test_a_generated_typescript_client_drives_a_live_server(spec: Path, tmp_path: Path) -> None:
     reports, script = build_driver(spec, tmp_path / "drive")
     assert all(r.clean for r in reports), "\n".join(r.render() for r in reports)
