@@ -23,7 +23,7 @@ def dump_document() -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="lode-openapi-") as tmp:
         config = load_config(env={}, overrides={"db": Path(tmp) / "db", "enabled": False})
         app = create_app(config, embedder=FakeEmbedder())
-        with TestClient(app) as client:
+        with TestClient(app, base_url="http://127.0.0.1") as client:  # the Host the browser guard allows
             response = client.get("/api/openapi.json")
             response.raise_for_status()
             document: dict[str, Any] = response.json()
