@@ -15,6 +15,14 @@ __all__ = ["PACKAGE", "check_python", "generate_python"]
 #: The generated package's folder name (``import lode_client``).
 PACKAGE = "lode_client"
 _MYPY_ERROR = re.compile(r"^(?P<where>\S.*?:\d+(?::\d+)?): error: (?P<message>.*)$")
+#: Errors in what the generator writes the same for every document, not counted (shown as
+#: ignored). openapi-python-client 0.29.1's client.py template passes ``*args: object`` on to
+#: httpx's typed ``__exit__``/``__aexit__`` (3 errors each in Client, AsyncClient and their
+#: authenticated twins: 12); no document changes that file.
+_TEMPLATE_ERRORS = re.compile(
+    r"^lode_client/client\.py:\d+: Argument 1 to \"__a?exit__\" of \"(Async)?Client\" "
+    r"has incompatible type \"\*tuple\[object, \.\.\.\]\""
+)
 
 
 def generate_python(spec: Path, out: Path) -> Report:
@@ -41,9 +49,9 @@ def check_python(out: Path) -> Report:
     config.write_text("[mypy]\nstrict = True\n")
     args = ["-m", "mypy", "--strict", "--config-file", config, "--cache-dir", out / ".mypy_cache"]
     ran = run([sys.executable, *args, "--no-color-output", "--no-error-summary", PACKAGE], cwd=out)
-    errors = tuple(
-        f"{m['where']}: {m['message']}" for m in map(_MYPY_ERROR.match, ran.stdout.splitlines()) if m
-    )
-    if ran.returncode != 0 and not errors:
+    found = [f"{m['where']}: {m['message']}" for m in map(_MYPY_ERROR.match, ran.stdout.splitlines()) if m]
+    ignored = tuple(e for e in found if _TEMPLATE_ERRORS.match(e))
+    errors = tuple(e for e in found if e not in ignored)
+    if ran.returncode != 0 and not found:
         errors = (f"mypy exited {ran.returncode}: {ran.output.strip()[:2000]}",)
-    return Report("openapi-python-client: mypy --strict", errors, (), ran.output)
+    return Report("openapi-python-client: mypy --strict", errors, (), ran.output, ignored)

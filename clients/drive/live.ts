@@ -47,6 +47,7 @@ async function main(baseUrl: string, folder: string): Promise<void> {
       body: { query: "apply discount percentage", granularity: "chunk", limit: 3, languages: ["python"] },
     }),
   );
+  if (found.granularity !== "chunk") throw new Error(`search: asked for chunks, got ${found.granularity}`);
   const hits: ChunkHit[] = found.groups.flatMap((group) => group.chunks);
   hits.sort((a, b) => b.relevance_score - a.relevance_score);
   const top = hits[0];
