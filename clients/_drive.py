@@ -15,7 +15,7 @@ from clients._typescript import compile_typescript, generate_typescript
 __all__ = ["build_driver", "run_driver"]
 
 #: Compiled for node (ES modules), strict, emitting JavaScript beside the sources in dist/.
-_TSCONFIG = {
+_TSCONFIG: dict[str, object] = {
     "compilerOptions": {
         "strict": True,
         "target": "ES2022",

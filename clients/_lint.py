@@ -24,7 +24,7 @@ def lint_document(spec: Path, work: Path) -> Report:
     work.mkdir(parents=True, exist_ok=True)
     config = work / "redocly.yaml"
     config.write_text("extends:\n  - recommended\n")
-    args = [node_tool("redocly"), "lint", spec, "--config", config, "--format", "json"]
+    args: list[str | Path] = [node_tool("redocly"), "lint", spec, "--config", config, "--format", "json"]
     ran = run([*args, "--max-problems", "10000"], cwd=work)
     try:
         found = json.loads(ran.stdout)

@@ -47,7 +47,15 @@ def check_python(out: Path) -> Report:
     """``mypy --strict`` over the generated package, with no config file but its own."""
     config = out / "mypy.ini"
     config.write_text("[mypy]\nstrict = True\n")
-    args = ["-m", "mypy", "--strict", "--config-file", config, "--cache-dir", out / ".mypy_cache"]
+    args: list[str | Path] = [
+        "-m",
+        "mypy",
+        "--strict",
+        "--config-file",
+        config,
+        "--cache-dir",
+        out / ".mypy_cache",
+    ]
     ran = run([sys.executable, *args, "--no-color-output", "--no-error-summary", PACKAGE], cwd=out)
     found = [f"{m['where']}: {m['message']}" for m in map(_MYPY_ERROR.match, ran.stdout.splitlines()) if m]
     ignored = tuple(e for e in found if _TEMPLATE_ERRORS.match(e))

@@ -14,7 +14,7 @@ from clients._toolchain import Ran, node_tool, python_tool, run
 __all__ = ["TYPESCRIPT_GENERATORS", "compile_typescript", "generate_typescript"]
 
 #: Every generated client compiles under these (the generators write for browsers and bundlers).
-_TSCONFIG = {
+_TSCONFIG: dict[str, object] = {
     "compilerOptions": {
         "strict": True,
         "noEmit": True,
