@@ -8,8 +8,9 @@ fields (``minLength`` of a glob, the two items of ``scope_depth``) and never say
 - ``strict_body``, a before-request hook, decodes a body with the route's own type in
   msgspec's strict mode first: a value of the wrong type is a 400 naming its field;
 - ``exact_request_schemas`` replaces the component schema of every request type with
-  msgspec's own (the same rules the decoder applies) plus the cross-field rules msgspec
-  cannot state (``_ANY_OF``);
+  msgspec's own (the same rules the decoder applies); the rules between fields ("a query,
+  or has_definitions") are said in the descriptions and checked by the routes (a 400 naming
+  the field), not stated as ``anyOf``: generators flatten that into required fields;
 - the same hook answers ``OPTIONS`` itself, with an ``Allow`` header listing every method
   of the path (Litestar's listed only those registered before its OPTIONS handler).
 """
@@ -34,25 +35,6 @@ __all__ = ["exact_request_schemas", "request_types", "strict_body"]
 
 _AT = re.compile(r" - at `\$\.?([^`]*)`$")
 _FIELD = re.compile(r"field `([^`]+)`")
-_NOT_BLANK = {"pattern": r"\S"}
-#: Cross-field rules msgspec cannot state: the body must match one of these (the route
-#: refuses a body that matches none).
-_ANY_OF: dict[str, list[dict[str, Any]]] = {
-    "FindDocumentsIn": [
-        {"required": ["query"], "properties": {"query": _NOT_BLANK}},
-        {"required": ["continuation_token"]},
-    ],
-    "SearchRequest": [
-        {"required": ["query"], "properties": {"query": _NOT_BLANK}},
-        {"required": ["has_definitions"], "properties": {"has_definitions": {"minItems": 1}}},
-        {"required": ["has_references"], "properties": {"has_references": {"minItems": 1}}},
-    ],
-    "SearchContentIn": [
-        {"required": ["semantic_concepts"], "properties": {"semantic_concepts": {"minItems": 1}}},
-        {"required": ["exact_terms"], "properties": {"exact_terms": {"minItems": 1}}},
-        {"required": ["continuation_token"]},
-    ],
-}
 
 
 def _body_type(request: Request[Any, Any, Any]) -> type[msgspec.Struct] | None:
@@ -112,9 +94,9 @@ def _integral_floats_as_ints(value: Any) -> Any:
 
 
 def _choices(body_type: type[msgspec.Struct], field: str) -> list[str]:
-    """The values a Literal field of ``body_type`` admits."""
-    hint = typing.get_type_hints(body_type, include_extras=True).get(field)
-    while typing.get_origin(hint) is typing.Annotated:
+    """The values a Literal field of ``body_type`` (or its list's items) admits."""
+    hint: Any = typing.get_type_hints(body_type, include_extras=True).get(field)
+    while typing.get_origin(hint) in (typing.Annotated, list):
         hint = typing.get_args(hint)[0]
     return [str(v) for v in typing.get_args(hint)] if typing.get_origin(hint) is typing.Literal else []
 
@@ -137,7 +119,7 @@ async def strict_body(request: Request[Any, Any, Any]) -> Response[None] | None:
         msgspec.convert(value, type=body_type, strict=True)
     except msgspec.ValidationError as exc:
         field, message = _field_and_message(str(exc))
-        if message.startswith("Invalid enum value"):
+        if "Invalid enum value" in message:
             message = f"{message}: must be one of: {', '.join(_choices(body_type, field))}"
         raise ValidationError(field, message) from None
     except msgspec.DecodeError:
@@ -196,10 +178,6 @@ def exact_request_schemas(document: dict[str, Any]) -> None:
     for name, schema in _forbidding(exact):
         if name in strict:
             schema["additionalProperties"] = False
-        if name in _ANY_OF:
-            # Inside allOf, so client generators keep one model for the body (a top-level
-            # anyOf made them emit one model per alternative and none for the body).
-            schema["allOf"] = [{"anyOf": _ANY_OF[name]}]
     config, sections = _discover_config_schema()
     exact.update(sections)
     discover = exact["DiscoverRequest"]["properties"]["config"]

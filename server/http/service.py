@@ -40,7 +40,7 @@ class ServiceController(Controller):
             "`index_version` which version of the chunk table it answers from. Never needs the API key."
         ),
         responses={
-            **ok(HealthOut, "Ready", examples.HEALTH),
+            **ok(HealthOut, "Ready", examples.HEALTH, public=True),
             503: ResponseSpec(
                 data_container=HealthOut,
                 description="Degraded: the same fields, saying what is wrong",
@@ -98,7 +98,7 @@ class ServiceController(Controller):
             "hash; vectors finite and unit-length). Seconds per 100k chunks. A check that passes "
             "clears a standing storage failure of /health. The same as `lode check`."
         ),
-        responses=ok(StoreCheckOut, "A sound store", examples.CHECK),
+        responses=ok(StoreCheckOut, "A sound store", examples.CHECK, errors=(503,)),
     )
     @blocking
     def check(self, ctx: Ctx) -> StoreCheckOut:
@@ -112,7 +112,7 @@ class ServiceController(Controller):
         "/api/v1/status",
         summary="Index, queue and projects",
         operation_id="status",
-        responses=ok(StatusOut, "A busy index", examples.STATUS),
+        responses=ok(StatusOut, "A busy index", examples.STATUS, errors=(503,)),
     )
     @blocking
     def status(self, ctx: Ctx) -> StatusOut:

@@ -8,6 +8,7 @@ from typing import Annotated
 import msgspec
 
 from indexer.limits import MAX_PATHS
+from server.http.schemas._choices import TaskKind, TaskPhase, TaskStatus, WatchState
 from server.http.schemas._fields import (
     ChunkCount,
     FilePath,
@@ -29,6 +30,7 @@ __all__ = [
     "ProjectOut",
     "ProjectPatch",
     "TaskOut",
+    "WatchOut",
 ]
 
 
@@ -61,9 +63,9 @@ class TaskOut(msgspec.Struct):
 
     id: Annotated[str, _d("Task id (UUID v7)")]
     project_id: Annotated[str, _d("Project the task works on")]
-    kind: Annotated[str, _d("index or delete")]
-    status: Annotated[str, _d("queued, running, done, failed or cancelled")]
-    phase: Annotated[str, _d("queued, chunk (lexical phase), embed (vectors), or the final status")]
+    kind: Annotated[TaskKind, _d("index or delete")]
+    status: Annotated[TaskStatus, _d("queued, running, done, failed or cancelled")]
+    phase: Annotated[TaskPhase, _d("queued, chunk (lexical phase), embed (vectors), or the final status")]
     paths: Annotated[list[str], _d("Project-relative paths to refresh; empty means the whole project")]
     full: Annotated[bool, _d("Re-chunk every file, not only changed ones")]
     files_total: Annotated[int, _d("Files to read in phase 1")]
@@ -78,6 +80,27 @@ class TaskOut(msgspec.Struct):
     created_at: Annotated[datetime | None, _d("When the task was queued (UTC)")] = None
     started_at: Annotated[datetime | None, _d("When the task first ran (UTC); null if it has not run")] = None
     finished_at: Annotated[datetime | None, _d("When the task ended (UTC); null while it is live")] = None
+
+
+class WatchOut(msgspec.Struct):
+    """What the watcher of a project is doing."""
+
+    state: Annotated[
+        WatchState,
+        _d("watching (file events), polling (the fallback), stopped (not watched) or error"),
+    ]
+    pending_events: Annotated[int, _d("File events received but not yet sent as a task")]
+    last_update_at: Annotated[
+        datetime | None, _d("When the last batch of changes was handed to the writer (UTC); null if none")
+    ]
+    last_error: Annotated[str | None, _d("The last problem met (null if none)")]
+    last_event_at: Annotated[
+        datetime | None, _d("When the last relevant file event arrived (UTC); null if none")
+    ] = None
+    mode_reason: Annotated[
+        str | None, _d("Why the watcher polls instead of receiving events (null if not)")
+    ] = None
+    batches: Annotated[int, _d("Batches of changes sent since the watcher started")] = 0
 
 
 class ProjectOut(msgspec.Struct):
@@ -99,7 +122,7 @@ class ProjectOut(msgspec.Struct):
         datetime | None, _d("When an index run last finished writing chunks (UTC); null if never")
     ] = None
     current_task: Annotated[TaskOut | None, _d("The live task of this project, if any")] = None
-    watch: Annotated[dict[str, object] | None, _d("Watcher state of this project")] = None
+    watch: Annotated[WatchOut | None, _d("What the watcher of this project is doing")] = None
 
 
 class ProjectCreated(msgspec.Struct):
