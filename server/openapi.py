@@ -8,7 +8,9 @@ what it cannot say, in place and idempotently:
   others: ``/health``), and the ``WWW-Authenticate`` header of that 401;
 - a ``discriminator`` on every ``oneOf`` of tagged shapes (search results per
   granularity, a discovery stage's answer per stage), so generators pick the shape by its
-  tag rather than by trying each.
+  tag rather than by trying each;
+- optional query parameters that are not nullable: a parameter is left out, never sent as
+  null (a URL has no null: generators that see one send the text ``null``).
 
 The document, the docs page and ``/health`` are public: they hold no data.
 """
@@ -60,10 +62,24 @@ def _secure(operation: dict[str, Any]) -> None:
         unauthorized.setdefault("headers", {})["WWW-Authenticate"] = dict(_WWW_AUTHENTICATE)
 
 
+def _not_nullable(parameter: dict[str, Any]) -> None:
+    """An optional parameter's ``oneOf [T, null]`` as ``T`` (its constraints kept)."""
+    schema = parameter.get("schema") or {}
+    choices = schema.get("oneOf")
+    if parameter.get("required") or not isinstance(choices, list):
+        return
+    kept = [c for c in choices if c != {"type": "null"}]
+    if len(kept) == 1 and len(choices) == 2:
+        rest = {k: v for k, v in schema.items() if k != "oneOf"}
+        parameter["schema"] = {**rest, **kept[0]}
+
+
 def _tag_of(schema: dict[str, Any]) -> tuple[str, str] | None:
-    """The (property, value) of a tagged shape: a required property with a ``const``."""
+    """The (property, value) of a tagged shape: a required property with a ``const``
+    (described here: Litestar adds the tag of a tagged Struct without a description)."""
     for name, prop in (schema.get("properties") or {}).items():
         if isinstance(prop, dict) and "const" in prop and name in schema.get("required", ()):
+            prop.setdefault("description", f"Always {prop['const']}: tells this shape from the others")
             return name, str(prop["const"])
     return None
 
@@ -94,6 +110,8 @@ def finish_document(document: dict[str, Any]) -> dict[str, Any]:
     exact_request_schemas(document)
     for operation in _operations(document):
         _secure(operation)
+        for parameter in operation.get("parameters", ()):
+            _not_nullable(parameter)
     _discriminate(document, document.get("components", {}).get("schemas", {}))
     return document
 
