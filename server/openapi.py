@@ -9,6 +9,7 @@ what it cannot say, in place and idempotently:
 - a ``discriminator`` on every ``oneOf`` of tagged shapes (search results per
   granularity, a discovery stage's answer per stage), so generators pick the shape by its
   tag rather than by trying each;
+- a ``type`` on every enum of strings (msgspec states a ``Literal`` by its values alone);
 - optional query parameters that are not nullable: a parameter is left out, never sent as
   null (a URL has no null: generators that see one send the text ``null``).
 
@@ -62,6 +63,21 @@ def _secure(operation: dict[str, Any]) -> None:
         unauthorized.setdefault("headers", {})["WWW-Authenticate"] = dict(_WWW_AUTHENTICATE)
 
 
+def _type_enums(node: Any) -> None:
+    """``type: string`` beside every ``enum`` of strings that has no type."""
+    if isinstance(node, list):
+        for item in node:
+            _type_enums(item)
+        return
+    if not isinstance(node, dict):
+        return
+    values = node.get("enum")
+    if isinstance(values, list) and "type" not in node and all(isinstance(v, str) for v in values):
+        node["type"] = "string"
+    for value in node.values():
+        _type_enums(value)
+
+
 def _not_nullable(parameter: dict[str, Any]) -> None:
     """An optional parameter's ``oneOf [T, null]`` as ``T`` (its constraints kept)."""
     schema = parameter.get("schema") or {}
@@ -113,6 +129,7 @@ def finish_document(document: dict[str, Any]) -> dict[str, Any]:
         for parameter in operation.get("parameters", ()):
             _not_nullable(parameter)
     _discriminate(document, document.get("components", {}).get("schemas", {}))
+    _type_enums(document)
     return document
 
 
