@@ -17,8 +17,11 @@ fields (``minLength`` of a glob, the two items of ``scope_depth``) and never say
 
 from __future__ import annotations
 
+import ast
 import inspect
+import itertools
 import re
+import textwrap
 import typing
 from collections.abc import Iterator
 from typing import Any
@@ -145,6 +148,23 @@ def _forbidding(components: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any
             yield name, schema
 
 
+def _field_docs(cls: type[Any]) -> dict[str, str]:
+    """The docstrings written under a dataclass's fields, by field name (one line each)."""
+    body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0]
+    docs: dict[str, str] = {}
+    statements = getattr(body, "body", [])
+    for field, doc in itertools.pairwise(statements):
+        if (
+            isinstance(field, ast.AnnAssign)
+            and isinstance(field.target, ast.Name)
+            and isinstance(doc, ast.Expr)
+            and isinstance(doc.value, ast.Constant)
+            and isinstance(doc.value.value, str)
+        ):
+            docs[field.target.id] = " ".join(doc.value.value.split())
+    return docs
+
+
 def _discover_config_schema() -> tuple[dict[str, Any], dict[str, Any]]:
     """The ``config`` object of a discover request: each stage's section with its settings
     (names and types; the ranges are the stage settings' own checks), nothing else."""
@@ -156,8 +176,11 @@ def _discover_config_schema() -> tuple[dict[str, Any], dict[str, Any]]:
     _, components = msgspec.json.schema_components(
         list(sections.values()), ref_template="#/components/schemas/{name}"
     )
-    for schema in components.values():
+    for cls in sections.values():
+        schema = components[cls.__name__]
         schema["additionalProperties"] = False
+        for name, doc in _field_docs(cls).items():
+            schema["properties"][name].setdefault("description", doc)
     config = {
         "type": "object",
         "additionalProperties": False,
@@ -179,7 +202,7 @@ def exact_request_schemas(document: dict[str, Any]) -> None:
         if name in strict:
             schema["additionalProperties"] = False
     config, sections = _discover_config_schema()
-    exact.update(sections)
+    exact.update(msgspec.json.decode(msgspec.json.encode(sections)))  # defaults as JSON: lists, not tuples
     discover = exact["DiscoverRequest"]["properties"]["config"]
     discover["anyOf"] = [config, {"type": "null"}]
     for name, schema in exact.items():

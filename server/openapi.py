@@ -4,12 +4,15 @@ Litestar generates the paths and schemas from the routes; ``finish_document`` th
 what it cannot say, in place and idempotently:
 
 - each request type's exact schema (``server.conformance``: the rules the decoder applies);
+- no 400 Litestar adds by itself to an operation with a parameter (its "Validation
+  Exception"), where the route documents none: a path of text cannot be invalid;
 - the bearer scheme on every operation that documents a 401 (``security: []`` on the
   others: ``/health``), and the ``WWW-Authenticate`` header of that 401;
 - a ``discriminator`` on every ``oneOf`` of tagged shapes (search results per
   granularity, a discovery stage's answer per stage), so generators pick the shape by its
   tag rather than by trying each;
-- a ``type`` on every enum of strings (msgspec states a ``Literal`` by its values alone);
+- a ``type`` on every enum of strings (msgspec states a ``Literal`` by its values alone),
+  and no empty ``required`` list (a body whose fields all have defaults);
 - optional query parameters that are not nullable: a parameter is left out, never sent as
   null (a URL has no null: generators that see one send the text ``null``).
 
@@ -55,6 +58,14 @@ def _operations(document: dict[str, Any]) -> list[dict[str, Any]]:
     return [op for item in document.get("paths", {}).values() for m, op in item.items() if m in methods]
 
 
+def _drop_generated_400(operation: dict[str, Any]) -> None:
+    """Litestar's own 400 of any operation with a parameter, where the route has none."""
+    responses = operation.get("responses", {})
+    schema = responses.get("400", {}).get("content", {}).get("application/json", {}).get("schema", {})
+    if schema.get("description") == "Validation Exception":
+        del responses["400"]
+
+
 def _secure(operation: dict[str, Any]) -> None:
     """``security`` by whether the operation can answer 401; that 401's header."""
     unauthorized = operation.get("responses", {}).get("401")
@@ -64,7 +75,8 @@ def _secure(operation: dict[str, Any]) -> None:
 
 
 def _type_enums(node: Any) -> None:
-    """``type: string`` beside every ``enum`` of strings that has no type."""
+    """``type: string`` beside every ``enum`` of strings that has no type; no empty
+    ``required`` list."""
     if isinstance(node, list):
         for item in node:
             _type_enums(item)
@@ -74,6 +86,8 @@ def _type_enums(node: Any) -> None:
     values = node.get("enum")
     if isinstance(values, list) and "type" not in node and all(isinstance(v, str) for v in values):
         node["type"] = "string"
+    if node.get("required") == [] and "properties" in node:
+        del node["required"]
     for value in node.values():
         _type_enums(value)
 
@@ -125,6 +139,7 @@ def finish_document(document: dict[str, Any]) -> dict[str, Any]:
     """Finish Litestar's ``document`` for generators (in place; finishing twice changes nothing)."""
     exact_request_schemas(document)
     for operation in _operations(document):
+        _drop_generated_400(operation)
         _secure(operation)
         for parameter in operation.get("parameters", ()):
             _not_nullable(parameter)

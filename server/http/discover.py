@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from litestar import Controller, post
 from litestar.openapi.spec import Example
@@ -92,7 +92,5 @@ class DiscoverController(Controller):
         started = time.perf_counter()
         result = run_stage(ctx.lode, stage, data, load_discover_config())
         took = round((time.perf_counter() - started) * 1000, 3)
-        answer: StageResponseOut = to_wire(
-            {"stage": stage, "took_ms": took, "result": result}, STAGE_RESPONSES[stage]
-        )
-        return answer
+        answer = to_wire({"stage": stage, "took_ms": took, "result": result}, STAGE_RESPONSES[stage])
+        return cast("StageResponseOut", answer)

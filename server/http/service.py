@@ -13,6 +13,7 @@ from indexer import __version__
 from server.convert import to_project, to_wire
 from server.http._common import Ctx, blocking, example, ok
 from server.http.examples import core as examples
+from server.http.schemas._choices import HealthStatus
 from server.http.schemas.service import HealthOut, StatusOut, StoreCheckOut
 from server.metrics import CONTENT_TYPE, render_metrics
 
@@ -71,7 +72,7 @@ class ServiceController(Controller):
             f"storage failure while {failure.where}: {failure.message}" if failure is not None else None,
         ]
         faults = [r for r in reasons if r]
-        status = "degraded" if faults else ("ok" if loaded else "starting")
+        status: HealthStatus = "degraded" if faults else ("ok" if loaded else "starting")
         pool = ctx.search_pool
         body = HealthOut(
             status=status,

@@ -10,6 +10,7 @@ from typing import Literal
 
 __all__ = [
     "Granularity",
+    "HealthStatus",
     "Match",
     "Mode",
     "NodeTypeName",
@@ -53,6 +54,8 @@ TaskPhase = Literal["queued", "chunk", "embed", "done", "failed", "cancelled"]
 TaskKind = Literal["index", "delete"]
 #: A project watcher's state.
 WatchState = Literal["watching", "polling", "stopped", "error"]
+#: How the server is: ok, starting (the model loads) or degraded.
+HealthStatus = Literal["ok", "starting", "degraded"]
 #: Search granularity.
 Granularity = Literal["document", "chunk"]
 #: Search mode.

@@ -58,7 +58,7 @@ class ProjectPatch(msgspec.Struct, forbid_unknown_fields=True):
     exclude: Annotated[Globs | None, _d("New exclude globs")] = None
 
 
-class TaskOut(msgspec.Struct):
+class TaskOut(msgspec.Struct, kw_only=True):
     """An indexing task of the single writer, with live progress."""
 
     id: Annotated[str, _d("Task id (UUID v7)")]
@@ -74,7 +74,7 @@ class TaskOut(msgspec.Struct):
     chunks_total: Annotated[int, _d("Chunks of the project (phase 2 denominator)")]
     chunks_embedded: Annotated[int, _d("Chunks of the project with a vector")]
     percent: Annotated[float, _d("Progress 0-100 (phase 1 counts 20 %, embedding 80 %)")]
-    eta_seconds: Annotated[float | None, _d("Seconds left in phase 2 at the current rate")]
+    eta_seconds: Annotated[float | None, _d("Seconds left in phase 2 at the current rate")] = None
     errors: Annotated[list[str], _d("Files that failed, as 'path: reason'")]
     message: Annotated[str, _d("Why a task failed or was resumed")]
     created_at: Annotated[datetime | None, _d("When the task was queued (UTC)")] = None
@@ -90,13 +90,13 @@ class WatchOut(msgspec.Struct):
         _d("watching (file events), polling (the fallback), stopped (not watched) or error"),
     ]
     pending_events: Annotated[int, _d("File events received but not yet sent as a task")]
-    last_update_at: Annotated[
-        datetime | None, _d("When the last batch of changes was handed to the writer (UTC); null if none")
-    ]
-    last_error: Annotated[str | None, _d("The last problem met (null if none)")]
     last_event_at: Annotated[
         datetime | None, _d("When the last relevant file event arrived (UTC); null if none")
     ] = None
+    last_update_at: Annotated[
+        datetime | None, _d("When the last batch of changes was handed to the writer (UTC); null if none")
+    ] = None
+    last_error: Annotated[str | None, _d("The last problem met (null if none)")] = None
     mode_reason: Annotated[
         str | None, _d("Why the watcher polls instead of receiving events (null if not)")
     ] = None

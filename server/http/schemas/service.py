@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from server.http.schemas._choices import HealthStatus
 from server.http.schemas._fields import describe as _d
 from server.http.schemas.projects import ProjectOut
 
@@ -36,7 +37,7 @@ class HealthOut(msgspec.Struct):
     """Liveness and readiness."""
 
     status: Annotated[
-        Literal["ok", "starting", "degraded"],
+        HealthStatus,
         _d("ok when ready, starting while the model loads, degraded on a fault"),
     ]
     store_open: Annotated[
