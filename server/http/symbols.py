@@ -36,6 +36,7 @@ LanguagesParam = Annotated[
     list[LanguageName] | None,
     QueryParameter(
         description="Only these languages (repeat the parameter: language=python&language=go)",
+        min_items=1,
         max_items=MAX_NAMES,
     ),
 ]
@@ -83,6 +84,7 @@ class SymbolController(Controller):
             list[NodeTypeName] | None,
             QueryParameter(
                 description="Only these node types (repeat the parameter: kind=function&kind=method)",
+                min_items=1,
                 max_items=MAX_NAMES,
             ),
         ] = None,
