@@ -101,7 +101,7 @@ def _not_nullable(parameter: dict[str, Any]) -> None:
     kept = [c for c in choices if c != {"type": "null"}]
     if len(kept) == 1 and len(choices) == 2:
         rest = {k: v for k, v in schema.items() if k != "oneOf"}
-        parameter["schema"] = {**rest, **kept[0]}
+        parameter["schema"] = {**kept[0], **rest}
 
 
 def _tag_of(schema: dict[str, Any]) -> tuple[str, str] | None:

@@ -10,13 +10,14 @@ from typing import Annotated
 from litestar import Controller, get
 from litestar.params import FromPath, QueryParameter
 
+from indexer.chunker import KNOWN_LANGUAGES
 from indexer.limits import MAX_NAMES, MAX_SYMBOL_CHARS, MAX_TEXT_CHARS
 from indexer.symbols import detail_json, list_json, references_json
 from server.convert import reference_query, symbol_query, to_wire
 from server.http._common import Ctx, blocking, ok
 from server.http.examples.navigation import SYMBOLS as EXAMPLES
 from server.http.schemas._choices import Match, NodeTypeName
-from server.http.schemas._fields import NOT_BLANK, RELATIVE, LanguageName
+from server.http.schemas._fields import NOT_BLANK, RELATIVE, LanguageName, one_of
 from server.http.schemas.symbols import ReferencesOut, SymbolDetailOut, SymbolListOut
 
 __all__ = ["SymbolController"]
@@ -38,6 +39,8 @@ LanguagesParam = Annotated[
         description="Only these languages (repeat the parameter: language=python&language=go)",
         min_items=1,
         max_items=MAX_NAMES,
+        # Litestar leaves a list parameter's item constraints out of the document
+        schema_extra={"items": {"type": "string", "pattern": one_of(KNOWN_LANGUAGES)}},
     ),
 ]
 ProjectParam = Annotated[
