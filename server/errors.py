@@ -102,6 +102,8 @@ def _lode_error(request: Request[Any, Any, Any], exc: LodeError) -> Response[dic
 
 
 _FIELD_IN_MESSAGE = re.compile(r"field `([^`]+)`")
+#: A value quoted in a message, longer than an error quotes (msgspec's "Invalid enum value 'x'").
+_LONG_QUOTE = re.compile(f"'([^']{{{QUOTE_CHARS + 1},}})'")
 
 
 def _short(item: Any) -> dict[str, str]:
@@ -110,7 +112,7 @@ def _short(item: Any) -> dict[str, str]:
     quote what was sent: msgspec names an unknown field as sent)."""
     given = item if isinstance(item, dict) else {"message": item}
     key = str(given.get("key") or "body")
-    message = str(given.get("message", ""))
+    message = _LONG_QUOTE.sub(lambda m: f"'{clip(m.group(1), QUOTE_CHARS)}'", str(given.get("message", "")))
     source = getattr(given.get("source"), "value", given.get("source"))  # Litestar's ParamType too
     source = str(source or ("body" if key == "body" else "query"))
     return {"key": clip(key, QUOTE_CHARS), "message": clip(message, MAX_MESSAGE_CHARS), "source": source}
