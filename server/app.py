@@ -16,6 +16,7 @@ from litestar.handlers.base import BaseRouteHandler
 from litestar.logging.config import LoggingConfig
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin
+from litestar.openapi.spec import License
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 
 from indexer import __version__
@@ -180,6 +181,7 @@ def create_app(
             title="lode",
             version=__version__,
             description=_DESCRIPTION,
+            license=License(name="MIT", identifier="MIT"),
             path="/api",
             # /api/docs is lode's own page (server/web/_docs.py): Swagger UI served from this origin
             render_plugins=[JsonRenderPlugin(path="/openapi.json")],
