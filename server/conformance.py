@@ -191,6 +191,21 @@ def _discover_config_schema() -> tuple[dict[str, Any], dict[str, Any]]:
     return config, components
 
 
+def _defaults_in_words(schema: dict[str, Any]) -> None:
+    """A request field's default said in its description, not as ``default``: some
+    generators (openapi-typescript) make every field with a default a required one, and a
+    field left out of a request takes its default anyway."""
+    for prop in (schema.get("properties") or {}).values():
+        if "default" not in prop:
+            continue
+        default = prop.pop("default")
+        text = prop.get("description", "")
+        shown = msgspec.json.encode(default).decode()
+        # a glob such as docs/* would end a generated comment: such a default goes unsaid
+        if default is not None and "default" not in text and "/*" not in shown and "*/" not in shown:
+            prop["description"] = f"{text} (default: {shown})" if text else f"Default: {shown}"
+
+
 def exact_request_schemas(document: dict[str, Any]) -> None:
     """Replace, in a generated OpenAPI ``document``, each request type's schema with the
     exact one (examples kept)."""
@@ -205,6 +220,8 @@ def exact_request_schemas(document: dict[str, Any]) -> None:
     exact.update(msgspec.json.decode(msgspec.json.encode(sections)))  # defaults as JSON: lists, not tuples
     discover = exact["DiscoverRequest"]["properties"]["config"]
     discover["anyOf"] = [config, {"type": "null"}]
+    for schema in exact.values():
+        _defaults_in_words(schema)
     for name, schema in exact.items():
         examples = components.get(name, {}).get("examples")
         components[name] = {**schema, **({"examples": examples} if examples else {})}
