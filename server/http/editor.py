@@ -52,7 +52,7 @@ class EditorController(Controller):
         "/files/text",
         summary="Lines of an indexed file and its hash",
         operation_id="read_text",
-        responses=ok(FileTextOut, "Two lines of a file", EXAMPLES["text"]),
+        responses=ok(FileTextOut, "Two lines of a file", EXAMPLES["text"], errors=(400, 404, 503)),
     )
     @blocking
     def read_text(
@@ -83,7 +83,7 @@ class EditorController(Controller):
         "/symbols/at",
         summary="The symbol at a position (go to definition from a cursor)",
         operation_id="symbol_at",
-        responses=ok(SymbolAtOut, "A call under the cursor", EXAMPLES["at"]),
+        responses=ok(SymbolAtOut, "A call under the cursor", EXAMPLES["at"], errors=(400, 404, 503)),
     )
     @blocking
     def symbol_at(

@@ -18,7 +18,7 @@ from indexer.events import EVENT_KINDS, IndexEvent
 from indexer.models import Task
 from server.context import ServerContext
 from server.convert import to_task
-from server.http._common import ERRORS, Ctx, example
+from server.http._common import Ctx, error_responses, example
 from server.http.schemas.events import (
     CoverageEventOut,
     FilesEventOut,
@@ -74,7 +74,7 @@ class EventController(Controller):
                 examples=example("An index run", _EXAMPLE),
                 generate_examples=False,
             ),
-            **ERRORS,
+            **error_responses(400, 404, 503),
         },
     )
     async def stream_events(

@@ -35,7 +35,14 @@ class SearchController(Controller):
         status_code=200,
         summary="Hybrid search with metadata filters",
         operation_id="search",
-        responses=ok(SearchResponseOut, "Chunk results", examples.SEARCH),
+        responses=ok(
+            SearchResponseOut,
+            "Chunk results",
+            examples.SEARCH,
+            errors=(400, 404, 413, 503),
+            description="Search results: documents (document granularity) or groups (chunk granularity)",
+            more=[("Document results", examples.SEARCH_DOCUMENTS)],
+        ),
     )
     async def search(
         self,
