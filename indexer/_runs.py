@@ -18,8 +18,10 @@ __all__ = [
     "StoreProblem",
     "Task",
     "UpgradeReport",
+    "task_embedded",
     "task_eta",
     "task_percent",
+    "task_searchable",
     "task_summary",
 ]
 
@@ -46,6 +48,9 @@ class IndexProgress:
     errors: list[str] = field(default_factory=list)
     files_changed: int = 0
     """Files written, removed or failed so far (0: the run changed nothing yet)."""
+    changed_paths: list[str] = field(default_factory=list)
+    """The paths the write just reported wrote or removed (set for one report, then
+    emptied: what ``files`` events announce)."""
 
     @property
     def eta_seconds(self) -> float | None:
@@ -191,6 +196,18 @@ def task_percent(task: Task) -> float:
     if task.phase != "embed":
         vectors = 0.0
     return round(100.0 * (0.2 * min(files, 1.0) + 0.8 * min(vectors, 1.0)), 1)
+
+
+def task_searchable(task: Task) -> bool:
+    """True once an index task's phase 1 is over: every file it covers is lexically
+    searchable (phase ``embed``, or done)."""
+    return task.kind == "index" and (task.phase == "embed" or task.status == "done")
+
+
+def task_embedded(task: Task) -> bool:
+    """True when an index task is done and every chunk of its project had a vector then
+    (false while it embeds, and when chunks the model refused were left without one)."""
+    return task.kind == "index" and task.status == "done" and task.chunks_embedded >= task.chunks_total
 
 
 def task_eta(task: Task, rate: float) -> float | None:

@@ -17,18 +17,24 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from indexer.errors import ConflictError
+from indexer.events import EventHub, IndexEvent
 from indexer.health import StorageHealth, is_storage_failure
 from indexer.ids import uuid7
 from indexer.models import IndexProgress, Task
 from indexer.storage_failure import storage_error
 from indexer.store import Store
 
-__all__ = ["TaskQueue"]
+__all__ = ["NO_CHANGE", "TaskQueue"]
 
 #: A queued task with more paths than this becomes a whole-project diff (cheap when
 #: nothing else changed, and bounded in memory).
 _MAX_TASK_PATHS = 2000
 _SAVE_EVERY = 1.0
+#: The message of a task whose phase 1 found every file as indexed (it wrote nothing).
+NO_CHANGE = "no change"
+#: A live task's progress is announced (``EventHub``) at most this often (seconds),
+#: a project's embedding coverage too; a new status or phase at once.
+_EMIT_EVERY = 0.25
 #: Checks (``submit_check``) that found nothing, remembered for ``get`` (the newest).
 _KEEP_CHECKS = 64
 
@@ -45,8 +51,13 @@ class TaskQueue:
         store: Store,
         on_change: Callable[[str], None] | None = None,
         storage: StorageHealth | None = None,
+        events: EventHub | None = None,
     ) -> None:
         self.store = store
+        #: Where tasks' progress and the index's changes are announced as they happen.
+        self.events = events or EventHub()
+        #: When each live task and project was last announced (and in which status/phase).
+        self._emitted: dict[str, tuple[float, str, str]] = {}
         #: The last storage failure (shared with the server's /health); cleared by a task
         #: that completes, or by a check of the store that passes (``IndexWorker._maintain``).
         self.storage = storage or StorageHealth()
@@ -97,6 +108,7 @@ class TaskQueue:
                 self._retrying[task.id] = task  # its row is written when it starts again
             else:
                 self._save_queued(task)
+            self._emit_task(task, force=True)
             self._paused.discard(project_id)
             if kind == "delete":
                 for live in list(self._live.values()):  # the worker changes it without the lock
@@ -152,6 +164,24 @@ class TaskQueue:
         tasks = self.store.tasks.all(project_id, limit=limit)
         return [self._live.get(t.id) or self._retrying.get(t.id) or t for t in tasks]
 
+    def current(self, project_id: str) -> Task | None:
+        """The task the writer works on for a project: a running task in phase 1, else the
+        running task phase 2 embeds under (the oldest), else the next queued one; None when
+        no task of the project is live."""
+        found = {t.id: t for t in self.list(project_id, limit=50) if t.live}
+        # a check that found work is live before its row is written
+        found.update({t.id: t for t in list(self._live.values()) if t.project_id == project_id})
+        live = list(found.values())
+        if not live:
+            return None
+
+        def age(task: Task) -> tuple[bool, datetime | None]:
+            return task.created_at is None, task.created_at
+
+        running = [t for t in live if t.status == "running"]
+        chunking = [t for t in running if t.phase != "embed"]
+        return min(chunking or running or live, key=age)
+
     def rate(self, task_id: str) -> float:
         """Current embedding rate (chunks/s) of a running task."""
         return self._rates.get(task_id, 0.0)
@@ -171,6 +201,7 @@ class TaskQueue:
                 task = dataclasses.replace(task, status="cancelled", phase="cancelled", finished_at=_now())
                 self.store.tasks.save(task)
                 self._retrying.pop(task_id, None)
+                self._emit_task(task, force=True)
                 return task
             self._paused.add(task.project_id)
             event = self._cancel.get(task_id)
@@ -225,6 +256,9 @@ class TaskQueue:
         task = self._live.get(task_id)
         if task is None:
             return
+        if state.changed_paths:
+            paths = tuple(state.changed_paths)
+            self.events.publish(IndexEvent("files", task.project_id, paths=paths))
         phase = state.phase if state.phase in ("chunk", "embed") else task.phase
         if phase == "chunk":
             task = dataclasses.replace(
@@ -238,7 +272,21 @@ class TaskQueue:
                 task, chunks_total=state.chunks_total, chunks_embedded=state.chunks_embedded
             )
             self._rates[task_id] = state.embed_rate
+            self._share_embedding(task, state)
+            self._emit_coverage(task.project_id, state.chunks_total, state.chunks_embedded)
         self._publish(dataclasses.replace(task, phase=phase))
+
+    def _share_embedding(self, task: Task, state: IndexProgress) -> None:
+        """Phase 2 embeds a project's whole backlog under its oldest task: the project's
+        other tasks waiting in phase ``embed`` end with it, so they show its progress."""
+        for other in list(self._live.values()):
+            if other.id != task.id and other.project_id == task.project_id and other.phase == "embed":
+                self._live[other.id] = dataclasses.replace(
+                    other, chunks_total=state.chunks_total, chunks_embedded=state.chunks_embedded,
+                    updated_at=_now(),
+                )  # fmt: skip
+                self._rates[other.id] = state.embed_rate
+                self._emit_task(self._live[other.id])
 
     def _publish(self, task: Task, force: bool = False) -> None:
         task = dataclasses.replace(task, updated_at=_now())
@@ -247,6 +295,38 @@ class TaskQueue:
         if force or now - self._last_save >= _SAVE_EVERY:
             self._last_save = now
             self.store.tasks.save(task)
+        self._emit_task(task, force)
+
+    def _emit_task(self, task: Task, force: bool = False) -> None:
+        """Announce a task: at once when its status or phase changed (or ``force``), else
+        at most every ``_EMIT_EVERY`` seconds."""
+        now = time.monotonic()
+        last = self._emitted.get(task.id)
+        same = last is not None and (last[1], last[2]) == (task.status, task.phase)
+        if not force and same and last is not None and now - last[0] < _EMIT_EVERY:
+            return
+        if task.live:
+            self._emitted[task.id] = (now, task.status, task.phase)
+        else:
+            self._emitted.pop(task.id, None)
+        self.events.publish(
+            IndexEvent("task", task.project_id, task=task, rate=self._rates.get(task.id, 0.0))
+        )
+
+    def _emit_coverage(self, project_id: str, total: int, embedded: int, force: bool = False) -> None:
+        """Announce a project's embedding coverage (at most every ``_EMIT_EVERY`` seconds)."""
+        now = time.monotonic()
+        key = f"coverage:{project_id}"
+        last = self._emitted.get(key)
+        if not force and last is not None and now - last[0] < _EMIT_EVERY:
+            return
+        self._emitted[key] = (now, "", "")
+        share = round(embedded / total, 4) if total else 1.0
+        self.events.publish(
+            IndexEvent(
+                "coverage", project_id, chunks_total=total, chunks_embedded=embedded, semantic_coverage=share
+            )
+        )
 
     def _drop_check(self, task_id: str, state: IndexProgress) -> None:
         """End a check that changed nothing: no task row, ``get`` answers ``done``."""
@@ -257,7 +337,7 @@ class TaskQueue:
             return
         stamp = _now()
         self._unchanged[task_id] = dataclasses.replace(
-            check, status="done", phase="done", files_total=state.files_total, message="no change",
+            check, status="done", phase="done", files_total=state.files_total, message=NO_CHANGE,
             finished_at=stamp, updated_at=stamp,
         )  # fmt: skip
         while len(self._unchanged) > _KEEP_CHECKS:
@@ -272,8 +352,18 @@ class TaskQueue:
         self.store.tasks.save(task)
         self._live.pop(task.id, None)
         self._cancel.pop(task.id, None)
+        self._emit_task(task, force=True)
         self._rates.pop(task.id, None)
 
     def _notify(self, project_id: str) -> None:
+        """The project's index changed: tell ``on_change``, and announce its coverage."""
         if self._on_change is not None:
             self._on_change(project_id)
+        if self.events.listening:
+            try:
+                self.store.projects.get(project_id)
+                total = self.store.chunks.count(project_id)
+                embedded = self.store.chunks.count(project_id, embedded=True)
+            except Exception:  # the project was deleted (or the store failed): nothing to announce
+                return
+            self._emit_coverage(project_id, total, embedded, force=True)

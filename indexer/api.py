@@ -18,6 +18,7 @@ from indexer._runs import task_summary
 from indexer.config import LodeConfig
 from indexer.containment import relative_paths, resolve_project_root
 from indexer.documents import DocumentData, DocumentText, document_data, document_text
+from indexer.editor import FileText, PositionQuery, SymbolAt, TextQuery, read_text, symbol_at
 from indexer.embed import QueryGraph
 from indexer.errors import ConflictError, LodeError, NotFoundError
 from indexer.limits import quote
@@ -264,6 +265,18 @@ class Lode(IndexAccess):
         return document_text(
             self._existing_store(f"no project {quote(project)}"), project, document_id, start_line, end_line
         )
+
+    # ---- editors --------------------------------------------------------------------
+    def read_text(self, query: TextQuery) -> FileText:
+        """Lines of an indexed file (0-based, end exclusive) with the whole file's hash; the
+        path relative, absolute inside a project's root, or a ``file://`` URI."""
+        return read_text(self._index_store(), query)
+
+    def symbol_at(self, query: PositionQuery) -> SymbolAt:
+        """The identifier at a position (0-based line, UTF-16 column), its definitions
+        nearest first, and the unit and chunk holding the position."""
+        with self.activity.searching():
+            return symbol_at(self._index_store(), query, self.searcher.gather)
 
     # ---- symbols --------------------------------------------------------------------
     def symbols(self, query: SymbolQuery) -> SymbolList:

@@ -7,6 +7,7 @@ This is the only module that reads environment variables. One name per setting:
 from __future__ import annotations
 
 import os
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -149,6 +150,11 @@ class WatchConfig:
             raise ConfigError("rescan_seconds must be >= 0")
 
 
+#: What an entry of ``cors_origins`` looks like (besides ``*`` and ``null``): a scheme,
+#: then a host with an optional port, where ``*`` may stand for a part.
+_ORIGIN = re.compile(r"[a-z][a-z0-9+.-]*://[a-z0-9*.\-\[\]:]+", re.IGNORECASE)
+
+
 @dataclass(frozen=True, slots=True)
 class ServerConfig:
     """Where and how ``lode serve`` listens."""
@@ -160,7 +166,9 @@ class ServerConfig:
     api_key: str | None = None
     """Bearer token required on every request when set."""
     cors_origins: tuple[str, ...] = ()
-    """Origins allowed by CORS (none by default)."""
+    """Origins browsers may call from (CORS; none by default): exact origins
+    (``http://localhost:5173``), patterns where ``*`` stands for one name, port or id
+    (``vscode-webview://*``, ``http://localhost:*``), ``null``, or ``*`` for any."""
     max_body_bytes: int = 1024 * 1024
     """Request bodies larger than this get 413."""
     editor_url: str = "vscode://file/{abs_path}:{line}"
@@ -184,6 +192,12 @@ class ServerConfig:
             raise ConfigError(f"index_nice must be in 0..19 (got {self.index_nice})")
         if not 0 <= self.search_processes <= 16:
             raise ConfigError(f"search_processes must be in 0..16 (got {self.search_processes})")
+        for origin in self.cors_origins:
+            if origin not in ("*", "null") and not _ORIGIN.fullmatch(origin.rstrip("/")):
+                raise ConfigError(
+                    f"cors_origins: {origin!r} is not an origin (scheme://host[:port], "
+                    "a pattern such as vscode-webview://*, null or *)"
+                )
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,10 @@
 """Documents by ``document_id``, the file's path relative to its project root: metadata,
 key phrases, summary and chunks (``document_data``), or lines (``document_text``).
 
-A document_id that is absolute, holds a ``..`` segment, or names a symlink resolving
-outside the project root is a PathError (400) before anything is looked up. Text is
+A document_id may also be absolute inside the project's root, or a ``file://`` URI of a
+file there (``indexer.locations``); one outside the root, one holding a ``..`` segment, or
+one naming a symlink resolving outside the root is a PathError (400) before anything is
+looked up. Text is
 served from the index (the content that was chunked), never read from disk, so nothing
 outside a project root is ever read.
 """
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING
 from indexer.containment import is_inside
 from indexer.errors import NotFoundError, PathError, ValidationError
 from indexer.limits import MAX_TEXT_CHARS, quote
+from indexer.locations import locate_path
 
 if TYPE_CHECKING:
     from indexer.models import Document, Project
@@ -96,12 +99,23 @@ def check_document_id(document_id: str, root: str) -> str:
     return document_id
 
 
+def _path(project: Project, document_id: str) -> str:
+    """``document_id`` as a checked path relative to the project's root."""
+    if document_id.startswith("/") or document_id[:5].lower() == "file:":  # absolute, or a URI
+        document_id = locate_path(document_id, [project], _FIELD, project).path
+    return check_document_id(document_id, project.root)
+
+
+def _missing(project: Project, path: str) -> NotFoundError:
+    return NotFoundError(f"no indexed document {quote(path)} in project {quote(project.name)}")
+
+
 def _find(store: Store, project_ref: str, document_id: str) -> tuple[Project, Document]:
     project = store.projects.get(project_ref)
-    path = check_document_id(document_id, project.root)
+    path = _path(project, document_id)
     doc = store.documents.find(project.id, path)
     if doc is None:
-        raise NotFoundError(f"no indexed document {quote(path)} in project {quote(project.name)}")
+        raise _missing(project, path)
     return project, doc
 
 
@@ -132,8 +146,12 @@ def document_text(
     end_line: int | None = None,
 ) -> DocumentText:
     """Lines ``start_line``..``end_line`` (1-based, inclusive; default: all) of a document as indexed."""
-    project, doc = _find(store, project_ref, document_id)
-    lines = (store.documents.content(doc.id) or "").splitlines(keepends=True)
+    project = store.projects.get(project_ref)
+    path = _path(project, document_id)
+    found = store.documents.text_at(project.id, path)  # (one read, by the path's index)
+    if found is None:
+        raise _missing(project, path)
+    lines = "\n".join(found.lines).splitlines(keepends=True)
     first = 1 if start_line is None else start_line
     last = len(lines) if end_line is None else min(end_line, len(lines))
     if first < 1 or (lines and first > len(lines)):
@@ -141,7 +159,7 @@ def document_text(
     if end_line is not None and end_line < first:
         raise ValidationError("end_line", f"must be >= start_line ({first}) (got {end_line})")
     return DocumentText(
-        document_id=doc.file_path,
+        document_id=found.file_path,
         project=project.name,
         project_id=project.id,
         start_line=first,

@@ -19,6 +19,7 @@ them to a one-line message and exit code 2.
     │   ├── ModelMismatchError the store was built with another embedding model
     │   └── StoreVersionError  the store's schema version is unknown
     ├── EmbedError             the embedding model failed to load or to encode
+    ├── SearchCancelledError   a search stopped: its client went away                  → 499
     └── ServerUnavailableError a lode server was expected but cannot be reached
 """
 
@@ -40,6 +41,7 @@ __all__ = [
     "PathError",
     "PayloadTooLargeError",
     "ReadOnlyError",
+    "SearchCancelledError",
     "ServerUnavailableError",
     "StorageError",
     "StoreError",
@@ -164,6 +166,11 @@ class StoreVersionError(StoreError):
 
 class EmbedError(LodeError):
     """The embedding model could not be loaded or failed on a batch."""
+
+
+class SearchCancelledError(LodeError):
+    """A search stopped before its end because its client went away (the answer, 499,
+    reaches no one: it frees the search's thread for the next)."""
 
 
 class ServerUnavailableError(LodeError):

@@ -59,6 +59,11 @@ OPERATIONS: tuple[Operation, ...] = (
               ("find_references",), ("find_references",), ("lode refs",), code="indexer/symbols/"),
     Operation("get_symbol", f"{_LODE}.symbol", "One symbol with its code", ("get_symbol",),
               code="indexer/symbols/"),
+    # ---- editors (LSP positions: 0-based lines, UTF-16 columns) --------------------------
+    Operation("read_text", f"{_LODE}.read_text", "Lines of an indexed file and its hash, by path or URI",
+              ("read_text",), code="indexer/editor/"),
+    Operation("symbol_at", f"{_LODE}.symbol_at", "The symbol at a position, its definitions and unit",
+              ("symbol_at",), code="indexer/editor/"),
     # ---- reading and navigating ----------------------------------------------------------
     Operation("read", f"{_LODE}.document_text", "Lines of a file by project and path",
               ("get_project_document",), ("read",), code="indexer/documents.py"),
@@ -100,6 +105,9 @@ OPERATIONS: tuple[Operation, ...] = (
               ("projects action=status",), code="indexer/_task_queue.py"),
     Operation("cancel_task", f"{_WORKER}.cancel", "Cancel a queued or running task", ("cancel_task",),
               code="indexer/_task_queue.py"),
+    Operation("stream_events", "indexer.events.EventHub.subscribe",
+              "Tasks' progress and the index's changes as they happen (server-sent events)",
+              ("stream_events",), code="indexer/events.py"),
     # ---- the service ---------------------------------------------------------------------
     Operation("status", f"{_LODE}.status", "Projects, sizes, tasks and the model of the index",
               ("status",), ("projects action=status",), ("lode status",)),

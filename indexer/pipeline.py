@@ -142,7 +142,9 @@ def run_lexical_phase(
     report.files_deleted = len(gone)
     state.files_changed += len(gone) + len(dirty)
     state.phase, state.files_total = "chunk", len(changed)
+    state.changed_paths = list(gone)
     notify(state)
+    state.changed_paths = []
     writer = _FileWriter(store, project, report, state, notify)
     jobs = [
         _job(project, config, entry, states.get(entry.rel_path), full, writer.started_ms) for entry in changed
@@ -214,6 +216,8 @@ class _FileWriter:
         self.folded = False
         self.drop: list[str] = []
         self.failed_ok: list[str] = []
+        #: Paths written or removed by the next flush (reported with its progress).
+        self.changed: list[str] = []
         self.notified = (0, time.monotonic())
 
     def accept(self, entry: WalkEntry, old: DocState | None, prepared: Prepared) -> None:
@@ -221,6 +225,8 @@ class _FileWriter:
         self.state.files_done += 1
         if prepared.kind in ("write", "failed") or (prepared.kind in ("gone", "skip") and old is not None):
             self.state.files_changed += 1
+            if prepared.kind != "failed":
+                self.changed.append(entry.rel_path)
         if prepared.kind == "gone":
             self.report.files_skipped.append(SkippedFile(entry.rel_path, prepared.reason))
             if old is not None:
@@ -284,7 +290,9 @@ class _FileWriter:
         self.store.files.clear_errors(self.project.id, self.failed_ok, stage="chunk")
         self.pending, self.pending_chunks, self.all_new = [], 0, True
         self.stat_updates, self.drop, self.failed_ok = [], [], []
+        self.state.changed_paths, self.changed = self.changed, []
         self._notify()
+        self.state.changed_paths = []
 
 
 def _job(

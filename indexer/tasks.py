@@ -4,7 +4,10 @@ Every index write (chunks, documents, vectors, project deletion) happens on the 
 thread; searches never wait for it. A task runs phase 1 (walk, chunk, write) and then
 stays ``running`` in phase ``embed`` until its project's vectors are all in (a task that
 leaves nothing to embed ends with its phase 1); phase 2 yields to any newly queued task,
-so a saved file is searchable at once even while a large backlog embeds.
+so a saved file is searchable at once even while a large backlog embeds. A task is
+``done`` once its files are searchable and every chunk of its project has a vector (or was
+refused by the model): a task that changed nothing while another embeds the project waits
+for that, in phase ``embed``, showing the same progress.
 """
 
 from __future__ import annotations
@@ -16,12 +19,13 @@ import threading
 import time
 from collections.abc import Callable
 
-from indexer._runs import task_eta, task_percent
-from indexer._task_queue import TaskQueue, _now
+from indexer._runs import task_embedded, task_eta, task_percent, task_searchable
+from indexer._task_queue import NO_CHANGE, TaskQueue, _now
 from indexer.activity import SearchActivity
 from indexer.config import LodeConfig
 from indexer.embed import Embedder
 from indexer.errors import NotFoundError
+from indexer.events import EventHub
 from indexer.health import StorageHealth, is_storage_failure
 from indexer.models import IndexProgress, Task
 from indexer.pipeline import run_lexical_phase
@@ -30,7 +34,7 @@ from indexer.storage_failure import describe_storage_failure, storage_cause
 from indexer.store import OPTIMIZE_AFTER_ROWS, Store
 from indexer.vectorizer import embed_backlog
 
-__all__ = ["IndexWorker", "task_eta", "task_percent"]
+__all__ = ["NO_CHANGE", "IndexWorker", "task_embedded", "task_eta", "task_percent", "task_searchable"]
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +70,9 @@ class IndexWorker(TaskQueue):
         on_change: Callable[[str], None] | None = None,
         activity: SearchActivity | None = None,
         storage: StorageHealth | None = None,
+        events: EventHub | None = None,
     ) -> None:
-        super().__init__(store, on_change, storage)
+        super().__init__(store, on_change, storage, events)
         self._last_verify = -math.inf
         #: When the writer's pause after a storage failure ends.
         self._resume_at = -math.inf
@@ -220,13 +225,18 @@ class IndexWorker(TaskQueue):
                 self._finish(task, "cancelled")
                 return
             self._notify(task.project_id)
+            if not state.files_changed:
+                task = dataclasses.replace(task, message=NO_CHANGE)
             if report.chunks_written <= report.embedding_cache_hits:
-                # every chunk it wrote has its vector (or it only removed files): done; a
-                # backlog left by others is embedded by their tasks (or ``_drain_orphan_backlog``)
+                # every chunk it wrote has its vector (or it only removed files): done, unless
+                # the project still has chunks without one (another task embeds them, or an
+                # earlier process left them): "done" means embedded, so it waits for them
                 total = self.store.chunks.count(task.project_id)
                 embedded = self.store.chunks.count(task.project_id, embedded=True)
-                self._finish(dataclasses.replace(task, chunks_total=total, chunks_embedded=embedded), "done")
-                return
+                task = dataclasses.replace(task, chunks_total=total, chunks_embedded=embedded)
+                if embedded >= total or not self._awaits_vectors(task.project_id):
+                    self._finish(task, "done")
+                    return
             # every file is written and lexically searchable (phase 1 made the full-text
             # indexes): say so; a big run folds its rows into the indexes before phase 2
             # rewrites them (small ones wait for a quiet moment: ``_maintain``)
@@ -239,6 +249,10 @@ class IndexWorker(TaskQueue):
             self._finish(dataclasses.replace(task, message=str(exc)), "failed")
         except Exception as exc:
             self._phase1_failed(task, exc)
+
+    def _awaits_vectors(self, project_id: str) -> bool:
+        """True while chunks of the project wait for a vector the model has not refused."""
+        return any(cid not in self._failed_chunks for cid, _ in self.store.vectors.backlog(project_id))
 
     def _phase1_failed(self, task: Task, exc: Exception) -> None:
         """A task's phase 1 failed: resumed later when the writer is stopping, queued again
@@ -270,6 +284,7 @@ class IndexWorker(TaskQueue):
                 live, status="queued", phase="queued", message=message, updated_at=_now()
             )
             self._retrying[task.id] = queued
+        self._emit_task(queued, force=True)
         try:  # shown queued, when the store takes the write (else its row says running)
             self.store.tasks.save(queued)
         except Exception as again:

@@ -22,7 +22,7 @@ from indexer.api import Lode, open_for_queries
 from indexer.config import LodeConfig
 from indexer.embed import QueryGraph
 from indexer.errors import LodeError
-from indexer.search import SearchOptions
+from indexer.search import SearchOptions, cancellable
 from server.convert import to_search_response
 from server.errors import error_body
 from server.search_pool import read_frame, write_frame
@@ -58,8 +58,14 @@ def serve(config: LodeConfig, graph: QueryGraph | None, source: IO[bytes], out: 
         with lock:
             write_frame(out, message)
 
-    def run(request_id: int, request: Any) -> None:
-        status, body = answer(lode, request)
+    cancels: dict[int, threading.Event] = {}
+
+    def run(request_id: int, request: Any, cancel: threading.Event) -> None:
+        try:
+            with cancellable(cancel):
+                status, body = answer(lode, request)
+        finally:
+            cancels.pop(request_id, None)
         reply((request_id, status, body))
 
     try:
@@ -75,7 +81,13 @@ def serve(config: LodeConfig, graph: QueryGraph | None, source: IO[bytes], out: 
             request_id, kind, payload = message
             if kind == "close":
                 break
-            pool.submit(run, request_id, payload)
+            if kind == "cancel":  # its client went away: stop it (or never start it)
+                event = cancels.get(request_id)
+                if event is not None:
+                    event.set()
+                continue
+            cancels[request_id] = threading.Event()
+            pool.submit(run, request_id, payload, cancels[request_id])
     finally:
         pool.shutdown(wait=True)
         lode.close()

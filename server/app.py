@@ -8,27 +8,28 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from litestar import Litestar, asgi
-from litestar._openapi.plugin import OpenAPIPlugin
-from litestar.config.cors import CORSConfig
+from litestar import Litestar, Router, asgi
 from litestar.connection import ASGIConnection
 from litestar.exceptions import NotAuthorizedException
 from litestar.handlers.base import BaseRouteHandler
 from litestar.logging.config import LoggingConfig
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin
+from litestar.openapi.spec import License
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 
 from indexer import __version__
 from indexer.config import LodeConfig
 from indexer.embed import Embedder
-from server.conformance import exact_request_schemas, strict_body
+from server.conformance import strict_body
 from server.context import ServerContext, open_context
 from server.errors import EXCEPTION_HANDLERS
 from server.http._common import DEPENDENCIES
 from server.http.content import ContentController
 from server.http.discover import DiscoverController
 from server.http.documents import DocumentController
+from server.http.editor import EditorController
+from server.http.events import EventController
 from server.http.outline import OutlineController
 from server.http.projects import ProjectController
 from server.http.search import SearchController
@@ -38,6 +39,7 @@ from server.http.tasks import TaskController
 from server.limits import json_body_middleware, limit_body, limit_url
 from server.mcp import build_mcp
 from server.metrics import metrics_middleware
+from server.openapi import openapi_document, security_components
 from server.search_pool import SearchPool
 from server.security import browser_guard_middleware
 from server.web import web_routes
@@ -57,6 +59,8 @@ ROUTES: list[Any] = [
     SymbolController,
     ContentController,
     DiscoverController,
+    EventController,
+    EditorController,
 ]
 #: At shutdown, how long search processes may take to end on their own.
 _POOL_CLOSE_SECONDS = 1.0
@@ -82,7 +86,8 @@ def server_url(config: LodeConfig) -> str:
 
 def _auth_guard(api_key: str | None) -> Any:
     def guard(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
-        # Public: /health and handlers with opt={"public": True} (the web page's data-free shell).
+        # Public: /health and handlers with opt={"public": True} (the data-free shells of the
+        # web page and the docs page, and the OpenAPI document).
         if api_key is None or connection.url.path == "/health" or handler.opt.get("public"):
             return
         header = connection.headers.get("authorization", "")
@@ -90,7 +95,13 @@ def _auth_guard(api_key: str | None) -> Any:
         # bytes: compare_digest refuses text that is not ASCII (headers arrive as latin-1)
         sent = token.strip().encode("latin-1", "replace")
         if scheme.lower() != "bearer" or not hmac.compare_digest(sent, api_key.encode("utf-8")):
-            raise NotAuthorizedException("missing or wrong API key (send Authorization: Bearer <key>)")
+            # RFC 6750: the scheme to use, and why a key that was sent failed
+            wrong = scheme.lower() == "bearer" and token.strip()
+            challenge = 'Bearer realm="lode"' + (', error="invalid_token"' if wrong else "")
+            raise NotAuthorizedException(
+                "missing or wrong API key (send Authorization: Bearer <key>)",
+                headers={"WWW-Authenticate": challenge},
+            )
 
     return guard
 
@@ -123,8 +134,8 @@ def create_app(
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         ctx = context or open_context(config, embedder=embedder, url=server_url(config))
         app.state.ctx = state["ctx"] = ctx
-        # the document every /api/openapi.json and docs page serves, made exact once
-        exact_request_schemas(app.plugins.get(OpenAPIPlugin).provide_openapi_schema())
+        # the document every /api/openapi.json and docs page serves, finished once
+        openapi_document(app)
         try:  # a failed start closes what it opened too
             if on_ready is not None:
                 on_ready(ctx)
@@ -149,7 +160,6 @@ def create_app(
         """MCP over streamable HTTP (the same tools as ``lode mcp``)."""
         await mcp_app(scope, receive, send)
 
-    cors = CORSConfig(allow_origins=list(config.server.cors_origins)) if config.server.cors_origins else None
     app = Litestar(
         route_handlers=[*ROUTES, *web_routes, mcp_endpoint, *(extra_routes or [])],
         dependencies=DEPENDENCIES,
@@ -163,7 +173,7 @@ def create_app(
         ],
         # no guard without a key: Litestar copies the route handler for every guard call
         guards=[_auth_guard(config.server.api_key)] if config.server.api_key is not None else [],
-        cors_config=cors,
+        # CORS is the browser guard's (server/security.py): refusals carry its headers too
         # the root logger stays the command's (``lode serve``: a line at once on stderr);
         # Litestar's would queue records for a thread, and lose them at an ``os._exit``
         # (a writer that lost its lease)
@@ -173,9 +183,13 @@ def create_app(
             title="lode",
             version=__version__,
             description=_DESCRIPTION,
+            license=License(name="MIT", identifier="MIT"),
             path="/api",
             # /api/docs is lode's own page (server/web/_docs.py): Swagger UI served from this origin
             render_plugins=[JsonRenderPlugin(path="/openapi.json")],
+            # the document holds no data: readable without the API key
+            openapi_router=Router("/api", route_handlers=[], include_in_schema=False, opt={"public": True}),
+            components=security_components(),
             use_handler_docstrings=True,
         ),
         debug=False,

@@ -8,16 +8,20 @@ fields (``minLength`` of a glob, the two items of ``scope_depth``) and never say
 - ``strict_body``, a before-request hook, decodes a body with the route's own type in
   msgspec's strict mode first: a value of the wrong type is a 400 naming its field;
 - ``exact_request_schemas`` replaces the component schema of every request type with
-  msgspec's own (the same rules the decoder applies) plus the cross-field rules msgspec
-  cannot state (``_ANY_OF``);
+  msgspec's own (the same rules the decoder applies); the rules between fields ("a query,
+  or has_definitions") are said in the descriptions and checked by the routes (a 400 naming
+  the field), not stated as ``anyOf``: generators flatten that into required fields;
 - the same hook answers ``OPTIONS`` itself, with an ``Allow`` header listing every method
   of the path (Litestar's listed only those registered before its OPTIONS handler).
 """
 
 from __future__ import annotations
 
+import ast
 import inspect
+import itertools
 import re
+import textwrap
 import typing
 from collections.abc import Iterator
 from typing import Any
@@ -34,25 +38,6 @@ __all__ = ["exact_request_schemas", "request_types", "strict_body"]
 
 _AT = re.compile(r" - at `\$\.?([^`]*)`$")
 _FIELD = re.compile(r"field `([^`]+)`")
-_NOT_BLANK = {"pattern": r"\S"}
-#: Cross-field rules msgspec cannot state: the body must match one of these (the route
-#: refuses a body that matches none).
-_ANY_OF: dict[str, list[dict[str, Any]]] = {
-    "FindDocumentsIn": [
-        {"required": ["query"], "properties": {"query": _NOT_BLANK}},
-        {"required": ["continuation_token"]},
-    ],
-    "SearchRequest": [
-        {"required": ["query"], "properties": {"query": _NOT_BLANK}},
-        {"required": ["has_definitions"], "properties": {"has_definitions": {"minItems": 1}}},
-        {"required": ["has_references"], "properties": {"has_references": {"minItems": 1}}},
-    ],
-    "SearchContentIn": [
-        {"required": ["semantic_concepts"], "properties": {"semantic_concepts": {"minItems": 1}}},
-        {"required": ["exact_terms"], "properties": {"exact_terms": {"minItems": 1}}},
-        {"required": ["continuation_token"]},
-    ],
-}
 
 
 def _body_type(request: Request[Any, Any, Any]) -> type[msgspec.Struct] | None:
@@ -112,9 +97,9 @@ def _integral_floats_as_ints(value: Any) -> Any:
 
 
 def _choices(body_type: type[msgspec.Struct], field: str) -> list[str]:
-    """The values a Literal field of ``body_type`` admits."""
-    hint = typing.get_type_hints(body_type, include_extras=True).get(field)
-    while typing.get_origin(hint) is typing.Annotated:
+    """The values a Literal field of ``body_type`` (or its list's items) admits."""
+    hint: Any = typing.get_type_hints(body_type, include_extras=True).get(field)
+    while typing.get_origin(hint) in (typing.Annotated, list):
         hint = typing.get_args(hint)[0]
     return [str(v) for v in typing.get_args(hint)] if typing.get_origin(hint) is typing.Literal else []
 
@@ -137,7 +122,7 @@ async def strict_body(request: Request[Any, Any, Any]) -> Response[None] | None:
         msgspec.convert(value, type=body_type, strict=True)
     except msgspec.ValidationError as exc:
         field, message = _field_and_message(str(exc))
-        if message.startswith("Invalid enum value"):
+        if "Invalid enum value" in message:
             message = f"{message}: must be one of: {', '.join(_choices(body_type, field))}"
         raise ValidationError(field, message) from None
     except msgspec.DecodeError:
@@ -163,6 +148,23 @@ def _forbidding(components: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any
             yield name, schema
 
 
+def _field_docs(cls: type[Any]) -> dict[str, str]:
+    """The docstrings written under a dataclass's fields, by field name (one line each)."""
+    body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0]
+    docs: dict[str, str] = {}
+    statements = getattr(body, "body", [])
+    for field, doc in itertools.pairwise(statements):
+        if (
+            isinstance(field, ast.AnnAssign)
+            and isinstance(field.target, ast.Name)
+            and isinstance(doc, ast.Expr)
+            and isinstance(doc.value, ast.Constant)
+            and isinstance(doc.value.value, str)
+        ):
+            docs[field.target.id] = " ".join(doc.value.value.split())
+    return docs
+
+
 def _discover_config_schema() -> tuple[dict[str, Any], dict[str, Any]]:
     """The ``config`` object of a discover request: each stage's section with its settings
     (names and types; the ranges are the stage settings' own checks), nothing else."""
@@ -174,8 +176,11 @@ def _discover_config_schema() -> tuple[dict[str, Any], dict[str, Any]]:
     _, components = msgspec.json.schema_components(
         list(sections.values()), ref_template="#/components/schemas/{name}"
     )
-    for schema in components.values():
+    for cls in sections.values():
+        schema = components[cls.__name__]
         schema["additionalProperties"] = False
+        for name, doc in _field_docs(cls).items():
+            schema["properties"][name].setdefault("description", doc)
     config = {
         "type": "object",
         "additionalProperties": False,
@@ -184,6 +189,21 @@ def _discover_config_schema() -> tuple[dict[str, Any], dict[str, Any]]:
         },
     }
     return config, components
+
+
+def _defaults_in_words(schema: dict[str, Any]) -> None:
+    """A request field's default said in its description, not as ``default``: some
+    generators (openapi-typescript) make every field with a default a required one, and a
+    field left out of a request takes its default anyway."""
+    for prop in (schema.get("properties") or {}).values():
+        if "default" not in prop:
+            continue
+        default = prop.pop("default")
+        text = prop.get("description", "")
+        shown = msgspec.json.encode(default).decode()
+        # a glob such as docs/* would end a generated comment: such a default goes unsaid
+        if default is not None and "default" not in text and "/*" not in shown and "*/" not in shown:
+            prop["description"] = f"{text} (default: {shown})" if text else f"Default: {shown}"
 
 
 def exact_request_schemas(document: dict[str, Any]) -> None:
@@ -196,14 +216,12 @@ def exact_request_schemas(document: dict[str, Any]) -> None:
     for name, schema in _forbidding(exact):
         if name in strict:
             schema["additionalProperties"] = False
-        if name in _ANY_OF:
-            # Inside allOf, so client generators keep one model for the body (a top-level
-            # anyOf made them emit one model per alternative and none for the body).
-            schema["allOf"] = [{"anyOf": _ANY_OF[name]}]
     config, sections = _discover_config_schema()
-    exact.update(sections)
+    exact.update(msgspec.json.decode(msgspec.json.encode(sections)))  # defaults as JSON: lists, not tuples
     discover = exact["DiscoverRequest"]["properties"]["config"]
     discover["anyOf"] = [config, {"type": "null"}]
+    for schema in exact.values():
+        _defaults_in_words(schema)
     for name, schema in exact.items():
         examples = components.get(name, {}).get("examples")
         components[name] = {**schema, **({"examples": examples} if examples else {})}

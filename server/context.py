@@ -20,6 +20,7 @@ from indexer.api import Lode, read_only_error
 from indexer.config import LodeConfig
 from indexer.embed import Embedder, QueryGraph, TokenCounter, load_token_counter, query_graph_of
 from indexer.errors import ConflictError
+from indexer.events import EventHub, IndexEvent
 from indexer.health import StorageHealth, is_storage_failure
 from indexer.models import Project, Task
 from indexer.remote import error_from_answer, search_response
@@ -38,9 +39,11 @@ class VersionWatch:
     consistency window anyway) and forgets cached answers when a table changed, so
     ``/health`` says the version without touching storage."""
 
-    def __init__(self, lode: Lode, period: float) -> None:
+    def __init__(self, lode: Lode, period: float, events: EventHub | None = None) -> None:
         self.lode = lode
         self.period = max(0.5, period)
+        #: Where a new version is announced (``version`` events).
+        self.events = events
         #: The chunk table version last seen (None until first seen).
         self.version: int | None = None
         self._stop = threading.Event()
@@ -56,11 +59,16 @@ class VersionWatch:
         try:
             store = self.lode.store
             store.db.forget_if_changed()
-            self.version = store.search.chunk_table_version()
+            version = store.search.chunk_table_version()
         except BaseException as exc:  # storage trouble (a panic too) shows in the requests that meet it
             if isinstance(exc, KeyboardInterrupt | SystemExit):
                 raise
             log.debug("reading the index version failed", exc_info=True)
+            return
+        if version != self.version:
+            self.version = version
+            if self.events is not None:
+                self.events.publish(IndexEvent("version", version=version))
 
     def _run(self) -> None:
         while not self._stop.wait(self.period):
@@ -90,6 +98,8 @@ class ServerContext:
     process leaves a writer still inside the model to its exit; see ``indexer.cli._stop``)."""
     versions: VersionWatch | None = None
     """The index version this server answers from (``/health``)."""
+    events: EventHub = field(default_factory=EventHub)
+    """What ``GET /api/v1/events`` streams: the writer's tasks and the index's changes."""
     _model_thread: threading.Thread | None = None
     _closed: bool = False
     _tokens: Any = None
@@ -250,8 +260,9 @@ def open_context(
         raise
     store = lode.store
     store.maintenance.yield_writes_to_searches(config.server.index_nice)
-    worker = IndexWorker(store, lode.lazy_embedder, config, activity=lode.activity)
-    ctx = ServerContext(config=config, lode=lode, worker=worker)
+    events = EventHub()
+    worker = IndexWorker(store, lode.lazy_embedder, config, activity=lode.activity, events=events)
+    ctx = ServerContext(config=config, lode=lode, worker=worker, events=events)
     worker.start()
     for project in store.projects.all():
         if store.documents.count_outdated(project.id):
@@ -268,7 +279,7 @@ def open_context(
 
 def _follow(ctx: ServerContext, warm: bool) -> ServerContext:
     """Start following the index's versions, and warm the model up unless told not to."""
-    ctx.versions = VersionWatch(ctx.lode, ctx.config.storage.read_consistency_seconds)
+    ctx.versions = VersionWatch(ctx.lode, ctx.config.storage.read_consistency_seconds, ctx.events)
     ctx.versions.start()
     if warm:
         ctx.warm_up()
@@ -284,8 +295,9 @@ def _open_reader(lode: Lode, config: LodeConfig, warm: bool) -> ServerContext:
     except BaseException:
         lode.close()
         raise
-    worker = IndexWorker(store, lode.lazy_embedder, config, activity=lode.activity)
-    return _follow(ServerContext(config=config, lode=lode, worker=worker), warm)
+    events = EventHub()
+    worker = IndexWorker(store, lode.lazy_embedder, config, activity=lode.activity, events=events)
+    return _follow(ServerContext(config=config, lode=lode, worker=worker, events=events), warm)
 
 
 def register_paths(ctx: ServerContext, paths: list[str]) -> list[Project]:

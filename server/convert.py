@@ -17,10 +17,16 @@ from indexer.models import Document, Project, StoredChunk, Task
 from indexer.search import SearchResponse
 from indexer.search.discover import DiscoverConfig
 from indexer.symbols import ReferenceQuery, SymbolQuery
-from indexer.tasks import task_eta, task_percent
+from indexer.tasks import task_embedded, task_eta, task_percent, task_searchable
 from server.context import ServerContext
-from server.http.schemas.projects import ProjectOut, TaskOut
-from server.http.schemas.search import ChunkOut, DocumentOut, SearchResponseOut
+from server.http.schemas.projects import ProjectOut, TaskOut, WatchOut
+from server.http.schemas.search import (
+    ChunkOut,
+    ChunkSearchOut,
+    DocumentOut,
+    DocumentSearchOut,
+    SearchResponseOut,
+)
 
 __all__ = [
     "discover_config",
@@ -57,15 +63,20 @@ def _fields(value: Any) -> dict[str, Any]:
 
 
 def to_task(task: Task, rate: float = 0.0) -> TaskOut:
-    """A task with derived percent and ETA."""
-    derived = {"percent": task_percent(task), "eta_seconds": task_eta(task, rate)}
+    """A task with derived percent, ETA, and whether it is searchable and embedded."""
+    derived = {
+        "percent": task_percent(task),
+        "eta_seconds": task_eta(task, rate),
+        "searchable": task_searchable(task),
+        "embedded": task_embedded(task),
+    }
     return to_wire({**_fields(task), **derived}, TaskOut)
 
 
 def to_project(ctx: ServerContext, project: Project) -> ProjectOut:
-    """A project with its index size, live task and watcher state."""
+    """A project with its index size, current task and watcher state."""
     store = ctx.lode.store
-    live = [t for t in ctx.worker.list(project.id, limit=20) if t.live]
+    current = ctx.worker.current(project.id)
     return ProjectOut(
         id=project.id,
         name=project.name,
@@ -78,14 +89,16 @@ def to_project(ctx: ServerContext, project: Project) -> ProjectOut:
         created_at=project.created_at,
         files_awaiting_rechunk=store.documents.count_outdated(project.id),
         last_indexed_at=project.last_indexed_at,
-        current_task=to_task(live[0], ctx.worker.rate(live[0].id)) if live else None,
-        watch=ctx.watch_status(project.id),
+        current_task=to_task(current, ctx.worker.rate(current.id)) if current is not None else None,
+        watch=to_wire(ctx.watch_status(project.id), WatchOut),
     )
 
 
 def to_search_response(r: SearchResponse) -> SearchResponseOut:
-    """The search response as sent."""
-    return to_wire(r, SearchResponseOut)
+    """The search response as sent: documents or groups, by its granularity."""
+    if r.granularity == "chunk":
+        return to_wire(r, ChunkSearchOut)
+    return to_wire(r, DocumentSearchOut)
 
 
 def _chunk_fields(c: StoredChunk) -> dict[str, Any]:
@@ -106,9 +119,11 @@ def to_document(
     return to_wire({**_fields(d), "content": content, "chunks": parts}, DocumentOut)
 
 
-def _names(value: str | None) -> tuple[str, ...]:
-    """A comma-separated argument (``python, go``) as names, blanks dropped."""
-    return tuple(v.strip() for v in (value or "").split(",") if v.strip())
+def _names(value: str | Sequence[str] | None) -> tuple[str, ...]:
+    """Names from a list (a repeated HTTP parameter) or a comma-separated argument (an MCP
+    tool's ``python, go``), blanks dropped."""
+    values = (value or "").split(",") if isinstance(value, str | None) else value
+    return tuple(v.strip() for v in values if v.strip())
 
 
 def _project(value: str | None) -> tuple[str, ...]:
@@ -116,16 +131,16 @@ def _project(value: str | None) -> tuple[str, ...]:
 
 
 def symbol_query(
-    name: str, match: str, kind: str | None, language: str | None, project: str | None,
-    from_path: str | None, limit: int,
+    name: str, match: str, kind: str | Sequence[str] | None, language: str | Sequence[str] | None,
+    project: str | None, from_path: str | None, limit: int,
 ) -> SymbolQuery:  # fmt: skip
-    """Go to definition, from the arguments of ``GET /api/v1/symbols`` or ``find_symbol``
-    (lists as comma-separated text)."""
+    """Go to definition, from the arguments of ``GET /api/v1/symbols`` (lists) or
+    ``find_symbol`` (comma-separated text)."""
     return SymbolQuery(name, match, _names(kind), _names(language), _project(project), from_path, limit)
 
 
 def reference_query(
-    name: str, language: str | None, project: str | None, from_path: str | None, limit: int
+    name: str, language: str | Sequence[str] | None, project: str | None, from_path: str | None, limit: int
 ) -> ReferenceQuery:
     """Find references, from the arguments of ``GET /api/v1/symbols/references`` or
     ``find_references``."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from litestar import MediaType, Request, Response
@@ -16,6 +17,7 @@ from indexer.errors import (
     LodeError,
     NotFoundError,
     PayloadTooLargeError,
+    SearchCancelledError,
     StorageError,
     StoreError,
     UnauthorizedError,
@@ -41,6 +43,7 @@ _STATUS: list[tuple[type[LodeError], int]] = [
     (PayloadTooLargeError, 413),
     (StoreError, 503),
     (EmbedError, 503),
+    (SearchCancelledError, 499),  # nginx's "client closed request": its client is gone
 ]
 
 
@@ -64,12 +67,15 @@ def _response(status: int, detail: str, extra: Any = None) -> Response[dict[str,
     return _json(status, _body(status, detail, extra))
 
 
-async def send_error(send: Any, status: int, detail: str, key: str, source: str) -> None:
+async def send_error(
+    send: Any, status: int, detail: str, key: str, source: str, headers: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
     """Answer a raw ASGI request in lode's error shape, ``extra`` naming ``key`` (for the
-    middleware and mounts that answer before Litestar's handlers and exception handlers)."""
+    middleware and mounts that answer before Litestar's handlers and exception handlers),
+    with ``headers`` added (a refusal's CORS headers)."""
     body = json.dumps(_body(status, detail, [{"key": key, "message": detail, "source": source}])).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
+    sent = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]
+    await send({"type": "http.response.start", "status": status, "headers": sent})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -102,22 +108,27 @@ def _lode_error(request: Request[Any, Any, Any], exc: LodeError) -> Response[dic
 
 
 _FIELD_IN_MESSAGE = re.compile(r"field `([^`]+)`")
+#: A value quoted in a message, longer than an error quotes (msgspec's "Invalid enum value 'x'").
+_LONG_QUOTE = re.compile(f"'([^']{{{QUOTE_CHARS + 1},}})'")
 
 
-def _short(item: Any) -> Any:
-    """An ``extra`` item with its key and message cut short (they can quote what was sent:
-    msgspec names an unknown field as sent)."""
-    if not isinstance(item, dict):
-        return item
-    out = dict(item)
-    for name, chars in (("key", QUOTE_CHARS), ("message", MAX_MESSAGE_CHARS)):
-        if isinstance(out.get(name), str):
-            out[name] = clip(out[name], chars)
-    return out
+def _short(item: Any) -> dict[str, str]:
+    """An ``extra`` item as ``ErrorFieldOut``: key, message and source, as text (Litestar
+    leaves out the key or the source of some), the key and message cut short (they can
+    quote what was sent: msgspec names an unknown field as sent)."""
+    given = item if isinstance(item, dict) else {"message": item}
+    key = str(given.get("key") or "body")
+    message = _LONG_QUOTE.sub(lambda m: f"'{clip(m.group(1), QUOTE_CHARS)}'", str(given.get("message", "")))
+    source = getattr(given.get("source"), "value", given.get("source"))  # Litestar's ParamType too
+    source = str(source or ("body" if key == "body" else "query"))
+    return {"key": clip(key, QUOTE_CHARS), "message": clip(message, MAX_MESSAGE_CHARS), "source": source}
 
 
 def _name_fields(extra: Any) -> Any:
-    """Litestar reports a missing or unknown body field under key ``data``; name the field."""
+    """Litestar reports a missing or unknown body field under key ``data``; name the field.
+    (A mapping becomes items, one per key: ``extra`` is a list or null.)"""
+    if isinstance(extra, dict):
+        extra = [{"key": str(k), "message": str(v)} for k, v in extra.items()]
     if not isinstance(extra, list):
         return extra
     named = []

@@ -12,7 +12,9 @@ it pins, like any reader, and forgets its cached project list whenever a table c
 
 Frames on the child's stdin/stdout: a 4-byte big-endian length, then a pickle (both ends
 are this program). Requests are ``(id, kind, payload)``; answers ``(id, status, body)``,
-where ``body`` is the JSON response (or error) body. A child that is not ready yet, or
+where ``body`` is the JSON response (or error) body. A search whose client went away is
+forgotten here and a ``cancel`` request sent: the child stops it at its next stage (or
+before it starts) and answers 499, which no one reads. A child that is not ready yet, or
 died, makes its searches run in the server process instead; a dead child is started
 again after a pause.
 """
@@ -148,11 +150,18 @@ class SearchPool:
         self._tasks: set[asyncio.Task[None]] = set()
         #: Searches the processes answered (the others ran in the server process).
         self.answered = 0
+        #: Searches cancelled (their client went away) while a process ran them.
+        self.cancelled = 0
 
     @property
     def ready(self) -> int:
         """How many search processes answer searches now."""
         return sum(1 for c in self._children.values() if c.ready)
+
+    @property
+    def in_flight(self) -> int:
+        """Searches sent to the processes and not answered (nor cancelled) yet."""
+        return sum(len(c.pending) for c in self._children.values())
 
     @property
     def query_graph(self) -> QueryGraph | None:
@@ -268,6 +277,11 @@ class SearchPool:
         try:
             child.send((request_id, "search", request))
             answer = await asyncio.wait_for(future, ANSWER_SECONDS)
+        except asyncio.CancelledError:  # its client went away: the process stops it too
+            self.cancelled += 1
+            with contextlib.suppress(_WorkerLostError, OSError):
+                child.send((request_id, "cancel", None))
+            raise
         except _WorkerLostError:
             return None
         except TimeoutError:

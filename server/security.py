@@ -13,22 +13,62 @@ on a domain that re-resolves to 127.0.0.1 (DNS rebinding) can read the index. So
   link to ``/api/v1/projects/x/outline/grep?pattern=…`` does work before any CORS check).
   Clients that are not browsers send neither header.
 
-Either refusal is a 403 in lode's error shape that names the header.
+Either refusal is a 403 in lode's error shape that names the header. This middleware is
+also lode's CORS: ``cors_origins`` holds exact origins, patterns (``vscode-webview://*``:
+an editor's webviews, each with an origin of its own) or ``*``; an allowed origin's
+answers carry ``Access-Control-Allow-Origin``, and so does a refusal (the page then sees
+the 403 and its reason, not "Failed to fetch"). Every preflight is answered (the request
+that follows is refused here if its origin is not allowed, before any handler runs).
 """
 
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Callable, MutableMapping
+import re
+from collections.abc import Callable, Iterable, MutableMapping
 from typing import Any
 from urllib.parse import urlsplit
 
 from indexer.config import LodeConfig
 from server.errors import send_error
 
-__all__ = ["browser_guard_middleware", "host_name", "is_loopback_address", "is_loopback_host"]
+__all__ = [
+    "AllowedOrigins",
+    "browser_guard_middleware",
+    "host_name",
+    "is_loopback_address",
+    "is_loopback_host",
+]
 
 Scope = MutableMapping[str, Any]
+Headers = list[tuple[bytes, bytes]]
+#: What ``*`` stands for in an origin pattern: one name, port or id (no dot, no colon).
+_PART = "[a-z0-9-]+"
+#: Headers a page may read from lode's answers besides the simple ones.
+_EXPOSED = b"WWW-Authenticate, Retry-After"
+_METHODS = b"DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT"
+#: How long a browser may keep a preflight's answer (seconds).
+_PREFLIGHT_MAX_AGE = b"600"
+
+
+class AllowedOrigins:
+    """The origins of ``cors_origins``: exact ones, patterns where ``*`` stands for one
+    name, port or id (``vscode-webview://*``, ``http://localhost:*``), or ``*`` for any."""
+
+    def __init__(self, entries: Iterable[str]) -> None:
+        normal = {e.strip().rstrip("/").lower() for e in entries if e.strip()}
+        #: True when ``*`` is one of them: every origin is allowed.
+        self.any = "*" in normal
+        self._exact = frozenset(e for e in normal if "*" not in e)
+        patterns = [re.escape(e).replace(r"\*", _PART) for e in sorted(normal) if "*" in e and e != "*"]
+        self._pattern = re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
+
+    def allows(self, origin: str) -> bool:
+        """True when ``origin`` (an ``Origin`` header) is one of these, or matches one."""
+        origin = origin.strip().rstrip("/").lower()
+        if self.any or origin in self._exact:
+            return True
+        return self._pattern is not None and self._pattern.fullmatch(origin) is not None
 
 
 def host_name(host_header: str) -> str:
@@ -87,26 +127,81 @@ def _foreign_origin(origin: str, host_header: str, scheme: str, check_host: bool
     return not same_loopback
 
 
+def _cors_headers(origin: str) -> Headers:
+    """What lets the page of ``origin`` read an answer (a refusal too)."""
+    return [
+        (b"access-control-allow-origin", origin.encode("latin-1")),
+        (b"access-control-expose-headers", _EXPOSED),
+        (b"vary", b"Origin"),
+    ]
+
+
+def _with_headers(send: Any, extra: Headers) -> Any:
+    """``send`` adding ``extra`` to the response's headers (a ``Vary`` merged with its own)."""
+
+    async def wrapped(message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"vary"]
+            vary = [v for k, v in message.get("headers", []) if k.lower() == b"vary"]
+            added = [(k, b", ".join([*vary, v]) if k == b"vary" else v) for k, v in extra]
+            message = {**message, "headers": [*headers, *added]}
+        await send(message)
+
+    return wrapped
+
+
+async def _answer_preflight(send: Any, origin: str, headers: dict[str, str]) -> None:
+    """A preflight's answer: the method and headers asked for are allowed from ``origin``
+    (the request itself passes the guard or is refused, with headers the page can read)."""
+    asked = headers.get("access-control-request-headers", "").encode("latin-1")
+    answer = [
+        *_cors_headers(origin),
+        (b"access-control-allow-methods", _METHODS),
+        (b"access-control-max-age", _PREFLIGHT_MAX_AGE),
+        *([(b"access-control-allow-headers", asked)] if asked else []),
+        (b"content-length", b"0"),
+    ]
+    await send({"type": "http.response.start", "status": 204, "headers": answer})
+    await send({"type": "http.response.body", "body": b""})
+
+
+async def _answer(
+    app: Any, scope: Scope, receive: Any, send: Any, headers: dict[str, str], refusal: tuple[str, str] | None
+) -> None:
+    """Pass the request on (with CORS headers when it has an ``Origin``), answer its
+    preflight, or refuse it (with CORS headers, so the page sees why)."""
+    origin = headers.get("origin")
+    cors = _cors_headers(origin) if origin is not None else []
+    preflight = (
+        origin is not None and scope["method"] == "OPTIONS" and "access-control-request-method" in headers
+    )
+    if preflight and (refusal is None or refusal[0] == "Origin"):
+        await _answer_preflight(send, origin or "", headers)
+    elif refusal is None:
+        await app(scope, receive, _with_headers(send, cors) if cors else send)
+    else:
+        await send_error(send, 403, refusal[1], refusal[0], "header", cors)
+
+
 def browser_guard_middleware(config: LodeConfig) -> Callable[[Any], Any]:
     """ASGI middleware refusing rebinding hosts (when bound to loopback) and cross-site
-    requests of any method (unless the origin is configured in ``cors_origins``)."""
+    requests of any method (unless the origin is allowed by ``cors_origins``), answering
+    preflights, and adding CORS headers for the requests that carry an ``Origin``."""
     check_host = is_loopback_host(config.server.host.strip("[]").lower())
-    allowed_origins = {o.rstrip("/").lower() for o in config.server.cors_origins}
-    any_origin = "*" in allowed_origins  # CORS for every origin: requests from any too
+    allowed = AllowedOrigins(config.server.cors_origins)
 
-    def refusal_of(scope: Scope) -> tuple[str, str] | None:
+    def refusal_of(scope: Scope, headers: dict[str, str]) -> tuple[str, str] | None:
         """(the header, why) when the request is refused."""
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         host_header = headers.get("host", "")
         if check_host and not is_loopback_host(host_name(host_header)):
             why = f"Host {host_header!r} is not this machine: lode on loopback answers only to localhost"
             return "Host", why
-        if any_origin:
+        if allowed.any:
             return None
         if "origin" in headers:
             origin = headers["origin"].rstrip("/").lower()
             scheme = scope.get("scheme", "http")
-            if origin not in allowed_origins and _foreign_origin(origin, host_header, scheme, check_host):
+            if not allowed.allows(origin) and _foreign_origin(origin, host_header, scheme, check_host):
                 return "Origin", f"cross-site request from {headers['origin']!r} refused (see cors_origins)"
         elif headers.get("sec-fetch-site", "").strip().lower() == "cross-site":
             return "Sec-Fetch-Site", "cross-site request refused (a page of another site sent it)"
@@ -114,12 +209,11 @@ def browser_guard_middleware(config: LodeConfig) -> Callable[[Any], Any]:
 
     def wrap(app: Any) -> Any:  # an ASGI app (Litestar's middleware protocol)
         async def middleware(scope: Scope, receive: Any, send: Any) -> None:
-            refusal = refusal_of(scope) if scope["type"] == "http" else None
-            if refusal is None:
+            if scope["type"] != "http":
                 await app(scope, receive, send)
                 return
-            header, message = refusal
-            await send_error(send, 403, message, header, "header")
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+            await _answer(app, scope, receive, send, headers, refusal_of(scope, headers))
 
         return middleware
 

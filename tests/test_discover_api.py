@@ -91,6 +91,34 @@ def test_one_stage_and_a_bad_stage(base: str) -> None:
     assert missing["extra"][0]["key"].startswith("chunks[0].")
 
 
+def test_every_stage_answers_its_own_shape_and_feeds_the_next(base: str) -> None:
+    """A stage's answer is typed per stage (issue 41) and keeps all the next stage takes."""
+
+    def stage(name: str, **body: Any) -> Any:
+        response = httpx.post(f"{base}{API}/discover/{name}", json=body, timeout=60)
+        assert response.status_code == 200, response.text
+        answer = response.json()
+        assert (set(answer), answer["stage"]) == ({"stage", "took_ms", "result"}, name)
+        return answer["result"]
+
+    question = "what is shop"
+    assert [p["name"] for p in stage("filter_projects", question=question)["projects"]] == ["shop"]
+    scored = stage("score_projects", question=question)
+    assert scored["terms"]
+    assert scored["projects"][0]["project"]["name"] == "shop"
+    queries = stage("expand_queries", question=question)["queries"]
+    broad = stage("broad_discovery", queries=queries)
+    assert broad["found"] >= broad["after_threshold"] >= broad["after_dedup"] > 0
+    focus = stage("semantic_focus", queries=queries, question=question)
+    assert focus["hits"] > 0
+    chunks = stage("promote_readme", chunks=broad["chunks"] + focus["chunks"])["chunks"]
+    bullets = stage("compress_evidence", question=question, chunks=chunks)["bullets"]
+    plan = stage("build_answer_plan", bullets=bullets)["plan"]
+    prompt = stage("render_prompt", question=question, plan=plan)["prompt"]
+    assert prompt["text"]
+    assert 0 < prompt["tokens"] <= prompt["max_tokens"]
+
+
 def test_openapi_documents_discover(base: str) -> None:
     spec = httpx.get(f"{base}/api/openapi.json").json()
     operation = spec["paths"]["/api/v1/discover"]["post"]

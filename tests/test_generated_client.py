@@ -70,7 +70,7 @@ def _use_client(base: str, repo: Path) -> None:
             languages=["python"],
         )
         result = search_api.sync(client=api, body=body)
-        assert isinstance(result, models.SearchResponseOut), result
+        assert isinstance(result, models.ChunkSearchOut), result  # the shape of chunk granularity
         top = max((c for g in result.groups for c in g.chunks), key=lambda c: c.relevance_score)
         assert (top.file_path, top.node_name) == ("src/shop/pricing.py", "apply_discount")
         bad = search_api.sync_detailed(client=api, body=models.SearchRequest(query="x", limit=0))

@@ -192,7 +192,7 @@ LIMITS: list[tuple[str, tuple[str, dict[str, Any]], tuple[str, str, Any], list[s
     (
         "kind",
         ("find_symbol", {"name": "Cart", "kind": ",".join(["class"] * (MAX_NAMES + 1))}),
-        ("GET", "/symbols", {"name": "Cart", "kind": ",".join(["class"] * 800)}),  # 4,096 characters at most
+        ("GET", "/symbols", {"name": "Cart", "kind": ["class"] * (MAX_NAMES + 1)}),  # a repeated parameter
         ["symbols", "Cart", "--kind", ",".join(["class"] * (MAX_NAMES + 1))],
     ),
     (

@@ -1,5 +1,5 @@
-"""The HTTP contract is pinned: the served OpenAPI document's paths and schemas equal
-``tests/data/openapi.json``. A refactor must not change them by accident; a change meant
+"""The HTTP contract is pinned: the served OpenAPI document's paths and schemas (finished
+as ``/api/openapi.json`` serves it) equal ``tests/data/openapi.json``. A refactor must not change them by accident; a change meant
 to be made updates the file in the same commit (the test writes the current document to
 ``test-artifacts/openapi.json`` to copy over it)."""
 
@@ -11,6 +11,7 @@ from typing import Any
 
 from indexer.config import load_config
 from server.app import create_app
+from server.openapi import openapi_document
 
 PINNED = Path(__file__).parent / "data" / "openapi.json"
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
@@ -18,7 +19,7 @@ ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 
 def _contract(tmp_path: Path) -> dict[str, Any]:
     config = load_config(env={}, overrides={"db": tmp_path / "db"})
-    spec = create_app(config).openapi_schema.to_schema()
+    spec = openapi_document(create_app(config))
     return {"paths": spec["paths"], "components": spec["components"]}
 
 

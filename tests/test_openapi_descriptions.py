@@ -14,14 +14,14 @@ import pytest
 
 from indexer.config import load_config
 from server.app import create_app
+from server.openapi import openapi_document
 
 
 @pytest.fixture
 def schemas(tmp_path: Path) -> dict[str, Any]:
     """The component schemas of the app's OpenAPI document (no server, store or model)."""
     config = load_config(env={}, overrides={"db": tmp_path / "db"})
-    spec = create_app(config).openapi_schema.to_schema()
-    found: dict[str, Any] = spec["components"]["schemas"]
+    found: dict[str, Any] = openapi_document(create_app(config))["components"]["schemas"]
     return found
 
 

@@ -13,9 +13,9 @@ from conftest import make_repo
 from indexer.api import Lode
 from indexer.config import load_config
 from indexer.embed import FakeEmbedder
-from indexer.errors import NotFoundError, ValidationError
+from indexer.errors import NotFoundError, SearchCancelledError, ValidationError
 from indexer.models import ChunkFilter, ChunkView
-from indexer.search import ChunkHit, SearchOptions, SearchResponse
+from indexer.search import ChunkHit, SearchOptions, SearchResponse, cancellable
 
 
 @pytest.fixture(scope="module")
@@ -663,3 +663,18 @@ def test_chunk_facts_of_rows_deleted_since_are_read_by_id(tmp_path: Path) -> Non
         assert set(facts) == {c.key for c in found if c.id in alive}
     finally:
         api.close()
+
+
+def test_a_cancelled_search_stops_at_its_next_stage(indexed: Lode) -> None:
+    from server._search_worker import answer
+
+    lode = indexed
+    gone = threading.Event()
+    with cancellable(gone):
+        assert lode.search(SearchOptions(query="cart")).total > 0
+        gone.set()
+        with pytest.raises(SearchCancelledError):
+            lode.search(SearchOptions(query="cart"))
+        status, body = answer(lode, SearchOptions(query="cart"))
+    assert status == 499, body
+    assert lode.search(SearchOptions(query="cart")).total > 0  # outside: not cancelled

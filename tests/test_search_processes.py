@@ -235,6 +235,35 @@ def test_a_search_process_that_hangs_is_ended(
     assert not _alive(stuck) or _zombie(stuck)
 
 
+def test_a_search_whose_client_goes_away_frees_its_process(served: tuple[str, ServerContext, Path]) -> None:
+    base, ctx, _ = served
+    pool = _pool(ctx)
+    wait_healthy(base, timeout=240, processes=1)
+    (child,) = pool.pids
+    body = {"query": "add an item to the cart", "granularity": "chunk"}
+    cancelled = pool.cancelled
+    os.kill(child, signal.SIGSTOP)  # the search waits in the process
+    try:
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(f"{base}{API}/search", json=body, timeout=1.0)  # the client gives up, closes
+        deadline = time.monotonic() + 10
+        while (pool.in_flight or pool.cancelled == cancelled) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        # forgotten at once (not when the process answers): the next search is not counted
+        # behind it, and the index writer no longer yields to it
+        assert pool.in_flight == 0
+        assert pool.cancelled == cancelled + 1
+        time.sleep(0.1)  # (a search that ended counts as activity for 50 ms)
+        assert not pool.activity.busy()
+    finally:
+        os.kill(child, signal.SIGCONT)
+    before = pool.answered
+    response = _search(base, body)
+    assert response.status_code == 200, response.text
+    assert pool.answered == before + 1, "answered by the same process"
+    assert pool.pids == [child]
+
+
 def _zombie(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"

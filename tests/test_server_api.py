@@ -382,9 +382,12 @@ def test_openapi_and_docs(server: tuple[str, Path]) -> None:
         for method, operation in methods.items():
             ok = next(code for code in operation["responses"] if code.startswith("2"))
             content = operation["responses"][ok].get("content")
-            if content:  # 204 has none
-                assert content["application/json"]["examples"], (method, path)
-            assert operation["responses"]["400"]["content"]["application/json"]["schema"]
+            if content:  # 204 has none; JSON, or the event stream's text
+                media = content.get("application/json") or content["text/event-stream"]
+                assert media["examples"], (method, path)
+            errors = [r for code, r in operation["responses"].items() if code.startswith("4")]
+            assert errors, (method, path)
+            assert all(r["content"]["application/json"]["schema"] for r in errors), (method, path)
     search = spec["paths"]["/api/v1/search"]["post"]
     assert search["requestBody"]["content"]["application/json"]["schema"]["examples"]
     schema = spec["components"]["schemas"]["SearchRequest"]
@@ -403,8 +406,15 @@ def test_api_key_is_required_when_configured(tmp_path: Path) -> None:
     config = load_config(env={}, overrides={"db": tmp_path / "db", "api_key": "s3cret", "enabled": False})
     with serve_in_thread(config, FakeEmbedder()) as base:
         assert httpx.get(base + "/health").status_code == 200
-        _error(httpx.get(f"{base}{API}/projects"), 401)
-        _error(httpx.get(f"{base}{API}/projects", headers={"Authorization": "Bearer wrong"}), 401)
+        # the OpenAPI document and the docs page hold no data: no key needed
+        assert httpx.get(base + "/api/openapi.json").status_code == 200
+        assert httpx.get(base + "/api/docs").status_code == 200
+        missing = httpx.get(f"{base}{API}/projects")
+        _error(missing, 401)
+        assert missing.headers["WWW-Authenticate"] == 'Bearer realm="lode"'  # RFC 6750: how to authenticate
+        wrong = httpx.get(f"{base}{API}/projects", headers={"Authorization": "Bearer wrong"})
+        _error(wrong, 401)
+        assert wrong.headers["WWW-Authenticate"] == 'Bearer realm="lode", error="invalid_token"'
         ok = httpx.get(f"{base}{API}/projects", headers={"Authorization": "Bearer s3cret"})
         assert ok.status_code == 200
         assert ok.json() == []

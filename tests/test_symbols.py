@@ -332,7 +332,7 @@ def test_http_routes_and_cli(tmp_path: Path) -> None:
         created = httpx.post(f"{base}/api/v1/projects", json={"path": str(UNITS), "name": "units"}).json()
         wait_task(base, created["task_id"])
         listed = httpx.get(
-            f"{base}/api/v1/symbols", params={"name": "area", "kind": "method,trait", "language": "rust"}
+            f"{base}/api/v1/symbols", params={"name": "area", "kind": ["method", "trait"], "language": "rust"}
         )
         assert listed.status_code == 200
         body = listed.json()
@@ -347,7 +347,8 @@ def test_http_routes_and_cli(tmp_path: Path) -> None:
             ({"name": "x", "project": "nope"}, "project", 404),
             ({"name": "x", "limit": 0}, "limit", 400),
             ({"name": "x", "from_path": "../etc"}, "from_path", 400),
-            ({"name": "x", "kind": "method,nope"}, "kind", 400),
+            ({"name": "x", "kind": ["method", "nope"]}, "kind", 400),
+            ({"name": "x", "kind": "method,trait"}, "kind", 400),  # a list is a repeated parameter
             ({"name": "x", "language": "klingon"}, "language", 400),
         ]:
             answer = httpx.get(f"{base}/api/v1/symbols", params=params)

@@ -46,8 +46,8 @@ def _ask(db: Path | None, local: bool, fields: dict[str, Any], references: bool 
     for name in ("kind", "language"):
         if name in fields:
             fields[name] = tuple(v for value in fields[name] for v in value.split(",") if v)
-    pairs = {k: ",".join(v) if isinstance(v, tuple) else v for k, v in fields.items()}
-    query = urlencode({k: v for k, v in pairs.items() if v not in (None, "")})  # lists comma-separated
+    # lists as repeated parameters (kind=function&kind=method)
+    query = urlencode({k: v for k, v in fields.items() if v not in (None, "", ())}, doseq=True)
 
     def in_process(lode: Lode) -> Any:
         from indexer import symbols

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 from indexer._lazy import load_export
 
 if TYPE_CHECKING:
+    from indexer.search._cancel import cancellable, raise_if_cancelled
     from indexer.search._content import find_documents, search_content
     from indexer.search._content_io import (
         ContentRequest,
@@ -32,7 +33,9 @@ __all__ = [
     "SearchOptions",
     "SearchResponse",
     "Searcher",
+    "cancellable",
     "find_documents",
+    "raise_if_cancelled",
     "search_content",
     "validate_options",
 ]
@@ -53,6 +56,8 @@ _EXPORTS = {
     "SearchOptions": "indexer.search._options",
     "SearchResponse": "indexer.search._results",
     "Searcher": "indexer.search._engine",
+    "cancellable": "indexer.search._cancel",
+    "raise_if_cancelled": "indexer.search._cancel",
     "find_documents": "indexer.search._content",
     "search_content": "indexer.search._content",
     "validate_options": "indexer.search._options",

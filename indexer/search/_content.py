@@ -212,7 +212,7 @@ def _content_result(hit: ChunkHit, terms: Sequence[str], docs: Mapping[str, Any]
         content=hit.content, relevance_score=round(hit.relevance_score, 4), chunk_index=hit.chunk_index,
         start_line=hit.start_line, end_line=hit.end_line, language=hit.language, node_type=hit.node_type,
         node_name=hit.node_name, matched_terms=tuple(t for t in terms if contains_term(hit.content, t)),
-        document_keywords=doc.keywords if doc is not None else (),
+        document_keywords=doc.keywords if doc is not None else (), uri=hit.uri, matches=hit.matches,
     )  # fmt: skip
 
 
@@ -286,7 +286,7 @@ def _documents(response: SearchResponse) -> list[DocumentResult]:
             document_id=d.file_path, project=d.project, project_id=d.project_id,
             relevance_score=round(d.relevance_score, 4), summary=d.summary, document_keywords=d.keywords,
             languages=d.languages, primary_language=d.primary_language, chunk_count=d.chunk_count,
-            file_size=d.file_size,
+            file_size=d.file_size, uri=d.uri,
         )
         for d in response.documents
     ]  # fmt: skip

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from indexer.errors import FieldError
+from indexer.positions import Range
 from indexer.search._options import raise_errors
 
 __all__ = [
@@ -147,6 +148,11 @@ class ContentResult:
     matched_terms: tuple[str, ...]
     """The exact terms this chunk contains."""
     document_keywords: tuple[str, ...]
+    uri: str = ""
+    """The ``file://`` URI of its file."""
+    matches: tuple[Range, ...] = ()
+    """Where the concepts' words and the exact terms stand in ``content``, as positions in
+    the file (LSP: 0-based lines, UTF-16 columns)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +226,8 @@ class DocumentResult:
     primary_language: str
     chunk_count: int
     file_size: int
+    uri: str = ""
+    """The ``file://`` URI of the file."""
 
 
 @dataclass(frozen=True, slots=True)

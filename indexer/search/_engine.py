@@ -28,7 +28,9 @@ from indexer.embed import Embedder
 from indexer.errors import NotFoundError
 from indexer.limits import quote_items
 from indexer.models import ChunkFilter, Project
+from indexer.search._cancel import raise_if_cancelled
 from indexer.search._lexical import exact_identifiers, fts_query, named_identifiers
+from indexer.search._matches import locate_hits
 from indexer.search._options import (
     MAX_OFFSET,
     SearchOptions,
@@ -206,17 +208,22 @@ class Searcher:
         calls named ``…semantic`` (which need its vector) start once it is done (a lexical
         search has none: nothing is embedded).
         """
+        raise_if_cancelled()
         later = [name for name in calls if name.endswith("semantic")] if embed is not None else []
         futures = {name: self._pool.submit(call) for name, call in calls.items() if name not in later}
         if embed is not None and later:
             self.query_vector(embed)
+            raise_if_cancelled()  # the calls under way end on their own; their answers are dropped
             futures.update({name: self._pool.submit(calls[name]) for name in later})
-        return {name: futures[name].result() for name in calls}
+        results = {name: futures[name].result() for name in calls}
+        raise_if_cancelled()
+        return results
 
     # ---- entry point -------------------------------------------------------------------
     def search(self, opts: SearchOptions) -> SearchResponse:
         """Run one search; a ValidationError names the bad field."""
         started = time.perf_counter()
+        raise_if_cancelled()
         validate_options(opts, self.known_languages)
         projects = resolve_projects(self.store, opts.projects)
         opts = relative_path_globs(opts, [p.root for p in projects])
@@ -226,6 +233,7 @@ class Searcher:
         if opts.exact_terms:
             scope, warnings = self._term_scope(scope)
         response = (chunk_page if opts.granularity == "chunk" else document_page)(self, scope)
+        response = locate_hits(response, {p.id: p.root for p in projects}, opts)
         coverage = {pid: round(self.store.vectors.coverage(pid), 4) for pid in names}
         warnings += response.warnings
         if opts.scope_depth is not None and opts.scope_depth[0] > opts.scope_depth[1]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from indexer.positions import Range
+
 __all__ = ["ChunkHit", "DocumentHit", "FileGroup", "SearchResponse"]
 
 
@@ -33,6 +35,11 @@ class ChunkHit:
     """Last line of the unit."""
     folded_pieces: int = 0
     """Other pieces of the same unit folded into this hit (they take no other slot)."""
+    uri: str = ""
+    """The ``file://`` URI of its file."""
+    matches: tuple[Range, ...] = ()
+    """Where the query's terms stand in ``content``, as positions in the file (LSP: 0-based
+    lines, UTF-16 columns)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +61,8 @@ class DocumentHit:
     keywords: tuple[str, ...] = ()
     """The file's key phrases."""
     file_size: int = 0
+    uri: str = ""
+    """The ``file://`` URI of the file."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +76,8 @@ class FileGroup:
     project: str
     total_relevance: float
     chunks: tuple[ChunkHit, ...]
+    uri: str = ""
+    """The ``file://`` URI of the file."""
 
 
 @dataclass(frozen=True, slots=True)

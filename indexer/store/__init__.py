@@ -8,6 +8,7 @@ the LanceDB and Lance workarounds beneath them live in ``_lance``.
 """
 
 from indexer.store._access import StoreAccess
+from indexer.store._documents import IndexedText
 from indexer.store._lance._maintenance import OPTIMIZE_AFTER_ROWS
 from indexer.store._lance._versions import DiskUsage
 from indexer.store._migrate import needs_upgrade, upgrade_due
@@ -30,6 +31,7 @@ __all__ = [
     "DiskUsage",
     "DocState",
     "FileWrite",
+    "IndexedText",
     "NameMatch",
     "Store",
     "StoreAccess",

@@ -114,6 +114,17 @@ class Chunks:
             views.update((int(r["_rowid"]), to_chunk_view(r)) for r in rows(full))
         return views
 
+    def at_line(self, file_id: str, line: int) -> dict[str, Any] | None:
+        """The chunk of a file holding 1-based ``line`` (``id``, ``start_line``, ``end_line``,
+        ``node_type``, ``node_name``; the shortest when pieces overlap), or None when no
+        chunk holds it (a blank line between units)."""
+        where = f"file_id = {quote(file_id)} AND start_line <= {int(line)} AND end_line >= {int(line)}"
+        table = self._db.dataset(CHUNKS).to_table(
+            columns=["id", "start_line", "end_line", "node_type", "node_name"], filter=where
+        )
+        found = rows(table)
+        return min(found, key=lambda r: (r["end_line"] - r["start_line"], r["id"])) if found else None
+
     def of_files(self, file_ids: Sequence[str]) -> list[StoredChunk]:
         """Every chunk of these files, by file then position."""
         found = map(to_stored_chunk, rows(self._db.select_in(CHUNKS, "file_id", file_ids, CHUNK_COLUMNS)))

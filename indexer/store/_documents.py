@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+import threading
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,7 +26,12 @@ from indexer.store._rows import (
 from indexer.store._schema import DOCUMENTS, documents_schema
 from indexer.store._sql import and_all, equals, in_list, quote
 
-__all__ = ["Documents", "select_where"]
+__all__ = ["Documents", "IndexedText", "select_where"]
+
+#: Texts ``Documents.text_at`` keeps (an editor reads the same few files again and again)…
+_TEXTS_KEPT = 64
+#: …up to this many characters in all.
+_TEXT_CHARS_KEPT = 16_000_000
 
 _DOC_META = [
     "id", "project_id", "file_path", "content_hash", "file_size", "last_modified", "indexed_at",
@@ -44,11 +51,27 @@ def _outdated() -> str:
     return f"(chunker_version IS NULL OR chunker_version != {int(CHUNKER_VERSION)})"
 
 
+@dataclass(frozen=True, slots=True)
+class IndexedText:
+    """A document's text as indexed, split at ``\\n`` (``Documents.text_at``)."""
+
+    document_id: str
+    project_id: str
+    file_path: str
+    content_hash: str
+    """blake3 of the file's bytes as indexed (hex)."""
+    lines: tuple[str, ...]
+    """The text split at ``\\n`` (a text ending with one ends with an empty item)."""
+
+
 class Documents:
     """Writes and reads of ``code_documents``."""
 
     def __init__(self, db: Db) -> None:
         self._db = db
+        #: (table version, project id, path) → its text, most recently read last
+        self._texts: OrderedDict[tuple[int, str, str], IndexedText] = OrderedDict()
+        self._texts_lock = threading.Lock()
 
     # ---- the incremental diff -------------------------------------------------------
     def states(self, project_id: str) -> dict[str, DocState]:
@@ -142,6 +165,49 @@ class Documents:
         found = {r["project_id"]: r["content"] or "" for r in rows(table)}
         first = next((p for p in project_ids if p in found), None)
         return (first, found[first]) if first is not None else None
+
+    def text_at(self, project_id: str, file_path: str) -> IndexedText | None:
+        """The text of ``file_path`` in a project as indexed (None when it is not indexed):
+        one read through the path's index in the newest version of the table, and the last
+        few texts read are kept until the table changes (what an editor reading ranges of
+        the files it has open costs)."""
+        version = self._db.reader(DOCUMENTS).latest_version()
+        key = (version, project_id, file_path)
+        with self._texts_lock:
+            known = self._texts.get(key)
+            if known is not None:
+                self._texts.move_to_end(key)
+                return known
+        where = f"file_path = {quote(file_path)} AND project_id = {quote(project_id)}"
+        table = self._db.dataset(DOCUMENTS, version).to_table(
+            columns=["id", "content", "content_hash"], filter=where, limit=1
+        )
+        if not table.num_rows:
+            return None
+        found = IndexedText(
+            document_id=table["id"][0].as_py(),
+            project_id=project_id,
+            file_path=file_path,
+            content_hash=table["content_hash"][0].as_py() or "",
+            lines=tuple((table["content"][0].as_py() or "").split("\n")),
+        )
+        with self._texts_lock:
+            self._texts[key] = found
+            for old in [k for k in self._texts if k[0] != version]:
+                del self._texts[old]
+            chars = sum(len(line) for t in self._texts.values() for line in t.lines)
+            while len(self._texts) > _TEXTS_KEPT or (len(self._texts) > 1 and chars > _TEXT_CHARS_KEPT):
+                _, dropped = self._texts.popitem(last=False)
+                chars -= sum(len(line) for line in dropped.lines)
+        return found
+
+    def projects_with(self, file_path: str, project_ids: Sequence[str] = ()) -> list[str]:
+        """The ids of the projects (of ``project_ids``; all when empty) that index ``file_path``."""
+        where = and_all(
+            [f"file_path = {quote(file_path)}", in_list("project_id", project_ids) if project_ids else None]
+        )
+        table = self._db.dataset(DOCUMENTS).to_table(columns=["project_id"], filter=where or "false")
+        return sorted(set(table["project_id"].to_pylist()))
 
     def content(self, document_id: str) -> str | None:
         """The full text of a document as indexed (None when unknown)."""

@@ -168,6 +168,26 @@ class Symbols:
         found = self._where(in_list("id", [symbol_id]), 1)
         return found[0] if found else None
 
+    def enclosing(self, file_id: str, line: int) -> Symbol | None:
+        """The innermost definition of a file whose lines hold 1-based ``line`` (None when
+        the line is at the file's top level)."""
+        where = and_all(
+            [
+                f"file_id = {quote(file_id)}",
+                "role = 'definition'",
+                f"start_line <= {int(line)}",
+                f"end_line >= {int(line)}",
+            ]
+        )
+        # one read through the file's index by pylance (an editor asks this per cursor move)
+        table = self._db.dataset(SYMBOLS).to_table(columns=["id", "view"], filter=where)
+        ids, views = table["id"].to_pylist(), table["view"].to_pylist()
+        if None in views:  # a row an older lode wrote: read as every other read does
+            found = self._where(where or "false", None)
+        else:
+            found = [unpack_symbol(i, v) for i, v in zip(ids, views, strict=True)]
+        return min(found, key=lambda s: (s.end_line - s.start_line, -s.start_line, s.id), default=None)
+
     def of_file(self, file_id: str) -> list[Symbol]:
         """Every symbol row of one file, definitions first, each in line order."""
         found = self._where(in_list("file_id", [file_id]), None)

@@ -5,8 +5,8 @@ has as many candidate definitions as units are named so, ranked by proximity to 
 it is read in (same file, same folder, imported by that file).
 """
 
-from indexer.symbols._api import find_references, find_symbols, get_symbol
-from indexer.symbols._json import detail_json, list_json, references_json
+from indexer.symbols._api import definitions_near, find_references, find_symbols, get_symbol
+from indexer.symbols._json import detail_json, list_json, references_json, symbol_json
 from indexer.symbols._model import (
     MATCHES,
     PROXIMITIES,
@@ -31,10 +31,12 @@ __all__ = [
     "SymbolDetail",
     "SymbolList",
     "SymbolQuery",
+    "definitions_near",
     "detail_json",
     "find_references",
     "find_symbols",
     "get_symbol",
     "list_json",
     "references_json",
+    "symbol_json",
 ]

@@ -10,8 +10,10 @@ import re
 from collections.abc import Sequence
 
 from indexer.errors import NotFoundError, ValidationError
-from indexer.limits import MAX_NAMES, MAX_SYMBOL_CHARS, check_items, check_relative_path, quote, quote_items
+from indexer.limits import MAX_NAMES, MAX_SYMBOL_CHARS, check_items, quote, quote_items
+from indexer.locations import file_uri, locate_path
 from indexer.models import NODE_TYPES, Project, Symbol
+from indexer.positions import Range, line_texts, name_ranges
 from indexer.search._engine import resolve_projects
 from indexer.store import NameMatch, Store, glob_to_regex
 from indexer.symbols._model import (
@@ -28,7 +30,7 @@ from indexer.symbols._model import (
 )
 from indexer.symbols._rank import Proximity, fuzzy_names
 
-__all__ = ["find_references", "find_symbols", "get_symbol"]
+__all__ = ["definitions_near", "find_references", "find_symbols", "get_symbol"]
 
 #: Definitions read per query before ranking (a name defined more often is cut here).
 _MAX_CANDIDATES = 2000
@@ -60,11 +62,9 @@ def _check_kinds(kinds: Sequence[str], languages: Sequence[str]) -> None:
             )
 
 
-def _check_request(projects: Sequence[str], from_path: str | None) -> None:
-    """The projects named (a list of names) and ``from_path`` (a path relative to its project)."""
+def _check_request(projects: Sequence[str]) -> None:
+    """The projects named (a list of names)."""
     check_items("project", projects, MAX_NAMES)
-    if from_path:  # empty: none given
-        check_relative_path("from_path", from_path)
 
 
 def _check_limit(limit: int, high: int) -> None:
@@ -73,13 +73,16 @@ def _check_limit(limit: int, high: int) -> None:
 
 
 def _proximity(store: Store, projects: Sequence[Project], from_path: str | None) -> Proximity:
-    """Proximity to ``from_path`` (its text read for its imports, from the first project
-    that has it)."""
-    if not from_path:
+    """Proximity to ``from_path`` (relative, absolute inside a project's root, or a
+    ``file://`` URI; its text read for its imports, from its project, else from the first
+    of ``projects`` that has it); a PathError naming ``from_path`` for a path outside every
+    project's root."""
+    if not from_path:  # empty: none given
         return Proximity(None, None)
-    path = from_path.strip().lstrip("/")
-    found = store.documents.content_at([p.id for p in projects], path)
-    return Proximity(path, found[1] if found is not None else None)
+    located = locate_path(from_path, store.projects.all(), "from_path")
+    order = [located.project] if located.project is not None else list(projects)
+    found = store.documents.content_at([p.id for p in order], located.path)
+    return Proximity(located.path, found[1] if found is not None else None)
 
 
 def _split_qualified(name: str) -> tuple[str, str]:
@@ -146,9 +149,18 @@ def find_symbols(store: Store, query: SymbolQuery) -> SymbolList:
             raise ValidationError("name", f"is not a valid glob: {quote(str(exc))}") from None
     _check_limit(query.limit, 1000)
     _check_kinds(query.kinds, query.languages)
-    _check_request(query.projects, query.from_path)
+    _check_request(query.projects)
     projects = resolve_projects(store, query.projects, "project")
     return _ranked(store, query, name, projects, _proximity(store, projects, query.from_path))
+
+
+def definitions_near(
+    store: Store, name: str, project: Project, path: str, text: str, limit: int
+) -> SymbolList:
+    """Definitions of ``name`` in ``project``, nearest to ``path`` (whose text is ``text``)
+    first: go to definition from a file already read."""
+    query = SymbolQuery(name, projects=(project.id,), from_path=path, limit=limit)
+    return _ranked(store, query, name, [project], Proximity(path, text))
 
 
 def _ranked(
@@ -160,6 +172,7 @@ def _ranked(
     plain_found: list[Symbol] | None = None,
 ) -> SymbolList:
     names = {p.id: p.name for p in projects}
+    roots = {p.id: p.root for p in projects}
     found = _candidates(store, query, name, list(names), plain_found)
     if query.match == "fuzzy":  # as ``_candidates`` ordered them, nearest first within a name
         order = {n: i for i, n in enumerate(dict.fromkeys((s.container, s.name) for s in found))}
@@ -168,9 +181,15 @@ def _ranked(
         plain = _split_qualified(name)[1]
         ranked = sorted(found, key=lambda s: proximity.key(s, plain))
     symbols = tuple(
-        RankedSymbol(s, names.get(s.project_id, ""), proximity.of(s.file_path)) for s in ranked[: query.limit]
+        RankedSymbol(s, names.get(s.project_id, ""), proximity.of(s.file_path), _uri(roots, s))
+        for s in ranked[: query.limit]
     )
     return SymbolList(name, query.match, symbols, len(found), len(found) > query.limit)
+
+
+def _uri(roots: dict[str, str], symbol: Symbol) -> str:
+    root = roots.get(symbol.project_id)
+    return file_uri(root, symbol.file_path) if root else ""
 
 
 def get_symbol(store: Store, symbol_id: str) -> SymbolDetail:
@@ -178,12 +197,14 @@ def get_symbol(store: Store, symbol_id: str) -> SymbolDetail:
     symbol = store.symbols.get(symbol_id)
     if symbol is None:
         raise NotFoundError(f"no symbol {quote(symbol_id)}")
-    names = {p.id: p.name for p in store.projects.all()}
+    projects = store.projects.all()
+    names = {p.id: p.name for p in projects}
     content = store.documents.content(symbol.file_id) or ""
     lines = content.split("\n")[symbol.start_line - 1 : symbol.end_line]
     code = "\n".join(lines)
     truncated = len(code) > _MAX_CODE
-    return SymbolDetail(symbol, names.get(symbol.project_id, ""), code[:_MAX_CODE], truncated)
+    uri = _uri({p.id: p.root for p in projects}, symbol)
+    return SymbolDetail(symbol, names.get(symbol.project_id, ""), code[:_MAX_CODE], truncated, uri)
 
 
 def find_references(store: Store, query: ReferenceQuery) -> References:
@@ -193,7 +214,7 @@ def find_references(store: Store, query: ReferenceQuery) -> References:
     name = _check_name(query.name)
     _check_limit(query.limit, 1000)
     _check_kinds((), query.languages)
-    _check_request(query.projects, query.from_path)
+    _check_request(query.projects)
     projects = resolve_projects(store, query.projects, "project")
     names = {p.id: p.name for p in projects}
     plain = _split_qualified(name)[1]
@@ -211,21 +232,39 @@ def find_references(store: Store, query: ReferenceQuery) -> References:
     for site in sites:
         key = (site.project_id, site.file_path, site.container, site.signature)
         groups.setdefault(key, []).append(site)
-    callers = [_caller(members, names, proximity) for members in groups.values()]
-    callers.sort(key=lambda c: (PROXIMITIES.index(c.proximity), c.file_path, c.sites[0].line))
+    ordered = sorted(
+        (sorted(members, key=lambda s: s.start_line) for members in groups.values()),
+        key=lambda m: (PROXIMITIES.index(proximity.of(m[0].file_path)), m[0].file_path, m[0].start_line),
+    )
+    shown = ordered[: query.limit]
+    texts = store.documents.contents(sorted({s.file_id for members in shown for s in members}))
+    lines = {file_id: line_texts(text) for file_id, text in texts.items()}
+    roots = {p.id: p.root for p in projects}
     return References(
         name=name,
         definitions=definitions,
-        callers=tuple(callers[: query.limit]),
+        callers=tuple(_caller(m, names, roots, proximity, lines.get(m[0].file_id, [])) for m in shown),
         total_sites=len(sites),
-        total_callers=len(callers),
-        truncated=len(callers) > query.limit or len(sites) >= _MAX_SITES,
+        total_callers=len(ordered),
+        truncated=len(ordered) > query.limit or len(sites) >= _MAX_SITES,
     )
 
 
-def _caller(members: list[Symbol], names: dict[str, str], proximity: Proximity) -> Caller:
-    members.sort(key=lambda s: s.start_line)
+def _caller(
+    members: list[Symbol],
+    names: dict[str, str],
+    roots: dict[str, str],
+    proximity: Proximity,
+    lines: list[str],
+) -> Caller:
+    """The sites of one caller (in line order), each with the ranges of the name on its line
+    (of ``lines``, its file's text)."""
     first = members[0]
+
+    def ranges(site: Symbol) -> tuple[Range, ...]:
+        line = site.start_line - 1
+        return tuple(name_ranges(line, lines[line], site.name)) if 0 <= line < len(lines) else ()
+
     return Caller(
         project=names.get(first.project_id, ""),
         file_path=first.file_path,
@@ -234,5 +273,6 @@ def _caller(members: list[Symbol], names: dict[str, str], proximity: Proximity) 
         container_kind=first.container_kind,
         signature=first.signature,
         proximity=proximity.of(first.file_path),
-        sites=tuple(ReferenceSite(s.id, s.start_line, s.text, s.chunk_id) for s in members),
+        sites=tuple(ReferenceSite(s.id, s.start_line, s.text, s.chunk_id, ranges(s)) for s in members),
+        uri=_uri(roots, first),
     )

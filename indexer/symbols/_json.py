@@ -11,16 +11,17 @@ from indexer.symbols._model import RankedSymbol, References, SymbolDetail, Symbo
 
 __all__ = ["detail_json", "list_json", "references_json", "symbol_json"]
 
-#: A candidate's keys, in order: the symbol's fields, its project's name and its proximity.
+#: A candidate's keys, in order: the symbol's fields, its project's name, its proximity and
+#: its file's URI.
 _SYMBOL_KEYS = (
     "id", "project", "project_id", "file_path", "language", "name", "qualified_name", "kind", "container",
-    "container_kind", "scope_path", "signature", "start_line", "end_line", "chunk_id", "proximity",
+    "container_kind", "scope_path", "signature", "start_line", "end_line", "chunk_id", "proximity", "uri",
 )  # fmt: skip
 
 
 def symbol_json(ranked: RankedSymbol) -> dict[str, Any]:
     """One candidate definition, flat: the symbol's fields, its project's name, its proximity."""
-    own = {"project": ranked.project, "proximity": ranked.proximity}
+    own = {"project": ranked.project, "proximity": ranked.proximity, "uri": ranked.uri}
     return {k: own[k] if k in own else msgspec.to_builtins(getattr(ranked.symbol, k)) for k in _SYMBOL_KEYS}
 
 
@@ -32,7 +33,7 @@ def list_json(found: SymbolList) -> dict[str, Any]:
 def detail_json(detail: SymbolDetail) -> dict[str, Any]:
     """``get_symbol``'s answer."""
     return {
-        "symbol": symbol_json(RankedSymbol(detail.symbol, detail.project, "elsewhere")),
+        "symbol": symbol_json(RankedSymbol(detail.symbol, detail.project, "elsewhere", detail.uri)),
         "role": detail.symbol.role,
         "text": detail.symbol.text,
         "code": detail.code,

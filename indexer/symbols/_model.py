@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from indexer.models import Symbol
+from indexer.positions import Range
 
 __all__ = [
     "MATCHES",
@@ -40,8 +41,9 @@ class SymbolQuery:
     projects: tuple[str, ...] = ()
     """Project names or ids (all when empty)."""
     from_path: str | None = None
-    """The file the name is read in (project-relative): candidates are ranked by proximity
-    to it (same file, same folder, imported by it)."""
+    """The file the name is read in (relative to its project's root, absolute inside a
+    project's root, or a ``file://`` URI): candidates are ranked by proximity to it (same
+    file, same folder, imported by it)."""
     limit: int = 50
 
 
@@ -53,7 +55,8 @@ class ReferenceQuery:
     languages: tuple[str, ...] = ()
     projects: tuple[str, ...] = ()
     from_path: str | None = None
-    """Rank the callers (and the candidate definitions) by proximity to this file."""
+    """Rank the callers (and the candidate definitions) by proximity to this file (as
+    ``SymbolQuery.from_path``)."""
     limit: int = 100
     """Callers (enclosing units) returned."""
 
@@ -67,6 +70,8 @@ class RankedSymbol:
     """The project's name."""
     proximity: str
     """One of ``PROXIMITIES`` (``elsewhere`` when no ``from_path`` was given)."""
+    uri: str = ""
+    """The ``file://`` URI of its file."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +94,8 @@ class SymbolDetail:
     code: str
     """Lines ``start_line..end_line`` of the file as indexed (cut at a size cap)."""
     truncated: bool
+    uri: str = ""
+    """The ``file://`` URI of its file."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,8 +104,12 @@ class ReferenceSite:
 
     id: str
     line: int
+    """1-based."""
     text: str
     chunk_id: str
+    ranges: tuple[Range, ...] = ()
+    """Where the name stands on the line as a whole identifier (LSP: 0-based line, UTF-16
+    columns); one per use."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +126,8 @@ class Caller:
     signature: str
     proximity: str
     sites: tuple[ReferenceSite, ...]
+    uri: str = ""
+    """The ``file://`` URI of its file."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,7 +49,9 @@ class ContentController(Controller):
         status_code=200,
         summary="Retrieve passages by concepts and exact terms",
         operation_id="search_content",
-        responses=ok(SearchContentOut, "Hybrid retrieval", EXAMPLES["search_content"]),
+        responses=ok(
+            SearchContentOut, "Hybrid retrieval", EXAMPLES["search_content"], errors=(400, 404, 409, 413, 503)
+        ),
     )
     @blocking
     def content(
@@ -71,7 +73,12 @@ class ContentController(Controller):
         status_code=200,
         summary="Discover the files that matter",
         operation_id="find_documents",
-        responses=ok(FindDocumentsOut, "Files with summaries", EXAMPLES["find_documents"]),
+        responses=ok(
+            FindDocumentsOut,
+            "Files with summaries",
+            EXAMPLES["find_documents"],
+            errors=(400, 404, 409, 413, 503),
+        ),
     )
     @blocking
     def documents(
@@ -89,7 +96,7 @@ class ContentController(Controller):
         "/projects/{project_id:str}/documents/{document_id:path}",
         summary="A document by path: metadata and chunks, or (…/text) its lines",
         operation_id="get_project_document",
-        responses=ok(DocumentDataOut, "Metadata and chunks", EXAMPLES["document"]),
+        responses=ok(DocumentDataOut, "Metadata and chunks", EXAMPLES["document"], errors=(400, 404, 503)),
     )
     @blocking
     def document_by_path(
@@ -108,12 +115,12 @@ class ContentController(Controller):
         """``document_id`` is the path relative to the project root (as search results give it);
         append ``/text`` for its lines. ``..``, absolute paths and symlinks leaving the root are a 400."""
         path = _raw_document_id(request) or document_id.removeprefix("/")
-        try:
+        if not path.endswith(_TEXT):
             return to_wire(ctx.lode.document_data(project_id, path), DocumentDataOut)
+        try:  # (``a/text`` is a file only where ``a`` is a folder: never both)
+            text = ctx.lode.document_text(project_id, path.removesuffix(_TEXT), start_line, end_line)
         except NotFoundError:
-            if not path.endswith(_TEXT):
-                raise
-        text = ctx.lode.document_text(project_id, path.removesuffix(_TEXT), start_line, end_line)
+            return to_wire(ctx.lode.document_data(project_id, path), DocumentDataOut)
         return DocumentDataOut(
             document_id=text.document_id,
             project=text.project,

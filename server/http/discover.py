@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from litestar import Controller, post
 from litestar.openapi.spec import Example
@@ -14,7 +14,13 @@ from indexer.search.discover import STAGES, discover, run_stage
 from server.convert import discover_config, to_wire
 from server.http._common import Ctx, blocking, example, ok
 from server.http.examples import discover as examples
-from server.http.schemas.discover import DiscoverRequest, DiscoverResponseOut, StageResponseOut
+from server.http.schemas._choices import StageName
+from server.http.schemas.discover import (
+    STAGE_RESPONSES,
+    DiscoverRequest,
+    DiscoverResponseOut,
+    StageResponseOut,
+)
 from server.metrics import metrics_for
 
 __all__ = ["DiscoverController"]
@@ -32,7 +38,7 @@ class DiscoverController(Controller):
         status_code=200,
         summary="From a question to a cited evidence prompt (nine stages)",
         operation_id="discover",
-        responses=ok(DiscoverResponseOut, "A definition question", examples.DISCOVER),
+        responses=ok(DiscoverResponseOut, "A definition question", examples.DISCOVER, errors=(400, 413, 503)),
     )
     @blocking
     def discover_route(
@@ -57,13 +63,19 @@ class DiscoverController(Controller):
         status_code=200,
         summary="Run one discovery stage on JSON input",
         operation_id="discover_stage",
-        responses=ok(StageResponseOut, "Expanded queries", examples.STAGE_RESPONSE),
+        responses=ok(
+            StageResponseOut,
+            "Expanded queries",
+            examples.STAGE_RESPONSE,
+            errors=(400, 413, 503),
+            description="The stage's output, typed by stage (feed its result to the next stage)",
+        ),
     )
     @blocking
     def discover_stage(
         self,
         ctx: Ctx,
-        stage: Annotated[str, Parameter(description=_STAGE_DOC)],
+        stage: Annotated[StageName, Parameter(description=_STAGE_DOC)],
         data: Annotated[
             dict[str, Any],
             Body(
@@ -80,4 +92,5 @@ class DiscoverController(Controller):
         started = time.perf_counter()
         result = run_stage(ctx.lode, stage, data, load_discover_config())
         took = round((time.perf_counter() - started) * 1000, 3)
-        return StageResponseOut(stage=stage, took_ms=took, result=result)
+        answer = to_wire({"stage": stage, "took_ms": took, "result": result}, STAGE_RESPONSES[stage])
+        return cast("StageResponseOut", answer)

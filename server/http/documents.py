@@ -27,7 +27,7 @@ class DocumentController(Controller):
         "/documents/{document_id:str}",
         summary="One document",
         operation_id="get_document",
-        responses=ok(DocumentOut, "A document", examples.DOCUMENT),
+        responses=ok(DocumentOut, "A document", examples.DOCUMENT, errors=(400, 404, 503)),
     )
     @blocking
     def get_document(
@@ -51,7 +51,7 @@ class DocumentController(Controller):
         "/chunks/{chunk_id:str}",
         summary="One chunk",
         operation_id="get_chunk",
-        responses=ok(ChunkOut, "A chunk", examples.CHUNK),
+        responses=ok(ChunkOut, "A chunk", examples.CHUNK, errors=(404, 503)),
     )
     @blocking
     def get_chunk(self, ctx: Ctx, chunk_id: FromPath[str]) -> ChunkOut:

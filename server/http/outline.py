@@ -27,6 +27,9 @@ __all__ = ["OutlineController"]
 _NODE_HELP = "Node id: '.' (the root, default), a path, path#Scope.Name or path#Heading/Sub"
 
 NodeParam = Annotated[str | None, QueryParameter(description=_NODE_HELP, max_length=MAX_TEXT_CHARS)]
+#: The errors of a read (a bad parameter, an unknown project or node) and of a question (a body).
+_READ = (400, 404, 503)
+_ASK = (400, 404, 413, 503)
 
 
 class OutlineController(Controller):
@@ -40,7 +43,7 @@ class OutlineController(Controller):
     @get(
         summary="List a node's children (ls)",
         operation_id="outline_ls",
-        responses=ok(OutlineListingOut, "The root's children", EXAMPLES["ls"]),
+        responses=ok(OutlineListingOut, "The root's children", EXAMPLES["ls"], errors=_READ),
     )
     @blocking
     def children(
@@ -59,7 +62,7 @@ class OutlineController(Controller):
         "/text",
         summary="A node's text (cat)",
         operation_id="outline_cat",
-        responses=ok(OutlineCatOut, "A section", EXAMPLES["cat"]),
+        responses=ok(OutlineCatOut, "A section", EXAMPLES["cat"], errors=_READ),
     )
     @blocking
     def text(
@@ -79,7 +82,7 @@ class OutlineController(Controller):
         "/find",
         summary="Nodes by title glob (find)",
         operation_id="outline_find",
-        responses=ok(OutlineFindOut, "Matching nodes", EXAMPLES["find"]),
+        responses=ok(OutlineFindOut, "Matching nodes", EXAMPLES["find"], errors=_READ),
     )
     @blocking
     def find(
@@ -107,7 +110,7 @@ class OutlineController(Controller):
         "/grep",
         summary="Lines matching a regex (grep)",
         operation_id="outline_grep",
-        responses=ok(OutlineGrepOut, "Matching lines", EXAMPLES["grep"]),
+        responses=ok(OutlineGrepOut, "Matching lines", EXAMPLES["grep"], errors=_READ),
     )
     @blocking
     def grep(
@@ -130,7 +133,7 @@ class OutlineController(Controller):
         status_code=200,
         summary="Where to start reading for a question (locate)",
         operation_id="outline_locate",
-        responses=ok(OutlineLocateOut, "Cues", EXAMPLES["locate"]),
+        responses=ok(OutlineLocateOut, "Cues", EXAMPLES["locate"], errors=_ASK),
     )
     @blocking
     def locate(
@@ -153,7 +156,7 @@ class OutlineController(Controller):
         status_code=200,
         summary="A navigation-planning prompt for your own LLM (plan)",
         operation_id="outline_plan",
-        responses=ok(OutlinePlanOut, "A prompt", EXAMPLES["plan"]),
+        responses=ok(OutlinePlanOut, "A prompt", EXAMPLES["plan"], errors=_ASK),
     )
     @blocking
     def plan(

@@ -9,10 +9,11 @@ from litestar import Controller, Response, delete, get, patch, post
 from litestar.openapi import ResponseSpec
 from litestar.params import Body, FromPath, QueryParameter
 
-from indexer.api import check_project_fields, relative_paths
+from indexer.api import check_project_fields
 from indexer.errors import StoreError
+from indexer.locations import project_paths
 from server.convert import to_project, to_task
-from server.http._common import ERRORS, Ctx, blocking, example, ok
+from server.http._common import Ctx, blocking, error_responses, example, ok
 from server.http.examples import core as examples
 from server.http.schemas.projects import (
     FileOut,
@@ -41,7 +42,13 @@ class ProjectController(Controller):
         status_code=201,
         summary="Register a folder and queue its full index",
         operation_id="create_project",
-        responses=ok(ProjectCreated, "Registered, indexing queued", examples.PROJECT_CREATED, 201),
+        responses=ok(
+            ProjectCreated,
+            "Registered, indexing queued",
+            examples.PROJECT_CREATED,
+            201,
+            errors=(400, 409, 413, 503),
+        ),
     )
     @blocking
     def create_project(
@@ -63,7 +70,9 @@ class ProjectController(Controller):
     @get(
         summary="List projects",
         operation_id="list_projects",
-        responses=ok(list[ProjectOut], "One project", [examples.PROJECT]),
+        responses=ok(
+            list[ProjectOut], "One project", [examples.PROJECT], errors=(503,), description="Every project"
+        ),
     )
     @blocking
     def list_projects(self, ctx: Ctx) -> list[ProjectOut]:
@@ -74,7 +83,7 @@ class ProjectController(Controller):
         "/{project_id:str}",
         summary="One project",
         operation_id="get_project",
-        responses=ok(ProjectOut, "A project", examples.PROJECT),
+        responses=ok(ProjectOut, "A project", examples.PROJECT, errors=(404, 503)),
     )
     @blocking
     def get_project(self, ctx: Ctx, project_id: FromPath[str]) -> ProjectOut:
@@ -85,7 +94,7 @@ class ProjectController(Controller):
         "/{project_id:str}",
         summary="Rename or change globs",
         operation_id="patch_project",
-        responses=ok(ProjectOut, "Updated", examples.PROJECT),
+        responses=ok(ProjectOut, "Updated", examples.PROJECT, errors=(400, 404, 409, 413, 503)),
     )
     @blocking
     def patch_project(
@@ -136,7 +145,7 @@ class ProjectController(Controller):
                 examples=example("Delete still queued", examples.DELETE_TASK),
                 generate_examples=False,
             ),
-            **ERRORS,
+            **error_responses(400, 404, 409, 413, 503),
         },
     )
     @blocking
@@ -159,7 +168,7 @@ class ProjectController(Controller):
         status_code=202,
         summary="Queue a (partial) re-index",
         operation_id="index_project",
-        responses=ok(TaskOut, "Queued", examples.TASK, 202),
+        responses=ok(TaskOut, "Queued", examples.TASK, 202, errors=(400, 404, 409, 413, 503)),
     )
     @blocking
     def index_project(
@@ -174,14 +183,14 @@ class ProjectController(Controller):
         """Refresh some paths (files or folders) or the whole project; joins a queued task."""
         ctx.require_writer()
         project = ctx.lode.store.projects.get(project_id)
-        task = ctx.worker.submit(project.id, paths=relative_paths(data.paths), full=data.full)
+        task = ctx.worker.submit(project.id, paths=project_paths(data.paths, project), full=data.full)
         return to_task(task)
 
     @get(
         "/{project_id:str}/files",
         summary="Indexed files",
         operation_id="list_files",
-        responses=ok(FilesPage, "First page", examples.FILES),
+        responses=ok(FilesPage, "First page", examples.FILES, errors=(400, 404, 503)),
     )
     @blocking
     def list_files(

@@ -13,6 +13,7 @@ from indexer import __version__
 from server.convert import to_project, to_wire
 from server.http._common import Ctx, blocking, example, ok
 from server.http.examples import core as examples
+from server.http.schemas._choices import HealthStatus
 from server.http.schemas.service import HealthOut, StatusOut, StoreCheckOut
 from server.metrics import CONTENT_TYPE, render_metrics
 
@@ -40,7 +41,7 @@ class ServiceController(Controller):
             "`index_version` which version of the chunk table it answers from. Never needs the API key."
         ),
         responses={
-            **ok(HealthOut, "Ready", examples.HEALTH),
+            **ok(HealthOut, "Ready", examples.HEALTH, public=True),
             503: ResponseSpec(
                 data_container=HealthOut,
                 description="Degraded: the same fields, saying what is wrong",
@@ -71,7 +72,7 @@ class ServiceController(Controller):
             f"storage failure while {failure.where}: {failure.message}" if failure is not None else None,
         ]
         faults = [r for r in reasons if r]
-        status = "degraded" if faults else ("ok" if loaded else "starting")
+        status: HealthStatus = "degraded" if faults else ("ok" if loaded else "starting")
         pool = ctx.search_pool
         body = HealthOut(
             status=status,
@@ -98,7 +99,7 @@ class ServiceController(Controller):
             "hash; vectors finite and unit-length). Seconds per 100k chunks. A check that passes "
             "clears a standing storage failure of /health. The same as `lode check`."
         ),
-        responses=ok(StoreCheckOut, "A sound store", examples.CHECK),
+        responses=ok(StoreCheckOut, "A sound store", examples.CHECK, errors=(503,)),
     )
     @blocking
     def check(self, ctx: Ctx) -> StoreCheckOut:
@@ -112,7 +113,7 @@ class ServiceController(Controller):
         "/api/v1/status",
         summary="Index, queue and projects",
         operation_id="status",
-        responses=ok(StatusOut, "A busy index", examples.STATUS),
+        responses=ok(StatusOut, "A busy index", examples.STATUS, errors=(503,)),
     )
     @blocking
     def status(self, ctx: Ctx) -> StatusOut:

@@ -5,21 +5,19 @@ Names are resolved as text, like ctags or zoekt's ``sym:``, not by a language se
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
 from typing import Annotated
 
 from litestar import Controller, get
 from litestar.params import FromPath, QueryParameter
 
 from indexer.chunker import KNOWN_LANGUAGES
-from indexer.limits import MAX_SYMBOL_CHARS, MAX_TEXT_CHARS
-from indexer.models import NODE_TYPES
-from indexer.symbols import MATCHES, detail_json, list_json, references_json
+from indexer.limits import MAX_NAMES, MAX_SYMBOL_CHARS, MAX_TEXT_CHARS
+from indexer.symbols import detail_json, list_json, references_json
 from server.convert import reference_query, symbol_query, to_wire
 from server.http._common import Ctx, blocking, ok
 from server.http.examples.navigation import SYMBOLS as EXAMPLES
-from server.http.schemas._fields import NOT_BLANK, RELATIVE, one_of
+from server.http.schemas._choices import Match, NodeTypeName
+from server.http.schemas._fields import NOT_BLANK, LanguageName, one_of
 from server.http.schemas.symbols import ReferencesOut, SymbolDetailOut, SymbolListOut
 
 __all__ = ["SymbolController"]
@@ -35,18 +33,14 @@ NameParam = Annotated[
 ]
 
 
-def _comma_list(values: Iterable[str]) -> str:
-    """A pattern admitting one or more of ``values`` separated by commas."""
-    choice = "(?:" + "|".join(re.escape(v) for v in sorted(values)) + ")"
-    return f"^{choice}(?:,{choice})*$"
-
-
 LanguagesParam = Annotated[
-    str | None,
+    list[LanguageName] | None,
     QueryParameter(
-        description="Only these languages, comma-separated (python,go)",
-        max_length=MAX_TEXT_CHARS,
-        pattern=_comma_list(KNOWN_LANGUAGES),
+        description="Only these languages (repeat the parameter: language=python&language=go)",
+        min_items=1,
+        max_items=MAX_NAMES,
+        # Litestar leaves a list parameter's item constraints out of the document
+        schema_extra={"items": {"type": "string", "pattern": one_of(KNOWN_LANGUAGES)}},
     ),
 ]
 ProjectParam = Annotated[
@@ -58,10 +52,10 @@ ProjectParam = Annotated[
 FromPathParam = Annotated[
     str | None,
     QueryParameter(
-        description="The file the name is read in (relative to its project): candidates are "
-        "ranked by proximity to it (same file, same folder, imported by it)",
+        description="The file the name is read in: relative to its project's root, absolute inside "
+        "a project's root, or a file:// URI; candidates are ranked by proximity to it (same "
+        "file, same folder, imported by it). Outside every project's root: a 400",
         max_length=MAX_TEXT_CHARS,
-        pattern=RELATIVE,
     ),
 ]
 
@@ -75,7 +69,7 @@ class SymbolController(Controller):
     @get(
         summary="Definitions of a name (go to definition)",
         operation_id="find_symbols",
-        responses=ok(SymbolListOut, "The definitions of a name", EXAMPLES["list"]),
+        responses=ok(SymbolListOut, "The definitions of a name", EXAMPLES["list"], errors=(400, 404, 503)),
     )
     @blocking
     def find_symbols(
@@ -83,19 +77,18 @@ class SymbolController(Controller):
         ctx: Ctx,
         name: NameParam,
         match: Annotated[
-            str,
+            Match,
             QueryParameter(
                 description="exact; prefix; glob (*, ?, [...], case-sensitive); fuzzy (case and _ "
                 "ignored, the letters in order)",
-                pattern=one_of(MATCHES),
             ),
         ] = "exact",
         kind: Annotated[
-            str | None,
+            list[NodeTypeName] | None,
             QueryParameter(
-                description="Only these node types, comma-separated (function,method)",
-                max_length=MAX_TEXT_CHARS,
-                pattern=_comma_list(NODE_TYPES),
+                description="Only these node types (repeat the parameter: kind=function&kind=method)",
+                min_items=1,
+                max_items=MAX_NAMES,
             ),
         ] = None,
         language: LanguagesParam = None,
@@ -113,7 +106,7 @@ class SymbolController(Controller):
         "/references",
         summary="Uses of a name, grouped by caller (find references)",
         operation_id="find_references",
-        responses=ok(ReferencesOut, "The callers of a name", EXAMPLES["references"]),
+        responses=ok(ReferencesOut, "The callers of a name", EXAMPLES["references"], errors=(400, 404, 503)),
     )
     @blocking
     def find_references(
@@ -135,7 +128,7 @@ class SymbolController(Controller):
         "/{symbol_id:str}",
         summary="One symbol with its code",
         operation_id="get_symbol",
-        responses=ok(SymbolDetailOut, "A definition and its code", EXAMPLES["detail"]),
+        responses=ok(SymbolDetailOut, "A definition and its code", EXAMPLES["detail"], errors=(404, 503)),
     )
     @blocking
     def get_symbol(self, ctx: Ctx, symbol_id: FromPath[str]) -> SymbolDetailOut:

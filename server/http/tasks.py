@@ -24,7 +24,13 @@ class TaskController(Controller):
     @get(
         summary="Recent tasks",
         operation_id="list_tasks",
-        responses=ok(list[TaskOut], "One running task", [examples.TASK]),
+        responses=ok(
+            list[TaskOut],
+            "One running task",
+            [examples.TASK],
+            errors=(400, 404, 503),
+            description="Tasks, newest first",
+        ),
     )
     @blocking
     def list_tasks(
@@ -45,7 +51,7 @@ class TaskController(Controller):
         "/{task_id:str}",
         summary="One task",
         operation_id="get_task",
-        responses=ok(TaskOut, "Embedding", examples.TASK),
+        responses=ok(TaskOut, "Embedding", examples.TASK, errors=(404, 503)),
     )
     @blocking
     def get_task(self, ctx: Ctx, task_id: FromPath[str]) -> TaskOut:
@@ -57,7 +63,7 @@ class TaskController(Controller):
         status_code=200,
         summary="Cancel a task",
         operation_id="cancel_task",
-        responses=ok(TaskOut, "Cancelled", examples.TASK),
+        responses=ok(TaskOut, "Cancelled", examples.TASK, errors=(400, 404, 409, 413, 503)),
     )
     @blocking
     def cancel_task(self, ctx: Ctx, task_id: FromPath[str]) -> TaskOut:

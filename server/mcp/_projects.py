@@ -39,7 +39,7 @@ def _project_row(ctx: ServerContext, project: Project) -> tuple[str, dict[str, A
     store = ctx.lode.store
     files, chunks = store.documents.count(project.id), store.chunks.count(project.id)
     embedded = round(100 * store.vectors.coverage(project.id))
-    live = [t for t in ctx.worker.list(project.id, limit=5) if t.live]
+    current = ctx.worker.current(project.id)
     item: dict[str, Any] = {"name": project.name, "root": project.root, "files": files, "chunks": chunks,
                             "embedded_percent": embedded}  # fmt: skip
     parts = [project.name, project.root, f"{files} files", f"{chunks} chunks", f"{embedded}% embedded"]
@@ -47,9 +47,9 @@ def _project_row(ctx: ServerContext, project: Project) -> tuple[str, dict[str, A
         stamp = project.last_indexed_at.isoformat(timespec="seconds")
         parts.append(f"indexed {stamp}")
         item["indexed_at"] = stamp
-    if live:
-        parts.append(f"indexing {task_percent(live[0]):.0f}%")
-        item["indexing_percent"] = task_percent(live[0])
+    if current is not None:
+        parts.append(f"indexing {task_percent(current):.0f}%")
+        item["indexing_percent"] = task_percent(current)
     return "  ".join(parts), item
 
 

@@ -3,8 +3,8 @@
 The viewer's files come from the ``swagger-ui-py`` package (its ``static`` folder, Swagger
 UI's own licence beside them); nothing loads from a CDN. The page is a public shell like
 the web page: ``docs.js`` asks for the API key when the server has one (the same
-session key the web page keeps), then fetches ``/api/openapi.json`` with it and sends it
-with every "try it out" request.
+session key the web page keeps) and tries it, fetches ``/api/openapi.json`` (public: it
+holds no data), and sends the key with every "try it out" request.
 """
 
 from __future__ import annotations

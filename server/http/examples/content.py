@@ -21,6 +21,11 @@ _RESULT: dict[str, Any] = {
     "node_name": "login",
     "matched_terms": ["Session"],
     "document_keywords": ["login", "session token", "password hash", "form validation", "rate limit"],
+    "uri": "file:///home/me/src/shop/src/auth/login_form.py",
+    "matches": [
+        {"start": {"line": 39, "character": 38}, "end": {"line": 39, "character": 45}},
+        {"start": {"line": 40, "character": 14}, "end": {"line": 40, "character": 21}},
+    ],
 }
 _HINTS: dict[str, Any] = {
     "next_actions": [
@@ -72,6 +77,7 @@ CONTENT: dict[str, Any] = {
                     "primary_language": "python",
                     "chunk_count": 9,
                     "file_size": 4210,
+                    "uri": "file:///home/me/src/shop/src/auth/session.py",
                 }
             ],
             "statistics": {

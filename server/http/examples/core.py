@@ -13,6 +13,7 @@ __all__ = [
     "PROJECT",
     "PROJECT_CREATED",
     "SEARCH",
+    "SEARCH_DOCUMENTS",
     "SEARCH_REQUEST",
     "STATUS",
     "TASK",
@@ -92,6 +93,15 @@ _HIT: dict[str, Any] = {
     "parent_context": "",
     "scope_path": ["parse_request"],
     "relevance_score": 0.9672,
+    "uri": "file:///home/me/src/shop/src/web/request.py",
+    "matches": [
+        {"start": {"line": 11, "character": 4}, "end": {"line": 11, "character": 9}},
+        {"start": {"line": 11, "character": 10}, "end": {"line": 11, "character": 17}},
+    ],
+    "role": "implementation",
+    "unit_start_line": 12,
+    "unit_end_line": 30,
+    "folded_pieces": 0,
 }
 
 SEARCH_REQUEST: dict[str, Any] = {
@@ -109,7 +119,6 @@ SEARCH: dict[str, Any] = {
     "limit": 5,
     "total": 87,
     "has_more": True,
-    "documents": [],
     "groups": [
         {
             "file_id": _FID,
@@ -118,6 +127,7 @@ SEARCH: dict[str, Any] = {
             "project": "shop",
             "total_relevance": 0.9672,
             "chunks": [_HIT],
+            "uri": _HIT["uri"],
         }
     ],
     "semantic_coverage": {_PID: 1.0},
@@ -125,7 +135,45 @@ SEARCH: dict[str, Any] = {
     "took_ms": 21.4,
 }
 
-_CHUNK_META = {k: v for k, v in _HIT.items() if k not in ("project", "relevance_score")}
+SEARCH_DOCUMENTS: dict[str, Any] = {
+    "query": "parse http request",
+    "mode": "hybrid",
+    "granularity": "document",
+    "offset": 0,
+    "limit": 5,
+    "total": 14,
+    "has_more": True,
+    "documents": [
+        {
+            "id": _FID,
+            "file_path": "src/web/request.py",
+            "project_id": _PID,
+            "project": "shop",
+            "relevance_score": 0.9672,
+            "chunk_count": 4,
+            "languages": ["python"],
+            "primary_language": "python",
+            "chunks": [_HIT],
+            "role": "implementation",
+            "uri": "file:///home/me/src/shop/src/web/request.py",
+        }
+    ],
+    "semantic_coverage": {_PID: 1.0},
+    "warnings": [],
+    "took_ms": 18.9,
+}
+
+_HIT_ONLY = (
+    "project",
+    "relevance_score",
+    "role",
+    "unit_start_line",
+    "unit_end_line",
+    "folded_pieces",
+    "uri",
+    "matches",
+)
+_CHUNK_META = {k: v for k, v in _HIT.items() if k not in _HIT_ONLY}
 CHUNK: dict[str, Any] = {
     **_CHUNK_META,
     "chunk_hash": "5f1e0c3b9a...",

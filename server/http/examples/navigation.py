@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["OUTLINE", "SYMBOLS"]
+__all__ = ["EDITOR", "OUTLINE", "SYMBOLS"]
 
 _NODE = {
     "id": "docs/guide.md#User guide/Sessions",
@@ -121,12 +121,14 @@ _SYMBOL = {
     "end_line": 18,
     "chunk_id": "0190a4b2-8d11-7c42-b5e0-2f9a7c3d6e81",
     "proximity": "same_module",
+    "uri": "file:///home/me/src/shop/src/shop/cart.py",
 }
 _SITE = {
     "id": "4c1f0b8e2d7a9e3f5b6c8d0a1e2f3a4b",
     "line": 9,
     "text": "cart.add_item(sku, 2)",
     "chunk_id": "0190a4b2-8d11-7c42-b5e0-2f9a7c3d6e99",
+    "ranges": [{"start": {"line": 8, "character": 9}, "end": {"line": 8, "character": 17}}],
 }
 
 #: One example answer per route.
@@ -152,10 +154,63 @@ SYMBOLS: dict[str, Any] = {
                 "signature": "def checkout(cart: Cart, sku: str) -> int",
                 "proximity": "elsewhere",
                 "sites": [_SITE],
+                "uri": "file:///home/me/src/shop/src/shop/checkout.py",
             }
         ],
         "total_sites": 1,
         "total_callers": 1,
         "truncated": False,
+    },
+}
+
+#: One example answer per editor route.
+EDITOR: dict[str, Any] = {
+    "text": {
+        "uri": "file:///home/me/src/shop/src/shop/cart.py",
+        "project": "shop",
+        "project_id": "0190a4b2-7c3e-7d51-9a2f-3b8c6e1d4f20",
+        "path": "src/shop/cart.py",
+        "start_line": 13,
+        "end_line": 15,
+        "total_lines": 42,
+        "text": "    def add_item(self, sku: str, quantity: int = 1) -> None:\n"
+        "        self.items[sku] += quantity\n",
+        "content_hash": "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262",
+    },
+    "at": {
+        "uri": "file:///home/me/src/shop/src/shop/checkout.py",
+        "project": "shop",
+        "project_id": "0190a4b2-7c3e-7d51-9a2f-3b8c6e1d4f20",
+        "path": "src/shop/checkout.py",
+        "position": {"line": 8, "character": 12},
+        "name": "add_item",
+        "range": {"start": {"line": 8, "character": 9}, "end": {"line": 8, "character": 17}},
+        "definitions": [{**_SYMBOL, "proximity": "same_module"}],
+        "total": 1,
+        "truncated": False,
+        "enclosing": {
+            **_SYMBOL,
+            "id": "5d2e8f7a6b4c3d2e1f0a9b8c7d6e5f4a",
+            "file_path": "src/shop/checkout.py",
+            "name": "checkout",
+            "qualified_name": "checkout",
+            "kind": "function",
+            "container": "",
+            "container_kind": "",
+            "scope_path": ["checkout"],
+            "signature": "def checkout(cart: Cart, sku: str) -> int",
+            "start_line": 7,
+            "end_line": 12,
+            "chunk_id": "0190a4b2-8d11-7c42-b5e0-2f9a7c3d6e99",
+            "proximity": "same_file",
+            "uri": "file:///home/me/src/shop/src/shop/checkout.py",
+        },
+        "chunk": {
+            "id": "0190a4b2-8d11-7c42-b5e0-2f9a7c3d6e99",
+            "start_line": 7,
+            "end_line": 12,
+            "node_type": "function",
+            "node_name": "checkout",
+        },
     },
 }

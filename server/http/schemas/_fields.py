@@ -11,8 +11,7 @@ from msgspec import Meta
 
 from indexer.chunker import KNOWN_LANGUAGES
 from indexer.limits import MAX_GLOBS, MAX_TEXT_CHARS
-from indexer.models import NODE_TYPES
-from indexer.roles import ROLES
+from server.http.schemas._choices import NodeTypeName, RoleName
 
 __all__ = [
     "NOT_BLANK",
@@ -65,7 +64,7 @@ NOT_EMPTY = r"^[^\x00]+$"
 #: Without NUL (may be empty).
 NO_NUL = r"^[^\x00]*$"
 #: Not absolute, no ``..`` segment, without NUL.
-RELATIVE = r"^(?![/\\])(?!(?:.*/)?\.\.(?:/|$))[^\x00]+$"
+RELATIVE = r"^(?![/\\])(?!(?:.*[/])?\.\.(?:/|$))[^\x00]+$"
 #: What each pattern means, in words (the 400's message).
 PATTERN_WORDS = {
     NOT_BLANK: "must not be blank or contain NUL characters",
@@ -81,10 +80,6 @@ Globs = Annotated[list[Text], Meta(max_length=MAX_GLOBS)]
 RelativePath = Annotated[str, Meta(min_length=1, max_length=MAX_TEXT_CHARS, pattern=RELATIVE)]
 #: A language lode knows (``python``, ``go``, ``markdown``…).
 LanguageName = Annotated[str, Meta(pattern=one_of(KNOWN_LANGUAGES))]
-#: A node type of the shared vocabulary (``function``, ``method``, ``class``…).
-NodeTypeName = Annotated[str, Meta(pattern=one_of(NODE_TYPES))]
-#: A role (``implementation``, ``test``, ``docs``…).
-RoleName = Annotated[str, Meta(pattern=one_of(ROLES))]
 
 
 FilePath = Annotated[str, describe("Path relative to the project root")]

@@ -34,6 +34,7 @@ from server.http.schemas._fields import (
     StartLine,
 )
 from server.http.schemas._fields import describe as _d
+from server.http.schemas._positions import FileUri, Matches
 
 __all__ = [
     "ContentDataOut",
@@ -105,6 +106,8 @@ class ContentResultOut(msgspec.Struct):
     node_name: NodeName
     matched_terms: Annotated[list[str], _d("The exact_terms this chunk contains")]
     document_keywords: Annotated[list[str], _d("Key phrases of the whole file")]
+    uri: FileUri
+    matches: Matches
 
 
 class ContentStatisticsOut(msgspec.Struct):
@@ -189,6 +192,7 @@ class DocumentResultOut(msgspec.Struct):
     primary_language: PrimaryLanguage
     chunk_count: ChunkCount
     file_size: FileSize
+    uri: FileUri
 
 
 class DocumentsStatisticsOut(msgspec.Struct):

@@ -6,7 +6,9 @@ converted from those by attribute, never built by hand.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import typing
+from datetime import datetime
+from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import Meta
@@ -29,13 +31,35 @@ from server.http.schemas._fields import (
 from server.http.schemas._fields import describe as _d
 
 __all__ = [
+    "STAGE_RESPONSES",
     "AnswerPlanOut",
+    "BroadDiscoveryResultOut",
+    "BroadDiscoveryStageOut",
+    "BuildAnswerPlanResultOut",
+    "BuildAnswerPlanStageOut",
     "BulletOut",
+    "CompressEvidenceResultOut",
+    "CompressEvidenceStageOut",
     "DiscoverMetricsOut",
     "DiscoverRequest",
     "DiscoverResponseOut",
     "EvidenceChunkOut",
+    "ExpandQueriesResultOut",
+    "ExpandQueriesStageOut",
+    "FilterProjectsResultOut",
+    "FilterProjectsStageOut",
+    "ProjectRefOut",
+    "PromoteReadmeResultOut",
+    "PromoteReadmeStageOut",
+    "RenderPromptResultOut",
+    "RenderPromptStageOut",
+    "RenderedPromptOut",
+    "ScoreProjectsResultOut",
+    "ScoreProjectsStageOut",
+    "ScoredProjectOut",
     "SectionOut",
+    "SemanticFocusResultOut",
+    "SemanticFocusStageOut",
     "StageResponseOut",
 ]
 
@@ -87,7 +111,9 @@ class EvidenceChunkOut(msgspec.Struct):
     language: ChunkLanguage
     node_type: NodeType
     node_name: NodeName
-    origin: Annotated[str, _d("broad, focus, or context (a neighbour of a focused chunk)")]
+    origin: Annotated[
+        Literal["broad", "focus", "context"], _d("broad, focus, or context (a neighbour of a focused chunk)")
+    ]
     citation: Annotated[str, _d("project:path:Lstart-Lend")]
 
 
@@ -104,7 +130,7 @@ class BulletOut(msgspec.Struct):
     file_path: FilePath
     start_line: Annotated[int, _d("First cited line (1-based)")]
     end_line: Annotated[int, _d("Last cited line (1-based, inclusive)")]
-    kind: Annotated[str, _d("prose or code")]
+    kind: Annotated[Literal["prose", "code"], _d("prose or code")]
     chunk_id: Annotated[str, _d("Id of the chunk the bullet was taken from")]
 
 
@@ -166,9 +192,181 @@ class DiscoverResponseOut(msgspec.Struct):
     ]
 
 
-class StageResponseOut(msgspec.Struct):
-    """The output of one stage (feed it to the next stage)."""
+class ProjectRefOut(msgspec.Struct):
+    """A project as discovery sees it."""
 
-    stage: Annotated[str, _d("The stage that ran")]
-    took_ms: Annotated[float, _d("Milliseconds the stage took on the server")]
-    result: Annotated[dict[str, Any], _d("The stage's JSON output")]
+    name: ProjectName
+    id: ProjectId
+    root: Annotated[str, _d("Absolute folder")]
+    documents: Annotated[int, _d("Indexed files")]
+    chunks: Annotated[int, _d("Indexed chunks")]
+    updated_at: Annotated[datetime | None, _d("When it was last indexed (UTC); null if never")]
+    tags: Annotated[list[str], _d("Derived from its files: documentation, code, api")]
+
+
+class ScoredProjectOut(msgspec.Struct):
+    """A project with its score (0-1) and the parts of it."""
+
+    project: Annotated[ProjectRefOut, _d("The project")]
+    score: Annotated[float, _d("0-1: the parts below combined")]
+    name_match: Annotated[float, _d("0-1: share of the question's terms in its name")]
+    term_boost: Annotated[float, _d("0-1: share of the configured boost terms in its name")]
+    signals: Annotated[float, _d("0-1: its size, recency and important tags")]
+
+
+class RenderedPromptOut(msgspec.Struct):
+    """The prompt, its size in model tokens, and what was dropped to fit the budget."""
+
+    text: Annotated[str, _d("The rendered prompt")]
+    format: Annotated[str, _d("markdown, plain or json")]
+    tokens: Annotated[int, _d("Its size with the embedding model's tokenizer")]
+    max_tokens: Annotated[int, _d("The token budget")]
+    dropped_bullets: Annotated[int, _d("Bullets dropped to fit the budget")]
+    dropped_by_section: Annotated[dict[str, int], _d("Bullets dropped, per section title")]
+
+
+_CHUNKS = Annotated[list[EvidenceChunkOut], _d("Chunks of evidence, best first")]
+_TERMS = Annotated[list[str], _d("Key terms of the question")]
+_TOOK = Annotated[float, _d("Milliseconds the stage took on the server")]
+
+
+class FilterProjectsResultOut(msgspec.Struct):
+    """The output of filter_projects."""
+
+    terms: _TERMS
+    projects: Annotated[list[ProjectRefOut], _d("Projects kept by the include/exclude globs")]
+
+
+class ScoreProjectsResultOut(msgspec.Struct):
+    """The output of score_projects."""
+
+    terms: _TERMS
+    projects: Annotated[list[ScoredProjectOut], _d("Projects with their scores, best first")]
+
+
+class ExpandQueriesResultOut(msgspec.Struct):
+    """The output of expand_queries."""
+
+    queries: Annotated[list[str], _d("The question and its expansions")]
+
+
+class BroadDiscoveryResultOut(msgspec.Struct):
+    """The output of broad_discovery."""
+
+    chunks: _CHUNKS
+    found: Annotated[int, _d("Candidates before the similarity threshold")]
+    after_threshold: Annotated[int, _d("Candidates at or above the threshold (or without a vector)")]
+    after_dedup: Annotated[int, _d("Candidates left after near-duplicate removal")]
+
+
+class SemanticFocusResultOut(msgspec.Struct):
+    """The output of semantic_focus."""
+
+    chunks: _CHUNKS
+    hits: Annotated[int, _d("Chunks the focused search kept")]
+    context: Annotated[int, _d("Neighbours added around them")]
+
+
+class PromoteReadmeResultOut(msgspec.Struct):
+    """The output of promote_readme."""
+
+    chunks: _CHUNKS
+
+
+class CompressEvidenceResultOut(msgspec.Struct):
+    """The output of compress_evidence."""
+
+    bullets: Annotated[list[BulletOut], _d("Evidence bullets, best first")]
+
+
+class BuildAnswerPlanResultOut(msgspec.Struct):
+    """The output of build_answer_plan."""
+
+    plan: Annotated[AnswerPlanOut, _d("The bullets grouped into sections")]
+
+
+class RenderPromptResultOut(msgspec.Struct):
+    """The output of render_prompt."""
+
+    prompt: Annotated[RenderedPromptOut, _d("The rendered prompt")]
+
+
+class FilterProjectsStageOut(msgspec.Struct, tag_field="stage", tag="filter_projects"):
+    """filter_projects ran: the projects its globs keep."""
+
+    took_ms: _TOOK
+    result: Annotated[FilterProjectsResultOut, _d("The stage's output (feed it to the next stage)")]
+
+
+class ScoreProjectsStageOut(msgspec.Struct, tag_field="stage", tag="score_projects"):
+    """score_projects ran: the projects scored against the question."""
+
+    took_ms: _TOOK
+    result: Annotated[ScoreProjectsResultOut, _d("The stage's output (feed it to the next stage)")]
+
+
+class ExpandQueriesStageOut(msgspec.Struct, tag_field="stage", tag="expand_queries"):
+    """expand_queries ran: the question and its expansions."""
+
+    took_ms: _TOOK
+    result: Annotated[ExpandQueriesResultOut, _d("The stage's output (feed it to the next stage)")]
+
+
+class BroadDiscoveryStageOut(msgspec.Struct, tag_field="stage", tag="broad_discovery"):
+    """broad_discovery ran: chunks found by every query."""
+
+    took_ms: _TOOK
+    result: Annotated[BroadDiscoveryResultOut, _d("The stage's output (feed it to the next stage)")]
+
+
+class SemanticFocusStageOut(msgspec.Struct, tag_field="stage", tag="semantic_focus"):
+    """semantic_focus ran: chunks of the focused search and their neighbours."""
+
+    took_ms: _TOOK
+    result: Annotated[SemanticFocusResultOut, _d("The stage's output (feed it to the next stage)")]
+
+
+class PromoteReadmeStageOut(msgspec.Struct, tag_field="stage", tag="promote_readme"):
+    """promote_readme ran: the chunks with README chunks boosted."""
+
+    took_ms: _TOOK
+    result: Annotated[PromoteReadmeResultOut, _d("The stage's output (feed it to the next stage)")]
+
+
+class CompressEvidenceStageOut(msgspec.Struct, tag_field="stage", tag="compress_evidence"):
+    """compress_evidence ran: the chunks as cited bullets."""
+
+    took_ms: _TOOK
+    result: Annotated[CompressEvidenceResultOut, _d("The stage's output (feed it to the next stage)")]
+
+
+class BuildAnswerPlanStageOut(msgspec.Struct, tag_field="stage", tag="build_answer_plan"):
+    """build_answer_plan ran: the bullets in sections."""
+
+    took_ms: _TOOK
+    result: Annotated[BuildAnswerPlanResultOut, _d("The stage's output (feed it to the next stage)")]
+
+
+class RenderPromptStageOut(msgspec.Struct, tag_field="stage", tag="render_prompt"):
+    """render_prompt ran: the prompt within its token budget."""
+
+    took_ms: _TOOK
+    result: Annotated[RenderPromptResultOut, _d("The stage's output (feed it to the next stage)")]
+
+
+#: The answer of ``POST /api/v1/discover/{stage}``: one shape per stage, told apart by ``stage``.
+StageResponseOut = (
+    FilterProjectsStageOut
+    | ScoreProjectsStageOut
+    | ExpandQueriesStageOut
+    | BroadDiscoveryStageOut
+    | SemanticFocusStageOut
+    | PromoteReadmeStageOut
+    | CompressEvidenceStageOut
+    | BuildAnswerPlanStageOut
+    | RenderPromptStageOut
+)
+#: Each stage's answer type, by stage name.
+STAGE_RESPONSES: dict[str, type[msgspec.Struct]] = {
+    str(t.__struct_config__.tag): t for t in typing.get_args(StageResponseOut)
+}

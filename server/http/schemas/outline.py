@@ -30,7 +30,7 @@ NodeId = Annotated[str, Meta(min_length=1, max_length=MAX_TEXT_CHARS)]
 Question = Annotated[str, Meta(min_length=1, max_length=MAX_QUERY_CHARS)]
 
 
-class OutlineNodeOut(msgspec.Struct):
+class OutlineNodeOut(msgspec.Struct, kw_only=True):
     """One outline node (without its children)."""
 
     id: Annotated[str, _d("Stable node id: '.', a path, path#Scope.Name or path#Heading/Sub")]
@@ -38,7 +38,7 @@ class OutlineNodeOut(msgspec.Struct):
     kind: Annotated[str, _d("project, directory, file, or the unit kind (class, method, section…)")]
     depth: Annotated[int, _d("0 for the project root")]
     path: Annotated[str, _d("Project-relative file or folder path ('.' for the root)")]
-    parent: Annotated[str | None, _d("Parent node id (null for the root)")]
+    parent: Annotated[str | None, _d("Parent node id (null for the root)")] = None
     breadcrumb: Annotated[str, _d("Titles from the root to this node, joined by '/'")]
     start_line: Annotated[int, _d("First line (1-based; 0 for folders)")]
     end_line: Annotated[int, _d("Last line (inclusive; 0 for folders)")]
@@ -136,7 +136,7 @@ class OutlineLocateOut(msgspec.Struct):
 
     question: Annotated[str, _d("The question, trimmed")]
     cues: Annotated[list[OutlineCueOut], _d("Nodes to open, best first")]
-    fallback: Annotated[str | None, _d("overview or root when the cue is a fallback, else null")]
+    fallback: Annotated[str | None, _d("overview or root when the cue is a fallback, else null")] = None
 
 
 class OutlinePlanRequest(msgspec.Struct, forbid_unknown_fields=True):

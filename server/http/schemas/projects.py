@@ -8,6 +8,7 @@ from typing import Annotated
 import msgspec
 
 from indexer.limits import MAX_PATHS
+from server.http.schemas._choices import TaskKind, TaskPhase, TaskStatus, WatchState
 from server.http.schemas._fields import (
     ChunkCount,
     FilePath,
@@ -15,10 +16,10 @@ from server.http.schemas._fields import (
     Globs,
     Languages,
     PrimaryLanguage,
-    RelativePath,
     Text,
 )
 from server.http.schemas._fields import describe as _d
+from server.http.schemas._positions import FileArgument
 
 __all__ = [
     "FileOut",
@@ -29,6 +30,7 @@ __all__ = [
     "ProjectOut",
     "ProjectPatch",
     "TaskOut",
+    "WatchOut",
 ]
 
 
@@ -56,14 +58,14 @@ class ProjectPatch(msgspec.Struct, forbid_unknown_fields=True):
     exclude: Annotated[Globs | None, _d("New exclude globs")] = None
 
 
-class TaskOut(msgspec.Struct):
+class TaskOut(msgspec.Struct, kw_only=True):
     """An indexing task of the single writer, with live progress."""
 
     id: Annotated[str, _d("Task id (UUID v7)")]
     project_id: Annotated[str, _d("Project the task works on")]
-    kind: Annotated[str, _d("index or delete")]
-    status: Annotated[str, _d("queued, running, done, failed or cancelled")]
-    phase: Annotated[str, _d("queued, chunk (lexical phase), embed (vectors), or the final status")]
+    kind: Annotated[TaskKind, _d("index or delete")]
+    status: Annotated[TaskStatus, _d("queued, running, done, failed or cancelled")]
+    phase: Annotated[TaskPhase, _d("queued, chunk (lexical phase), embed (vectors), or the final status")]
     paths: Annotated[list[str], _d("Project-relative paths to refresh; empty means the whole project")]
     full: Annotated[bool, _d("Re-chunk every file, not only changed ones")]
     files_total: Annotated[int, _d("Files to read in phase 1")]
@@ -72,12 +74,50 @@ class TaskOut(msgspec.Struct):
     chunks_total: Annotated[int, _d("Chunks of the project (phase 2 denominator)")]
     chunks_embedded: Annotated[int, _d("Chunks of the project with a vector")]
     percent: Annotated[float, _d("Progress 0-100 (phase 1 counts 20 %, embedding 80 %)")]
-    eta_seconds: Annotated[float | None, _d("Seconds left in phase 2 at the current rate")]
+    eta_seconds: Annotated[float | None, _d("Seconds left in phase 2 at the current rate")] = None
     errors: Annotated[list[str], _d("Files that failed, as 'path: reason'")]
-    message: Annotated[str, _d("Why a task failed or was resumed")]
+    message: Annotated[
+        str, _d("Why a task failed or was resumed; 'no change' when its phase 1 found every file as indexed")
+    ]
     created_at: Annotated[datetime | None, _d("When the task was queued (UTC)")] = None
     started_at: Annotated[datetime | None, _d("When the task first ran (UTC); null if it has not run")] = None
     finished_at: Annotated[datetime | None, _d("When the task ended (UTC); null while it is live")] = None
+    searchable: Annotated[
+        bool,
+        _d(
+            "True once the task's phase 1 is over: every file it covers is lexically searchable "
+            "(phase embed, or done)"
+        ),
+    ] = False
+    embedded: Annotated[
+        bool,
+        _d(
+            "True when the task is done and every chunk of its project had a vector then. An index "
+            "task is done only once its project's vectors are in (or were refused by the model: "
+            "then errors lists them and this stays false)"
+        ),
+    ] = False
+
+
+class WatchOut(msgspec.Struct):
+    """What the watcher of a project is doing."""
+
+    state: Annotated[
+        WatchState,
+        _d("watching (file events), polling (the fallback), stopped (not watched) or error"),
+    ]
+    pending_events: Annotated[int, _d("File events received but not yet sent as a task")]
+    last_event_at: Annotated[
+        datetime | None, _d("When the last relevant file event arrived (UTC); null if none")
+    ] = None
+    last_update_at: Annotated[
+        datetime | None, _d("When the last batch of changes was handed to the writer (UTC); null if none")
+    ] = None
+    last_error: Annotated[str | None, _d("The last problem met (null if none)")] = None
+    mode_reason: Annotated[
+        str | None, _d("Why the watcher polls instead of receiving events (null if not)")
+    ] = None
+    batches: Annotated[int, _d("Batches of changes sent since the watcher started")] = 0
 
 
 class ProjectOut(msgspec.Struct):
@@ -98,8 +138,14 @@ class ProjectOut(msgspec.Struct):
     last_indexed_at: Annotated[
         datetime | None, _d("When an index run last finished writing chunks (UTC); null if never")
     ] = None
-    current_task: Annotated[TaskOut | None, _d("The live task of this project, if any")] = None
-    watch: Annotated[dict[str, object] | None, _d("Watcher state of this project")] = None
+    current_task: Annotated[
+        TaskOut | None,
+        _d(
+            "The task the writer works on for this project: the one running (in phase 1 first, "
+            "else the one embedding), else the next queued; null when none is live"
+        ),
+    ] = None
+    watch: Annotated[WatchOut | None, _d("What the watcher of this project is doing")] = None
 
 
 class ProjectCreated(msgspec.Struct):
@@ -115,8 +161,12 @@ class IndexRequest(msgspec.Struct, forbid_unknown_fields=True):
     """Refresh some paths of a project, or all of it."""
 
     paths: Annotated[
-        list[RelativePath],
-        _d("Project-relative files or folders; empty = whole project", max_length=MAX_PATHS),
+        list[FileArgument],
+        _d(
+            "Files or folders: relative to the project's root, absolute inside it, or file:// URIs; "
+            "empty = whole project",
+            max_length=MAX_PATHS,
+        ),
     ] = []
     full: Annotated[bool, _d("Re-chunk every file even if unchanged")] = False
 

@@ -8,7 +8,7 @@ and ``indexer.search`` results, never from storage rows.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated
 
 import msgspec
 from msgspec import Meta
@@ -17,6 +17,7 @@ from indexer.limits import MAX_NAMES, MAX_QUERY_CHARS, MAX_TEXT_CHARS
 from indexer.roles import ROLES
 from indexer.search import MAX_LIMIT
 from indexer.search._options import MAX_OFFSET
+from server.http.schemas._choices import Granularity, Mode
 from server.http.schemas._fields import (
     NO_NUL,
     NOT_EMPTY,
@@ -43,12 +44,15 @@ from server.http.schemas._fields import (
     Text,
 )
 from server.http.schemas._fields import describe as _d
+from server.http.schemas._positions import FileUri, Matches
 
 __all__ = [
     "ChunkHitOut",
     "ChunkOut",
+    "ChunkSearchOut",
     "DocumentHitOut",
     "DocumentOut",
+    "DocumentSearchOut",
     "FileGroupOut",
     "SearchRequest",
     "SearchResponseOut",
@@ -81,12 +85,9 @@ class SearchRequest(msgspec.Struct, forbid_unknown_fields=True):
     ] = ""
     projects: Annotated[Names, _d("Project ids or names (default: all)")] = []
     granularity: Annotated[
-        Literal["document", "chunk"],
-        _d("document (files with their best chunks) or chunk (chunks grouped by file)"),
+        Granularity, _d("document (files with their best chunks) or chunk (chunks grouped by file)")
     ] = "document"
-    mode: Annotated[
-        Literal["hybrid", "semantic", "lexical"], _d("hybrid (vector + full text), semantic, or lexical")
-    ] = "hybrid"
+    mode: Annotated[Mode, _d("hybrid (vector + full text), semantic, or lexical")] = "hybrid"
     languages: Annotated[
         Annotated[list[LanguageName], Meta(max_length=MAX_NAMES)],
         _d("Only these languages, e.g. python, go"),
@@ -94,8 +95,9 @@ class SearchRequest(msgspec.Struct, forbid_unknown_fields=True):
     path_include: Annotated[
         Globs,
         _d(
-            "Path globs to include, relative to the project root, e.g. src/**/*.py; a glob without / "
-            "matches file names; an absolute glob inside the project is made relative, outside it is a 400"
+            "Path globs to include, relative to the project root, e.g. *.py or src/app.py "
+            "(** spans folders); a glob without a slash matches file names; an absolute glob inside "
+            "the project is made relative, outside it is a 400"
         ),
     ] = []
     path_exclude: Annotated[Globs, _d("Path globs to exclude, relative to the project root")] = []
@@ -157,6 +159,8 @@ class ChunkHitOut(msgspec.Struct):
         int, _d("First line of the unit this chunk is (a piece of): a long function split into pieces")
     ]
     unit_end_line: Annotated[int, _d("Last line of the unit")]
+    uri: FileUri
+    matches: Matches
     folded_pieces: Annotated[
         int, _d("Other pieces of the same unit that matched, folded into this hit (0: none)")
     ] = 0
@@ -175,6 +179,7 @@ class DocumentHitOut(msgspec.Struct):
     primary_language: PrimaryLanguage
     chunks: Annotated[list[ChunkHitOut], _d("The file's best chunks (at most chunks_per_file)")]
     role: Annotated[str, _d("What the file is for: implementation, test, docs, example…")]
+    uri: FileUri
 
 
 class FileGroupOut(msgspec.Struct):
@@ -186,28 +191,37 @@ class FileGroupOut(msgspec.Struct):
     project: ProjectName
     total_relevance: Annotated[float, _d("The file's best chunk score (groups follow their best chunks)")]
     chunks: Annotated[list[ChunkHitOut], _d("This page's chunks of the file, best first")]
+    uri: FileUri
 
 
-class SearchResponseOut(msgspec.Struct):
-    """Search results: ``documents`` (document granularity) or ``groups`` (chunk granularity)."""
+class _SearchPageOut(msgspec.Struct):
+    """What both shapes of search results hold."""
 
     query: Annotated[str, _d("The query, as sent")]
-    mode: Annotated[str, _d("hybrid, semantic or lexical")]
-    granularity: Annotated[str, _d("document or chunk")]
+    mode: Annotated[Mode, _d("hybrid, semantic or lexical")]
     offset: Annotated[int, _d("Results skipped (files or chunks)")]
     limit: Annotated[int, _d("Page size: file_limit (document granularity) or limit (chunk granularity)")]
     total: Annotated[int, _d("Size of the ranked candidate pool")]
     has_more: Annotated[bool, _d("True when results exist beyond this page")]
-    documents: Annotated[
-        list[DocumentHitOut], _d("Ranked files, best first (document granularity; else empty)")
-    ]
-    groups: Annotated[
-        list[FileGroupOut],
-        _d("This page's chunks grouped by file, best group first (chunk granularity; else empty)"),
-    ]
     semantic_coverage: Annotated[dict[str, float], _d("Per project id: share of chunks with a vector")]
     warnings: Annotated[list[str], _d("Notes on the results, e.g. an incomplete semantic index")]
     took_ms: Annotated[float, _d("Search time on the server, in milliseconds")]
+
+
+class DocumentSearchOut(_SearchPageOut, tag_field="granularity", tag="document"):
+    """Search results at document granularity: ranked files with their best chunks."""
+
+    documents: Annotated[list[DocumentHitOut], _d("Ranked files, best first")]
+
+
+class ChunkSearchOut(_SearchPageOut, tag_field="granularity", tag="chunk"):
+    """Search results at chunk granularity: this page's chunks grouped by file."""
+
+    groups: Annotated[list[FileGroupOut], _d("This page's chunks grouped by file, best group first")]
+
+
+#: Search results: one shape per granularity, told apart by ``granularity``.
+SearchResponseOut = DocumentSearchOut | ChunkSearchOut
 
 
 class DocumentOut(msgspec.Struct):

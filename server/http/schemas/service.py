@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 
+from server.http.schemas._choices import HealthStatus
 from server.http.schemas._fields import describe as _d
 from server.http.schemas.projects import ProjectOut
 
-__all__ = ["ErrorOut", "HealthOut", "StatusOut", "StoreCheckOut", "StoreProblemOut"]
+__all__ = ["ErrorFieldOut", "ErrorOut", "HealthOut", "StatusOut", "StoreCheckOut", "StoreProblemOut"]
+
+
+class ErrorFieldOut(msgspec.Struct):
+    """What is wrong with one part of the request."""
+
+    key: Annotated[str, _d("The field, parameter or header at fault, e.g. limit, node_types or Origin")]
+    message: Annotated[str, _d("What is wrong with it")]
+    source: Annotated[
+        str, _d("Where it was: body, query, path, header, url, or server (the index, not the request)")
+    ]
 
 
 class ErrorOut(msgspec.Struct):
@@ -18,15 +29,17 @@ class ErrorOut(msgspec.Struct):
     status_code: Annotated[int, _d("HTTP status code")]
     detail: Annotated[str, _d("What went wrong, in one sentence")]
     extra: Annotated[
-        list[dict[str, str]] | dict[str, object] | None,
-        _d("Offending fields: [{key, message, source}]"),
+        list[ErrorFieldOut] | None, _d("The parts of the request at fault (null when none is named)")
     ] = None
 
 
 class HealthOut(msgspec.Struct):
     """Liveness and readiness."""
 
-    status: Annotated[str, _d("ok when ready, starting while the model loads, degraded on a fault")]
+    status: Annotated[
+        HealthStatus,
+        _d("ok when ready, starting while the model loads, degraded on a fault"),
+    ]
     store_open: Annotated[
         bool,
         _d("True while the index folder exists (it is opened before serving; always true on object storage)"),
@@ -38,7 +51,7 @@ class HealthOut(msgspec.Struct):
         int, _d("search processes answering searches now (0: searches run in the server process)")
     ] = 0
     role: Annotated[
-        str,
+        Literal["writer", "reader"],
         _d("writer: this server writes the index; reader: it only reads it (lode serve --read-only)"),
     ] = "writer"
     index_version: Annotated[

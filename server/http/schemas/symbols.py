@@ -7,8 +7,10 @@ from typing import Annotated
 
 import msgspec
 
+from server.http.schemas._choices import Match, Proximity, SymbolKind, SymbolRole
 from server.http.schemas._fields import ChunkId, EndLine, FilePath, ProjectId, ProjectName, StartLine
 from server.http.schemas._fields import describe as _d
+from server.http.schemas._positions import FileUri, RangeOut
 
 __all__ = [
     "CallerOut",
@@ -32,7 +34,9 @@ class SymbolOut(msgspec.Struct):
     language: Annotated[str, _d("Language of the file")]
     name: Annotated[str, _d("The defined name")]
     qualified_name: Annotated[str, _d("Its scope path joined by '.' (Stack.push)")]
-    kind: Annotated[str, _d("Node type: function, method, class, struct, namespace, macro…")]
+    kind: Annotated[
+        SymbolKind, _d("Node type: function, method, class, struct, namespace, macro… (reference for a site)")
+    ]
     container: Annotated[str, _d("Scope of the unit it is declared in, joined by '.' ('' at top level)")]
     container_kind: Annotated[str, _d("Node type of that unit ('' when none)")]
     scope_path: Annotated[list[str], _d("Enclosing scopes, outermost first, ending with its name")]
@@ -40,7 +44,8 @@ class SymbolOut(msgspec.Struct):
     start_line: StartLine
     end_line: EndLine
     chunk_id: ChunkId
-    proximity: Annotated[str, _d(f"How near it is to from_path: {_PROXIMITY}")]
+    proximity: Annotated[Proximity, _d(f"How near it is to from_path: {_PROXIMITY}")]
+    uri: FileUri
 
 
 class SymbolListOut(msgspec.Struct):
@@ -48,7 +53,7 @@ class SymbolListOut(msgspec.Struct):
     functions before variables."""
 
     name: Annotated[str, _d("The name asked")]
-    match: Annotated[str, _d("exact, prefix, glob or fuzzy")]
+    match: Annotated[Match, _d("exact, prefix, glob or fuzzy")]
     symbols: Annotated[list[SymbolOut], _d("Candidates, best first (at most limit)")]
     total: Annotated[int, _d("Candidates found before the limit")]
     truncated: Annotated[bool, _d("True when the limit left candidates out")]
@@ -58,7 +63,7 @@ class SymbolDetailOut(msgspec.Struct):
     """One row of the symbol index (a definition or a reference site) with its code."""
 
     symbol: Annotated[SymbolOut, _d("The symbol (proximity is always elsewhere here)")]
-    role: Annotated[str, _d("definition or reference")]
+    role: Annotated[SymbolRole, _d("definition or reference")]
     text: Annotated[str, _d("A reference's line, trimmed ('' for a definition)")]
     code: Annotated[str, _d("Lines start_line..end_line of the file as indexed")]
     truncated: Annotated[bool, _d("True when the code was cut at 40,000 characters")]
@@ -68,9 +73,16 @@ class ReferenceSiteOut(msgspec.Struct):
     """A line where the name is used."""
 
     id: Annotated[str, _d("Symbol id of the site (GET /api/v1/symbols/{id} shows it)")]
-    line: Annotated[int, _d("Line (1-based)")]
+    line: Annotated[int, _d("Line (1-based, as start_line; ranges holds LSP positions)")]
     text: Annotated[str, _d("The line, trimmed")]
     chunk_id: ChunkId
+    ranges: Annotated[
+        list[RangeOut],
+        _d(
+            "Each use of the name on the line as a whole identifier (LSP: 0-based line, UTF-16 "
+            "columns; by text, so a use in a comment or string counts too)"
+        ),
+    ]
 
 
 class CallerOut(msgspec.Struct):
@@ -82,8 +94,9 @@ class CallerOut(msgspec.Struct):
     container: Annotated[str, _d("The unit's scope joined by '.' ('' at file level)")]
     container_kind: Annotated[str, _d("Its node type ('' at file level)")]
     signature: Annotated[str, _d("Its header as written ('' at file level)")]
-    proximity: Annotated[str, _d(f"How near the file is to from_path: {_PROXIMITY}")]
+    proximity: Annotated[Proximity, _d(f"How near the file is to from_path: {_PROXIMITY}")]
     sites: Annotated[list[ReferenceSiteOut], _d("The lines, in order")]
+    uri: FileUri
 
 
 class ReferencesOut(msgspec.Struct):

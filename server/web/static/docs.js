@@ -1,12 +1,14 @@
-/* lode's /api/docs: Swagger UI from lode's own origin. When the server has an API key it
-   is asked once per browser tab (the same sessionStorage entry as the web page), the
-   OpenAPI document is fetched with it, and every "try it out" request carries it. */
+/* lode's /api/docs: Swagger UI from lode's own origin. The OpenAPI document is public (it
+   holds no data). When the server has an API key it is asked once per browser tab (the same
+   sessionStorage entry as the web page), tried on a request that needs it, and every
+   "try it out" request carries it. */
 "use strict";
 (() => {
   const KEY = "lode.apiKey";
   const body = document.body;
   const status = document.getElementById("lode-status");
   const needsKey = body.dataset.keyRequired === "true";
+  const KEY_CHECK = "/api/v1/tasks?limit=1"; // a cheap request that needs the key
 
   const askKey = (message) =>
     new Promise((resolve) => {
@@ -30,18 +32,20 @@
     return key ? { Authorization: `Bearer ${key}` } : {};
   };
 
-  async function loadSpec() {
-    for (;;) {
-      if (needsKey && !sessionStorage.getItem(KEY)) await askKey("");
-      const response = await fetch(body.dataset.spec, { headers: authorization() });
-      if (response.status === 401 && needsKey) {
-        sessionStorage.removeItem(KEY);
-        await askKey("The server refused that key; try again.");
-        continue;
-      }
-      if (!response.ok) throw new Error(`${body.dataset.spec} answered ${response.status}`);
-      return response.json();
+  async function checkKey() {
+    for (let message = ""; ; message = "The server refused that key; try again.") {
+      if (!sessionStorage.getItem(KEY)) await askKey(message);
+      const response = await fetch(KEY_CHECK, { headers: authorization() });
+      if (response.status !== 401) return;
+      sessionStorage.removeItem(KEY);
     }
+  }
+
+  async function loadSpec() {
+    if (needsKey) await checkKey();
+    const response = await fetch(body.dataset.spec);
+    if (!response.ok) throw new Error(`${body.dataset.spec} answered ${response.status}`);
+    return response.json();
   }
 
   loadSpec()
