@@ -181,14 +181,21 @@ def _discover_config_schema() -> tuple[dict[str, Any], dict[str, Any]]:
         schema["additionalProperties"] = False
         for name, doc in _field_docs(cls).items():
             schema["properties"][name].setdefault("description", doc)
-    config = {
+    stage_docs = _field_docs(DiscoverConfig)
+    components["DiscoverConfig"] = {
         "type": "object",
         "additionalProperties": False,
+        "description": "Settings of discover's stages for this request, one object per stage.",
         "properties": {
-            name: {"$ref": f"#/components/schemas/{cls.__name__}"} for name, cls in sections.items()
+            name: {
+                "allOf": [{"$ref": f"#/components/schemas/{cls.__name__}"}],
+                "description": f"{stage_docs.get(name, 'Settings.')[:-1]} ({name}).",
+            }
+            for name, cls in sections.items()
         },
     }
-    return config, components
+    # a named component: an inline object inside anyOf has no name for generators to use
+    return {"$ref": "#/components/schemas/DiscoverConfig"}, components
 
 
 def _defaults_in_words(schema: dict[str, Any]) -> None:
