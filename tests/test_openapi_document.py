@@ -20,7 +20,7 @@ from indexer.config import load_config
 from indexer.embed import FakeEmbedder
 from indexer.models import NODE_TYPES, SYMBOL_ROLES
 from indexer.roles import ROLES
-from indexer.search.discover import STAGES
+from indexer.search.discover import FORMATS, STAGES
 from indexer.symbols import MATCHES, PROXIMITIES
 from server.app import create_app
 from server.http.schemas import _choices
@@ -127,6 +127,7 @@ def test_the_closed_sets_are_the_indexer_constants() -> None:
     assert values(_choices.TaskStatus) == set(TASK_STATUSES)
     assert values(_choices.TaskPhase) == {"queued", "chunk", "embed"} | set(TASK_STATUSES) - {"running"}
     assert typing.get_args(_choices.StageName) == STAGES
+    assert typing.get_args(_choices.PromptFormat) == FORMATS
 
 
 def _items_enum(prop: dict[str, Any]) -> set[str]:
@@ -149,6 +150,8 @@ def test_closed_sets_are_enums(document: dict[str, Any]) -> None:
     kinds = params["kind"]["schema"]
     assert (kinds["type"], set(kinds["items"]["enum"])) == ("array", set(NODE_TYPES))
     assert params["language"]["schema"]["type"] == "array"
+    discover = _schema(document, "DiscoverRequest")["properties"]["format"]
+    assert [set(kind.get("enum", ())) for kind in discover["anyOf"]] == [set(FORMATS), set()]
 
 
 def test_an_optional_parameter_is_never_null(document: dict[str, Any]) -> None:

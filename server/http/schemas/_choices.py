@@ -14,6 +14,7 @@ __all__ = [
     "Match",
     "Mode",
     "NodeTypeName",
+    "PromptFormat",
     "Proximity",
     "RoleName",
     "StageName",
@@ -65,3 +66,5 @@ StageName = Literal[
     "filter_projects", "score_projects", "expand_queries", "broad_discovery", "semantic_focus",
     "promote_readme", "compress_evidence", "build_answer_plan", "render_prompt",
 ]  # fmt: skip
+#: How discovery renders its prompt (``indexer.search.discover.FORMATS``).
+PromptFormat = Literal["markdown", "plain", "json"]

@@ -14,6 +14,7 @@ import msgspec
 from msgspec import Meta
 
 from indexer.limits import MAX_GLOBS, MAX_QUERY_CHARS, MAX_TEXT_CHARS
+from server.http.schemas._choices import PromptFormat
 from server.http.schemas._fields import (
     ChunkId,
     ChunkIndex,
@@ -81,7 +82,7 @@ class DiscoverRequest(msgspec.Struct, forbid_unknown_fields=True):
         list[Str], _d("Globs on project names never searched"), Meta(max_length=MAX_GLOBS)
     ] = []
     format: Annotated[
-        str | None, _d("Prompt format: markdown, plain or json (config.render.format_style)")
+        PromptFormat | None, _d("Prompt format: markdown, plain or json (config.render.format_style)")
     ] = None
     max_tokens: Annotated[int | None, _d("Prompt token budget (config.render.max_prompt_tokens)")] = None
     max_bullets: Annotated[int | None, _d("Most evidence bullets (config.compression.max_bullets)")] = None
@@ -218,7 +219,7 @@ class RenderedPromptOut(msgspec.Struct):
     """The prompt, its size in model tokens, and what was dropped to fit the budget."""
 
     text: Annotated[str, _d("The rendered prompt")]
-    format: Annotated[str, _d("markdown, plain or json")]
+    format: Annotated[PromptFormat, _d("markdown, plain or json")]
     tokens: Annotated[int, _d("Its size with the embedding model's tokenizer")]
     max_tokens: Annotated[int, _d("The token budget")]
     dropped_bullets: Annotated[int, _d("Bullets dropped to fit the budget")]
