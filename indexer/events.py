@@ -9,12 +9,16 @@ so a listener must only hand it on (the server's puts it on an event loop's queu
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
+import secrets
+import sys
 import threading
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import ClassVar, Final
 
 from indexer.models import Task
 
@@ -50,18 +54,28 @@ class IndexEvent:
     """``coverage``: their share, 0-1."""
     version: int | None = None
     """``version``: the chunk table version now answered from."""
+    id: int = 0
+    """Its place in the order the hub published events (from 1; 0 before it is published)."""
 
 
 Listener = Callable[[IndexEvent], None]
 
 
 class EventHub:
-    """Hands every published event to every listener, on the publishing thread."""
+    """Hands every published event to every listener, on the publishing thread, and keeps
+    the latest ones so a client that reconnects gets what it missed."""
+
+    RECENT_EVENTS: ClassVar[int] = 1000
+    """Events kept for replay."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._listeners: dict[int, Listener] = {}
         self._ids = itertools.count(1)
+        self._last = 0
+        self.run = secrets.token_hex(4)
+        """This hub's run: event ids count from 1 again in each (a restarted server)."""
+        self._recent: deque[IndexEvent] = deque(maxlen=self.RECENT_EVENTS)
 
     @property
     def listening(self) -> bool:
@@ -70,19 +84,33 @@ class EventHub:
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Start handing events to ``listener``; returns what stops it."""
+        return self.subscribe_after(sys.maxsize, listener)[2]
+
+    def subscribe_after(
+        self, last_id: int, listener: Listener
+    ) -> tuple[list[IndexEvent], int, Callable[[], None]]:
+        """Like ``subscribe``, with the kept events published after ``last_id`` (in order) and
+        how many of those were no longer kept; nothing falls between the two."""
         key = next(self._ids)
         with self._lock:
             self._listeners[key] = listener
+            missed = [e for e in self._recent if e.id > last_id]
+            first = missed[0].id if missed else self._last + 1
+            lost = max(0, first - last_id - 1)
 
         def unsubscribe() -> None:
             with self._lock:
                 self._listeners.pop(key, None)
 
-        return unsubscribe
+        return missed, lost, unsubscribe
 
     def publish(self, event: IndexEvent) -> None:
-        """Hand ``event`` to every listener (one that fails is logged and skipped)."""
+        """Number ``event``, keep it, and hand it to every listener (one that fails is
+        logged and skipped)."""
         with self._lock:
+            self._last += 1
+            event = dataclasses.replace(event, id=self._last)
+            self._recent.append(event)
             listeners = list(self._listeners.values())
         for listener in listeners:
             try:

@@ -166,3 +166,62 @@ def test_a_closed_stream_stops_listening(tmp_path: Path) -> None:
         while hub.listening and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not hub.listening
+
+
+def iter_messages(response: httpx.Response) -> Iterator[tuple[str | None, str, Any]]:
+    """(id, event, decoded data) of a ``text/event-stream`` as they arrive."""
+    ident, kind, data = None, "message", []
+    for line in response.iter_lines():
+        if not line:
+            if data:
+                yield ident, kind, json.loads("\n".join(data))
+            ident, kind, data = None, "message", []
+        elif line.startswith("id:"):
+            ident = line[3:].strip()
+        elif line.startswith("event:"):
+            kind = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].strip())
+
+
+def test_a_client_that_reconnects_gets_what_it_missed(tmp_path: Path) -> None:
+    """An editor's stream drops (a laptop sleeps, a proxy times out): reconnecting with the
+    standard ``Last-Event-ID`` header replays the events it missed, in order, before new ones;
+    one that fell out of the replay window is told so (``lagged``)."""
+    config = load_config(env={}, overrides={"db": tmp_path / "db", "enabled": False})
+    contexts: list[Any] = []
+    with serve_in_thread(config, FakeEmbedder(), on_ready=contexts.append) as base:
+        hub = contexts[0].events
+        with httpx.stream("GET", f"{base}{API}/events", timeout=30) as stream:
+            messages = iter_messages(stream)
+            assert next(messages)[1] == "hello"
+            hub.publish(IndexEvent("files", project_id="p", paths=("a.py",)))
+            ident, kind, data = next(messages)
+            assert (kind, data["paths"]) == ("files", ["a.py"])
+            assert ident is not None
+        for name in ("b.py", "c.py"):  # while no client listens
+            hub.publish(IndexEvent("files", project_id="p", paths=(name,)))
+        headers = {"Last-Event-ID": ident}
+        with httpx.stream("GET", f"{base}{API}/events", headers=headers, timeout=30) as stream:
+            messages = iter_messages(stream)
+            assert next(messages)[1] == "hello"
+            replayed = [next(messages) for _ in range(2)]
+            assert [(k, d["paths"]) for _, k, d in replayed] == [("files", ["b.py"]), ("files", ["c.py"])]
+            run, _, number = ident.partition("-")
+            assert [i for i, _, _ in replayed] == [f"{run}-{int(number) + n}" for n in (1, 2)]
+        for i in range(hub.RECENT_EVENTS + 5):
+            hub.publish(IndexEvent("version", version=i))
+        with httpx.stream("GET", f"{base}{API}/events", headers=headers, timeout=30) as stream:
+            messages = iter_messages(stream)
+            assert next(messages)[1] == "hello"
+            _, kind, data = next(messages)
+            assert kind == "lagged"
+            assert data["dropped"] >= 7
+        restarted = {"Last-Event-ID": "0000-5"}  # an id of an earlier run of the server
+        with httpx.stream("GET", f"{base}{API}/events", headers=restarted, timeout=30) as stream:
+            messages = iter_messages(stream)
+            assert next(messages)[1] == "hello"
+            assert next(messages)[1] == "lagged"  # this run's first events are no longer kept
+        bad = httpx.get(f"{base}{API}/events", headers={"Last-Event-ID": "x"}, timeout=30)
+        assert bad.status_code == 400
+        assert bad.json()["extra"][0]["key"] == "Last-Event-ID"

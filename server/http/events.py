@@ -4,17 +4,19 @@ so a client follows an index run (or an editor its project) without polling."""
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 import anyio.to_thread
 from litestar import Controller, get
 from litestar.openapi import ResponseSpec
-from litestar.params import QueryParameter
+from litestar.params import HeaderParameter, QueryParameter
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 from litestar.serialization import encode_json
 
-from indexer.events import EVENT_KINDS, IndexEvent
+from indexer.errors import ValidationError
+from indexer.events import EVENT_KINDS, EventHub, IndexEvent
 from indexer.models import Task
 from server.context import ServerContext
 from server.convert import to_task
@@ -63,8 +65,11 @@ class EventController(Controller):
             "of a project were written or removed; `coverage` ({project_id, chunks_total, "
             "chunks_embedded, semantic_coverage}) when a project's share of chunks with a vector "
             "changed; `version` ({version}) when the index answered from has a new version; "
-            "`lagged` ({dropped}) when a slow client missed events. A reader (lode serve "
-            "--read-only) sends `version` events only. A comment line keeps an idle stream alive."
+            "`lagged` ({dropped}) when a slow client missed events. Each event after `hello` "
+            "has an `id`: a client that reconnects with the standard `Last-Event-ID` header gets "
+            "the events it missed first (the last 1,000 are kept; `lagged` says how many more "
+            "were lost, e.g. across a server restart). A reader (lode serve --read-only) sends "
+            "`version` events only. A comment line keeps an idle stream alive."
         ),
         responses={
             200: ResponseSpec(
@@ -83,15 +88,37 @@ class EventController(Controller):
         project: Annotated[
             str | None, QueryParameter(description="Only events of this project id or name (and version)")
         ] = None,
+        last_event_id: Annotated[
+            str | None,
+            HeaderParameter(
+                name="Last-Event-ID",
+                description="The id of the last event a reconnecting client received (as "
+                "sent, e.g. a1b2c3d4-17): the events after it are sent first",
+                max_length=100,
+            ),
+        ] = None,
     ) -> ServerSentEvent:
         """Tasks' progress and the index's changes as they happen."""
+        after = _after(ctx.events, last_event_id)
         project_id = None
         if project:
             project_id = (await anyio.to_thread.run_sync(ctx.lode.store.projects.get, project)).id
-        return ServerSentEvent(_stream(ctx, project_id))
+        return ServerSentEvent(_stream(ctx, project_id, after))
 
 
-async def _stream(ctx: ServerContext, project_id: str | None) -> AsyncIterator[ServerSentEventMessage]:
+def _after(hub: EventHub, last_event_id: str | None) -> int | None:
+    """The event number a reconnecting client had (0: none of this server run's), or None."""
+    if last_event_id is None:
+        return None
+    run, _, number = last_event_id.strip().partition("-")
+    if not number.isdigit() or not run:
+        raise ValidationError("Last-Event-ID", "must be an event id this server sent, like a1b2c3d4-17")
+    return int(number) if run == hub.run else 0
+
+
+async def _stream(
+    ctx: ServerContext, project_id: str | None, after: int | None
+) -> AsyncIterator[ServerSentEventMessage]:
     """The events of one client: hello, the live tasks, then each event as it comes."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[IndexEvent] = asyncio.Queue(maxsize=QUEUE_EVENTS)
@@ -103,13 +130,19 @@ async def _stream(ctx: ServerContext, project_id: str | None) -> AsyncIterator[S
         else:
             queue.put_nowait(event)
 
+    def wanted(event: IndexEvent) -> bool:
+        return project_id is None or event.project_id in (None, project_id)
+
     def listener(event: IndexEvent) -> None:  # on the publishing thread
-        if project_id is None or event.project_id in (None, project_id):
+        if wanted(event):
             loop.call_soon_threadsafe(put, event)
 
-    unsubscribe = ctx.events.subscribe(listener)  # before the snapshot: nothing falls between
+    # before the snapshot: nothing falls between
+    missed, lost, unsubscribe = ctx.events.subscribe_after(sys.maxsize if after is None else after, listener)
     try:
         yield _hello(ctx, project_id)
+        for message in _replay(ctx, [e for e in missed if wanted(e)], lost):
+            yield message
         for task in await anyio.to_thread.run_sync(_live_tasks, ctx, project_id):
             yield _message("task", to_task(task, ctx.worker.rate(task.id)))
         while True:
@@ -126,6 +159,12 @@ async def _stream(ctx: ServerContext, project_id: str | None) -> AsyncIterator[S
         unsubscribe()
 
 
+def _replay(ctx: ServerContext, missed: list[IndexEvent], lost: int) -> list[ServerSentEventMessage]:
+    """What a reconnecting client missed: how many were lost, then the kept ones in order."""
+    lagged = [_message("lagged", LaggedEventOut(dropped=lost))] if lost else []
+    return lagged + [_event_message(ctx, event) for event in missed]
+
+
 def _hello(ctx: ServerContext, project_id: str | None) -> ServerSentEventMessage:
     kinds = ["version"] if ctx.read_only else list(EVENT_KINDS)
     version = ctx.versions.version if ctx.versions is not None else None
@@ -139,11 +178,13 @@ def _live_tasks(ctx: ServerContext, project_id: str | None) -> list[Task]:
 
 
 def _event_message(ctx: ServerContext, event: IndexEvent) -> ServerSentEventMessage:
-    """An event as sent."""
+    """An event as sent, with its id."""
+    ident = f"{ctx.events.run}-{event.id}"
     if event.kind == "task" and event.task is not None:
-        return _message("task", to_task(event.task, event.rate))
+        return _message("task", to_task(event.task, event.rate), ident)
     if event.kind == "files" and event.project_id is not None:
-        return _message("files", FilesEventOut(project_id=event.project_id, paths=list(event.paths)))
+        files = FilesEventOut(project_id=event.project_id, paths=list(event.paths))
+        return _message("files", files, ident)
     if event.kind == "coverage" and event.project_id is not None:
         coverage = CoverageEventOut(
             project_id=event.project_id,
@@ -151,9 +192,9 @@ def _event_message(ctx: ServerContext, event: IndexEvent) -> ServerSentEventMess
             chunks_embedded=event.chunks_embedded,
             semantic_coverage=event.semantic_coverage,
         )
-        return _message("coverage", coverage)
-    return _message("version", VersionEventOut(version=event.version or 0))
+        return _message("coverage", coverage, ident)
+    return _message("version", VersionEventOut(version=event.version or 0), ident)
 
 
-def _message(kind: str, data: Any) -> ServerSentEventMessage:
-    return ServerSentEventMessage(event=kind, data=encode_json(data).decode())
+def _message(kind: str, data: Any, ident: str | None = None) -> ServerSentEventMessage:
+    return ServerSentEventMessage(event=kind, data=encode_json(data).decode(), id=ident)
