@@ -21,6 +21,8 @@ The document, the docs page and ``/health`` are public: they hold no data.
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 from litestar import Litestar
@@ -135,6 +137,39 @@ def _discriminate(node: Any, schemas: dict[str, Any]) -> None:
         _discriminate(value, schemas)
 
 
+def _examples_by_reference(document: dict[str, Any]) -> None:
+    """Each named example of an operation (request, response, parameter) moved to
+    ``components/examples`` and referenced: openapi-generator warns for every example written
+    in place (it reads an example's ``$ref`` before checking it has one), and an example shown
+    by many operations (an error's) is then written once."""
+    kept: dict[str, dict[str, Any]] = document.setdefault("components", {}).setdefault("examples", {})
+    names = {json.dumps(e, sort_keys=True): name for name, e in kept.items()}
+    for operation in _operations(document):
+        holders = [operation.get("requestBody", {}), *operation.get("responses", {}).values()]
+        media = [m for h in holders for m in h.get("content", {}).values()]
+        for holder in [*media, *operation.get("parameters", ())]:
+            for title, example in (holder.get("examples") or {}).items():
+                if "$ref" in example:
+                    continue
+                key = json.dumps(example, sort_keys=True)
+                if key not in names:
+                    names[key] = _free_name(kept, example.get("summary") or title)
+                    kept[names[key]] = example
+                holder["examples"][title] = {"$ref": f"#/components/examples/{names[key]}"}
+    if not kept:
+        del document["components"]["examples"]
+
+
+def _free_name(taken: dict[str, Any], summary: str) -> str:
+    """A component name from an example's summary, not yet in ``taken``."""
+    base = re.sub(r"[^a-z0-9]+", "-", summary.lower()).strip("-")[:60].rstrip("-") or "example"
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base}-{n}"
+    return name
+
+
 def finish_document(document: dict[str, Any]) -> dict[str, Any]:
     """Finish Litestar's ``document`` for generators (in place; finishing twice changes nothing)."""
     exact_request_schemas(document)
@@ -145,6 +180,7 @@ def finish_document(document: dict[str, Any]) -> dict[str, Any]:
             _not_nullable(parameter)
     _discriminate(document, document.get("components", {}).get("schemas", {}))
     _type_enums(document)
+    _examples_by_reference(document)
     return document
 
 
