@@ -178,11 +178,24 @@ def main() -> int:
     group.add_argument("--full", action="store_true", help="500 files and names, 3 rounds")
     parser.add_argument("--small", action="store_true", help="a small corpus instead of the big store")
     parser.add_argument("--no-http", action="store_true", help="in-process only")
+    parser.add_argument(
+        "--db",
+        type=Path,
+        help="an index already built over the big store's sources (its chunks need not have "
+        "vectors: reads and positions use none), instead of building or reusing the big store",
+    )
     args = parser.parse_args()
     count, repeat = (500, 3) if args.full else (200, 1)
     with tempfile.TemporaryDirectory(prefix="lode-bench-editor-store-") as tmp:
         if args.small:
             db, chunks = small_store(Path(tmp))
+        elif args.db is not None:
+            db = args.db
+            existing = Lode(load_config(overrides={"db": db}))
+            try:
+                chunks = existing.store.chunks.count()
+            finally:
+                existing.close()
         else:
             from benchmarks._bigstore import open_big_store
 
