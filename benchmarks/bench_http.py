@@ -42,7 +42,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from benchmarks._bigstore import open_big_store, sample_queries
+from benchmarks._bigstore import PROJECT, BigStore, open_big_store, sample_queries
 from benchmarks.bench_search import percentile
 from indexer.config import load_config
 
@@ -198,9 +198,18 @@ def main() -> int:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--quick", action="store_true", help="50 requests per client (default)")
     group.add_argument("--full", action="store_true", help="200 requests per client")
+    parser.add_argument(
+        "--db",
+        type=Path,
+        help="an index built over the big store's sources (~/.cache/lode-bench/bigstore-quick/src) "
+        "instead of the big store, for a before/after comparison on one store; results go to "
+        "stdout only",
+    )
+    parser.add_argument("--idle-only", action="store_true", help="the idle phases only")
     args = parser.parse_args()
     per_client = 200 if args.full else 50
-    big = open_big_store("quick")  # the server loads the model; this process never needs it
+    # the server loads the model; this process never needs it
+    big = open_big_store("quick") if args.db is None else _given_store(args.db)
     # a fresh query for every request of a phase; phases reuse queries only when the store
     # has too few, and only ones asked over 256 requests before, which the server no
     # longer remembers (it keeps the last 256 query vectors): the quick profile's fourth
@@ -232,7 +241,12 @@ def main() -> int:
             speed = python_loop_ms()
             idle = _summary(run_clients(base, phases[0], per_client))
             idle_httpx = _summary(run_clients(base, phases[1], per_client, "httpx"))
-            busy = while_indexing(base, phases[2:], per_client, Path(tmp))
+            empty: dict[str, Any] = {}
+            busy = (
+                {"embedding": empty, "folding": empty}
+                if args.idle_only
+                else while_indexing(base, phases[2:], per_client, Path(tmp))
+            )
         finally:
             server.terminate()
             server.wait(timeout=60)
@@ -250,10 +264,23 @@ def main() -> int:
         "while_folding": busy["folding"],
         "targets": {"p50_ms": 40, "p95_ms": 100},
     }
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "http.json").write_text(json.dumps(result, indent=2) + "\n")
+    if args.db is None and not args.idle_only:
+        RESULTS.mkdir(exist_ok=True)
+        (RESULTS / "http.json").write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
     return 0
+
+
+def _given_store(db: Path) -> BigStore:
+    """The store at ``db``, taken as built over the big store's sources."""
+    from indexer.api import Lode
+
+    lode = Lode(load_config(overrides={"db": db}))
+    try:
+        chunks, files = lode.store.chunks.count(), lode.store.documents.count()
+    finally:
+        lode.close()
+    return BigStore(db, db.parent / "src", PROJECT, chunks, files, 0.0)
 
 
 if __name__ == "__main__":
