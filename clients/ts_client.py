@@ -24,6 +24,7 @@ __all__ = [
     "TS_CLIENT",
     "document_digest",
     "main",
+    "node_test_counts",
     "recorded_digest",
     "render_schema",
     "run_npm",
@@ -35,6 +36,7 @@ TS_CLIENT = CLIENTS / "typescript"
 #: The generated types, committed.
 SCHEMA = TS_CLIENT / "src" / "generated" / "schema.ts"
 _HEADER = "// lode OpenAPI document sha256: {digest}\n// Regenerate: python -m clients.ts_client generate\n"
+_TAP = re.compile(r"^# (?P<what>tests|pass|fail|cancelled|skipped|todo) (?P<n>\d+)$", re.MULTILINE)
 _DIGEST = re.compile(r"^// lode OpenAPI document sha256: (?P<digest>[0-9a-f]{64})$", re.MULTILINE)
 
 
@@ -48,6 +50,11 @@ def recorded_digest(schema: Path = SCHEMA) -> str | None:
     """The document digest a generated ``schema.ts`` names in its header (None if none)."""
     found = _DIGEST.search(schema.read_text(encoding="utf-8")[:500]) if schema.is_file() else None
     return found["digest"] if found else None
+
+
+def node_test_counts(output: str) -> dict[str, int]:
+    """The totals a ``node --test --test-reporter=tap`` run prints at its end (``# pass 7`` …)."""
+    return {m["what"]: int(m["n"]) for m in _TAP.finditer(output)}
 
 
 def run_npm(args: list[str], env: dict[str, str] | None = None, timeout: float = 600) -> Ran:

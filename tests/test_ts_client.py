@@ -23,12 +23,19 @@ from live import serve_in_thread, wait_task
 
 from clients import dump_document, missing_programs
 from clients._toolchain import run
-from clients.ts_client import SCHEMA, TS_CLIENT, document_digest, recorded_digest, render_schema, run_npm
+from clients.ts_client import (
+    SCHEMA,
+    TS_CLIENT,
+    document_digest,
+    node_test_counts,
+    recorded_digest,
+    render_schema,
+    run_npm,
+)
 from indexer.config import load_config
 from indexer.embed import FakeEmbedder
 
 ROOT = Path(__file__).resolve().parent.parent
-_TAP = re.compile(r"^# (?P<what>tests|pass|fail|cancelled|skipped|todo) (?P<n>\d+)$", re.MULTILINE)
 
 
 def test_the_generated_types_name_the_document_lode_serves() -> None:
@@ -103,11 +110,6 @@ def servers(npm: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
         }
 
 
-def tap_counts(output: str) -> dict[str, int]:
-    """The totals a node:test TAP run prints at its end (``# pass 7`` …)."""
-    return {m["what"]: int(m["n"]) for m in _TAP.finditer(output)}
-
-
 @pytest.mark.slow
 def test_the_node_tests_pass_against_live_servers(servers: dict[str, str]) -> None:
     shutil.rmtree(TS_CLIENT / "build" / "tsc", ignore_errors=True)
@@ -117,7 +119,7 @@ def test_the_node_tests_pass_against_live_servers(servers: dict[str, str]) -> No
     ran = run(
         ["node", "--test", "--test-reporter=tap", "build/tsc/test/"], cwd=TS_CLIENT, env=env, timeout=180
     )
-    counts = tap_counts(ran.stdout)
+    counts = node_test_counts(ran.stdout)
     assert ran.returncode == 0, ran.output
     assert (counts["fail"], counts["skipped"]) == (0, 0), ran.output
     assert counts["pass"] >= 13, ran.output
