@@ -8,11 +8,14 @@ exits 1 when it differs from what the served document generates."""
 from __future__ import annotations
 
 import argparse
+import fcntl
 import hashlib
 import json
 import re
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,7 @@ from clients._toolchain import CLIENTS, Ran, ToolchainError, ensure_npm_packages
 __all__ = [
     "SCHEMA",
     "TS_CLIENT",
+    "client_lock",
     "document_digest",
     "main",
     "node_test_counts",
@@ -57,10 +61,23 @@ def node_test_counts(output: str) -> dict[str, int]:
     return {m["what"]: int(m["n"]) for m in _TAP.finditer(output)}
 
 
+@contextmanager
+def client_lock() -> Iterator[None]:
+    """Held while the package's ``dist/`` is built or read: test files running side by side
+    (pytest-xdist) must not read a declaration file another one is rewriting. Not reentrant."""
+    folder = TS_CLIENT / "build"
+    folder.mkdir(exist_ok=True)
+    with (folder / ".dist.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def run_npm(args: list[str], env: dict[str, str] | None = None, timeout: float = 600) -> Ran:
-    """Run ``npm ARGS`` in the package folder, its pinned packages installed first."""
+    """Run ``npm ARGS`` in the package folder (holding ``client_lock``), its pinned packages
+    installed first."""
     ensure_npm_packages(TS_CLIENT)
-    return run(["npm", *args], cwd=TS_CLIENT, timeout=timeout, env=env)
+    with client_lock():
+        return run(["npm", *args], cwd=TS_CLIENT, timeout=timeout, env=env)
 
 
 def render_schema(document: dict[str, Any] | None = None) -> str:

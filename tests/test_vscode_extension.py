@@ -22,7 +22,7 @@ from live import serve_in_thread, wait_task
 
 from clients import missing_programs
 from clients._toolchain import Ran, ensure_npm_packages, run
-from clients.ts_client import node_test_counts, run_npm
+from clients.ts_client import client_lock, node_test_counts, run_npm
 from indexer.config import load_config
 from indexer.embed import FakeEmbedder
 
@@ -94,7 +94,9 @@ def test_the_manifest_names_its_bundle_and_pins_exactly() -> None:
 
 
 def _npm(args: list[str], env: dict[str, str] | None = None, timeout: float = 600) -> Ran:
-    ran = run(["npm", *args], cwd=VSCODE, env=env, timeout=timeout)
+    """``npm ARGS`` in the extension's folder, the client's dist/ held still meanwhile."""
+    with client_lock():
+        ran = run(["npm", *args], cwd=VSCODE, env=env, timeout=timeout)
     assert ran.returncode == 0, f"npm {' '.join(args)}:\n{ran.output}"
     return ran
 
