@@ -22,7 +22,7 @@ from live import serve_in_thread, wait_task
 
 from clients import missing_programs
 from clients._toolchain import Ran, ensure_npm_packages, run
-from clients.ts_client import client_lock, node_test_counts, run_npm
+from clients.ts_client import TS_CLIENT, client_lock, node_test_counts, run_npm
 from indexer.config import load_config
 from indexer.embed import FakeEmbedder
 
@@ -86,6 +86,13 @@ def test_the_manifest_names_its_bundle_and_pins_exactly() -> None:
     assert [f"{n}@{v}" for n, v in pins.items() if not re.fullmatch(r"\d+\.\d+\.\d+", v)] == []
     lock = json.loads((VSCODE / "package-lock.json").read_text(encoding="utf-8"))
     assert {name: lock["packages"][f"node_modules/{name}"]["version"] for name in pins} == pins
+    # the lock copies the linked client's manifest: npm ci refuses a lock out of step with it
+    client = json.loads((TS_CLIENT / "package.json").read_text(encoding="utf-8"))
+    linked = lock["packages"]["../../clients/typescript"]
+    fields = ("version", "dependencies", "devDependencies")
+    assert {f: linked[f] for f in fields} == {f: client[f] for f in fields}, (
+        "run npm install in editors/vscode"
+    )
     for module in ("settings", "results", "liveSearch", "navigation", "status"):
         source = (_SOURCES / f"{module}.ts").read_text(encoding="utf-8")
         assert not re.search(r"from \"vscode\"|require\(\"vscode\"\)", source), f"{module}.ts imports vscode"

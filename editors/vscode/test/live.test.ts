@@ -98,6 +98,7 @@ describe("the extension's logic against a live lode serve", { skip }, () => {
     }).finally(() => controller.abort());
     assert.equal(texts[0], "$(search) lode");
     assert.ok(texts.some((text) => text.startsWith("$(sync~spin) lode ")), JSON.stringify(texts));
-    assert.equal(texts.at(-1), "$(search) lode");
+    // settled: no spinner once the task is done (a coverage figure may still follow it)
+    assert.match(texts.at(-1) ?? "", /^\$\(search\) lode( \d+%)?$/);
   });
 });
