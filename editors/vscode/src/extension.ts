@@ -2,12 +2,12 @@
 // tested with node against a live server): commands, providers, the status bar, settings.
 import * as vscode from "vscode";
 
-import type { LodeClient, Range as LodeRange, Subscription } from "@lode/client";
+import { LodeConnectionError, type LodeClient, type Range as LodeRange, type Subscription } from "@lode/client";
 
 import { LiveSearch } from "./liveSearch.js";
 import { definitionsAt, referencesAt, type Location as LodeLocation } from "./navigation.js";
 import type { ResultItem } from "./results.js";
-import { clientFor, providesFor, readSettings, type LodeSettings } from "./settings.js";
+import { clientFor, providesFor, readSettings, rediscover, type LodeSettings } from "./settings.js";
 import { describeError, failed, INITIAL_STATUS, opened, reduceStatus, statusView, type StatusState } from "./status.js";
 
 /** The commands package.json contributes, each registered here (a test holds the two together). */
@@ -69,7 +69,11 @@ class LodeExtension implements vscode.Disposable {
 
   private reconnect(): void {
     this.settings = this.readSettings();
-    this.client = clientFor(this.settings);
+    this.switchTo(clientFor(this.settings));
+  }
+
+  private switchTo(client: LodeClient): void {
+    this.client = client;
     this.subscription?.close();
     this.state = INITIAL_STATUS;
     this.render();
@@ -80,7 +84,12 @@ class LodeExtension implements vscode.Disposable {
     this.subscription = this.client.subscribe({
       onOpen: () => this.update(opened(this.state)),
       onEvent: (event) => this.update(reduceStatus(this.state, event)),
-      onError: (error) => this.update(failed(this.state, error)),
+      onError: (error) => {
+        this.update(failed(this.state, error));
+        // nothing answers: a server started since (or on another port) says where in its discovery file
+        const moved = error instanceof LodeConnectionError ? rediscover(this.client, this.settings) : undefined;
+        if (moved) this.switchTo(moved);
+      },
     });
   }
 

@@ -63,3 +63,11 @@ export function clientFor(settings: LodeSettings, env?: Env): LodeClient {
 export function providesFor(settings: LodeSettings, languageId: string): boolean {
   return settings.fallbackLanguages.includes("*") || settings.fallbackLanguages.includes(languageId);
 }
+
+/** A new client when the server lode's precedence picks now differs from `current`'s (a server
+ * started, or restarted on another port, since: its discovery file says where); else undefined. */
+export function rediscover(current: LodeClient, settings: LodeSettings, env?: Env): LodeClient | undefined {
+  const next = clientFor(settings, env);
+  const same = next.target.url === current.target.url && next.target.token === current.target.token;
+  return same ? undefined : next;
+}

@@ -1,12 +1,15 @@
 // The extension's logic without a server: settings, result rows, the status bar, the debounce.
 import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "node:test";
 
 import { createLodeClient, LodeConnectionError, NO_SERVER_MESSAGE, StreamRefusedError, type SearchResponse, type Task } from "@lode/client";
 
 import { LiveSearch, type Clock } from "../src/liveSearch.js";
 import { toResultItems } from "../src/results.js";
-import { clientFor, DEFAULT_SETTINGS, providesFor, readSettings } from "../src/settings.js";
+import { clientFor, DEFAULT_SETTINGS, providesFor, readSettings, rediscover } from "../src/settings.js";
 import { failed, INITIAL_STATUS, opened, reduceStatus, statusView } from "../src/status.js";
 
 test("settings: defaults for what is unset or mistyped, numbers clamped, blank means unset", () => {
@@ -121,4 +124,19 @@ test("live search: keystrokes within the wait send one search, a short query cle
   live.update("x");
   assert.deepEqual(results, ["a", "apply", "x"]);
   live.dispose();
+});
+
+test("rediscover: a server that announces itself after the client was made is picked up; an explicit URL stays", () => {
+  const runtime = mkdtempSync(join(tmpdir(), "lode-runtime-"));
+  const env = { LODE_RUNTIME_DIR: runtime };
+  const first = clientFor(DEFAULT_SETTINGS, env);
+  assert.equal(first.target.source, "default");
+  assert.equal(rediscover(first, DEFAULT_SETTINGS, env), undefined);
+  writeFileSync(join(runtime, "server.json"), JSON.stringify({ url: "http://127.0.0.1:7411", pid: process.pid, auth: "none", token_file: null }));
+  const moved = rediscover(first, DEFAULT_SETTINGS, env);
+  assert.equal(moved?.target.url, "http://127.0.0.1:7411");
+  assert.equal(moved?.target.source, "discovery");
+  assert.equal(rediscover(moved!, DEFAULT_SETTINGS, env), undefined);
+  const pinned = { ...DEFAULT_SETTINGS, serverUrl: "http://127.0.0.1:7370" };
+  assert.equal(rediscover(clientFor(pinned, env), pinned, env), undefined);
 });
