@@ -15,6 +15,8 @@ import tarfile
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
 import httpx
 import pytest
@@ -34,6 +36,13 @@ from clients.ts_client import (
 )
 from indexer.config import load_config
 from indexer.embed import FakeEmbedder
+from server.http.schemas.events import (
+    CoverageEventOut,
+    FilesEventOut,
+    HelloEventOut,
+    LaggedEventOut,
+    VersionEventOut,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -123,3 +132,31 @@ def test_the_node_tests_pass_against_live_servers(servers: dict[str, str]) -> No
     assert ran.returncode == 0, ran.output
     assert (counts["fail"], counts["skipped"]) == (0, 0), ran.output
     assert counts["pass"] >= 13, ran.output
+
+
+_TS_TYPES = {bool: "boolean", int: "number", float: "number", str: "string", type(None): "null"}
+
+
+def _ts_type(annotation: Any) -> str:
+    """A Python field type as TypeScript writes it (the few the event structs use)."""
+    if get_origin(annotation) is Annotated:
+        return _ts_type(get_args(annotation)[0])
+    if get_origin(annotation) in (UnionType, Union):
+        return " | ".join(_ts_type(a) for a in get_args(annotation))
+    if get_origin(annotation) is list:
+        return f"{_ts_type(get_args(annotation)[0])}[]"
+    return _TS_TYPES[annotation]
+
+
+def _ts_interfaces(source: str) -> dict[str, dict[str, str]]:
+    """``export interface Name { field: type; … }`` blocks of a TypeScript file."""
+    found = re.finditer(r"export interface (?P<name>\w+) \{(?P<body>[^}]*)\}", source)
+    return {m["name"]: dict(re.findall(r"^\s+(\w+): ([^;]+);$", m["body"], re.MULTILINE)) for m in found}
+
+
+def test_the_event_types_written_by_hand_match_the_servers_event_structs() -> None:
+    interfaces = _ts_interfaces((TS_CLIENT / "src" / "events.ts").read_text(encoding="utf-8"))
+    for struct in (HelloEventOut, FilesEventOut, CoverageEventOut, VersionEventOut, LaggedEventOut):
+        hints = get_type_hints(struct, include_extras=True)
+        want = {field: _ts_type(hints[field]) for field in struct.__struct_fields__}
+        assert interfaces[struct.__name__.removesuffix("Out")] == want, struct.__name__

@@ -20,7 +20,7 @@ export interface HelloEvent {
   read_only: boolean;
   kinds: string[];
   project_id: string | null;
-  version: number;
+  version: number | null;
 }
 /** Files of a project were written (searchable now) or removed. */
 export interface FilesEvent {
