@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import tomllib
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -79,6 +80,8 @@ def test_every_setting_is_typed_with_its_default_and_read_by_settings_ts() -> No
 
 def test_the_manifest_names_its_bundle_and_pins_exactly() -> None:
     package = _package()
+    pyproject = tomllib.loads((VSCODE.parent.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    assert package["version"] == pyproject["project"]["version"]
     assert package["main"] == "./dist/extension.js"
     assert package["engines"]["vscode"] == "^" + package["devDependencies"]["@types/vscode"]
     assert package["dependencies"] == {"@lode/client": "file:../../clients/typescript"}
