@@ -19,6 +19,7 @@ __all__ = [
     "Ran",
     "ToolchainError",
     "ensure_node_modules",
+    "ensure_npm_packages",
     "missing_programs",
     "node_tool",
     "python_tool",
@@ -29,7 +30,6 @@ __all__ = [
 CLIENTS = Path(__file__).resolve().parent
 #: Where ``npm ci`` installs the node packages.
 NODE_MODULES = CLIENTS / "node_modules"
-_STAMP = NODE_MODULES / ".lode-lock-sha256"
 #: What the node tools must not do at run time: phone home or look for updates.
 _QUIET_ENV = {
     "REDOCLY_TELEMETRY": "off",
@@ -67,30 +67,37 @@ def missing_programs() -> list[str]:
     return [name for name in ("node", "npm", "java") if shutil.which(name) is None]
 
 
-def _lock_digest() -> str:
+def _lock_digest(folder: Path) -> str:
     """The lock file's and package.json's digest: node_modules is current when it matches."""
     digest = hashlib.sha256()
     for name in ("package.json", "package-lock.json"):
-        digest.update((CLIENTS / name).read_bytes())
+        digest.update((folder / name).read_bytes())
     return digest.hexdigest()
 
 
-def ensure_node_modules() -> None:
-    """Install the pinned node packages (``npm ci``) unless node_modules matches the lock file."""
-    want = _lock_digest()
-    if _STAMP.is_file() and _STAMP.read_text().strip() == want:
+def ensure_npm_packages(folder: Path) -> None:
+    """Install a node package folder's pinned packages (``npm ci``) into ``folder/node_modules``
+    unless they match its lock file already."""
+    want = _lock_digest(folder)
+    stamp = folder / "node_modules" / ".lode-lock-sha256"
+    if stamp.is_file() and stamp.read_text().strip() == want:
         return
     if shutil.which("npm") is None:
         raise ToolchainError("npm is not on PATH: the client checks need Node.js 20 and npm")
-    CLIENTS.joinpath("build").mkdir(exist_ok=True)
-    with (CLIENTS / "build" / ".npm-ci.lock").open("w") as lock:
+    folder.joinpath("build").mkdir(exist_ok=True)
+    with (folder / "build" / ".npm-ci.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two test processes: one installs, the other waits
-        if _STAMP.is_file() and _STAMP.read_text().strip() == want:
+        if stamp.is_file() and stamp.read_text().strip() == want:
             return
-        ran = run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=CLIENTS, timeout=900)
+        ran = run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=folder, timeout=900)
         if ran.returncode != 0:
-            raise ToolchainError(f"npm ci in {CLIENTS} failed ({ran.returncode}):\n{ran.output}")
-        _STAMP.write_text(want + "\n")
+            raise ToolchainError(f"npm ci in {folder} failed ({ran.returncode}):\n{ran.output}")
+        stamp.write_text(want + "\n")
+
+
+def ensure_node_modules() -> None:
+    """Install the checks' pinned node packages (``clients/node_modules``, by ``npm ci``)."""
+    ensure_npm_packages(CLIENTS)
 
 
 def node_tool(name: str) -> Path:
