@@ -1,0 +1,9 @@
+-- The minimal init of the headless Neovim tests: lode.nvim from this repository, nothing else.
+local plugin = assert(vim.env.LODE_NVIM_PLUGIN, "LODE_NVIM_PLUGIN names editors/nvim")
+vim.opt.runtimepath:prepend(plugin)
+vim.opt.swapfile = false
+vim.opt.shadafile = "NONE"
+vim.opt.more = false
+-- Opening a Python file runs Neovim's Python ftplugin, which probes for a Python provider
+-- (seconds, on every start): nothing lode.nvim uses.
+vim.g.loaded_python3_provider = 0

@@ -1,0 +1,180 @@
+-- The scenarios of tests/test_nvim.py: $LODE_TEST_SCENARIO names one; $LODE_TEST_REPO is
+-- the indexed fixture repository. Each fills H.out with what it saw.
+local H = dofile(vim.env.LODE_NVIM_TESTS .. "/harness.lua")
+local repo = vim.env.LODE_TEST_REPO
+local S = {}
+
+local function picker_settled(query)
+  local state = require("lode.picker").state()
+  return state and state.query == query and state.answered == state.asked and state.answered > 0
+end
+
+--- Capture vim.ui.select's items and choose the first.
+local function capture_select()
+  local seen = {}
+  vim.ui.select = function(items, opts, on_choice)
+    seen.prompt = opts.prompt
+    seen.items = vim.tbl_map(opts.format_item, items)
+    on_choice(items[1], 1)
+  end
+  return seen
+end
+
+function S.picker()
+  vim.cmd("Lode search")
+  H.must(function()
+    return require("lode.picker").state() ~= nil and vim.api.nvim_get_mode().mode == "i"
+  end, "the picker")
+  H.type("apply discount", 5)
+  H.must(function()
+    return picker_settled("apply discount")
+  end, "the results")
+  local state = require("lode.picker").state()
+  H.out.items = state.items
+  H.out.preview = state.preview
+  H.out.asked = state.asked
+  H.out.timings = require("lode").timings("search")
+  -- the second result, then back to the first: the preview follows the selection
+  vim.api.nvim_input("<C-n>")
+  H.must(function()
+    return require("lode.picker").state().selected == 2
+  end, "the second result")
+  H.out.second_preview = require("lode.picker").state().preview
+  vim.api.nvim_input("<C-p><CR>")
+  H.must(function()
+    return require("lode.picker").state() == nil and vim.api.nvim_buf_get_name(0) ~= ""
+  end, "the jump")
+  H.out.cursor = H.cursor()
+  H.out.mode = vim.api.nvim_get_mode().mode
+  H.out.windows = #vim.api.nvim_list_wins()
+end
+
+function S.select()
+  local seen = capture_select()
+  vim.cmd("Lode search apply discount")
+  H.must(function()
+    return vim.api.nvim_buf_get_name(0) ~= ""
+  end, "the jump")
+  H.out.select = seen
+  H.out.cursor = H.cursor()
+end
+
+function S.files()
+  local seen = capture_select()
+  vim.cmd("Lode files shopping cart items")
+  H.must(function()
+    return vim.api.nvim_buf_get_name(0) ~= ""
+  end, "the jump")
+  H.out.select = seen
+  H.out.cursor = H.cursor()
+  -- and the live picker at document granularity
+  vim.cmd("Lode files")
+  H.must(function()
+    return require("lode.picker").state() ~= nil and vim.api.nvim_get_mode().mode == "i"
+  end, "the picker")
+  H.type("discount", 5)
+  H.must(function()
+    return picker_settled("discount")
+  end, "the results")
+  H.out.live_items = require("lode.picker").state().items
+  H.out.timings = require("lode").timings("files")
+  vim.api.nvim_input("<Esc>")
+  H.must(function()
+    return require("lode.picker").state() == nil
+  end, "the picker closed")
+end
+
+function S.def()
+  H.at(repo .. "/src/shop/cart.py", 38, "apply_discount")
+  vim.cmd("Lode def")
+  H.must(function()
+    return vim.api.nvim_buf_get_name(0):match("pricing%.py$")
+  end, "the jump")
+  H.out.cursor = H.cursor()
+  H.out.jumped_back = (function()
+    vim.cmd([[execute "normal! \<C-o>"]])
+    return H.cursor()
+  end)()
+  -- a name with two definitions: the quickfix list
+  H.at(repo .. "/src/shop/pricing.py", 13, "add_tax")
+  vim.cmd("Lode def")
+  H.must(function()
+    return vim.fn.getqflist({ title = 1 }).title:match("definitions")
+  end, "the quickfix list")
+  H.out.several = H.quickfix()
+  -- no identifier under the cursor
+  H.at(repo .. "/src/shop/pricing.py", 2, "")
+  vim.cmd("Lode def")
+  H.must(function()
+    return #H.notes > 0
+  end, "the message")
+  H.out.timings = require("lode").timings("def")
+end
+
+function S.refs()
+  H.at(repo .. "/src/shop/pricing.py", 6, "apply_discount")
+  vim.cmd("Lode refs")
+  H.must(function()
+    return vim.fn.getqflist({ title = 1 }).title:match("references")
+  end, "the quickfix list")
+  H.out.quickfix = H.quickfix()
+  H.out.qf_open = vim.bo.buftype == "quickfix"
+  H.out.timings = require("lode").timings("refs")
+end
+
+function S.status()
+  vim.cmd("Lode status")
+  H.must(function()
+    return H.messages():match("lode ")
+  end, "the status")
+  H.out.messages = H.messages()
+  H.out.server = require("lode").server()
+end
+
+function S.health()
+  vim.cmd("checkhealth lode")
+  H.out.health = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+end
+
+function S.no_server()
+  vim.cmd("Lode status")
+  H.must(function()
+    return #H.notes >= 1
+  end, "the message")
+  H.sleep(50)
+  H.out.status_notes = #H.notes
+  vim.cmd("Lode search anything")
+  H.must(function()
+    return #H.notes >= 2
+  end, "the message")
+  vim.cmd("Lode search")
+  H.must(function()
+    return require("lode.picker").state() ~= nil and vim.api.nvim_get_mode().mode == "i"
+  end, "the picker")
+  H.type("abc", 60) -- three queries, one message
+  H.must(function()
+    return #H.notes >= 3 and require("lode.picker").state().asked >= 2
+  end, "the picker's message")
+  H.sleep(100)
+  H.out.picker_list = vim.api.nvim_buf_get_lines(vim.fn.winbufnr(vim.fn.win_getid()), 0, -1, false)
+  vim.api.nvim_input("<Esc>")
+  H.at(repo .. "/src/shop/cart.py", 38, "apply_discount")
+  vim.cmd("Lode def")
+  H.must(function()
+    return #H.notes >= 4
+  end, "the message")
+  vim.cmd("checkhealth lode")
+  H.out.health = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+  H.out.server = require("lode").server()
+end
+
+function S.server()
+  H.out.server = require("lode").server()
+  vim.cmd("Lode status")
+  H.must(function()
+    return #H.notes > 0 or H.messages():match("lode ")
+  end, "the status")
+  H.out.messages = H.messages()
+end
+
+H.run(assert(S[vim.env.LODE_TEST_SCENARIO], "no such scenario"))
