@@ -311,3 +311,22 @@ def test_a_discovery_file_whose_server_is_gone_is_ignored(nvim: str, keyed: str,
     assert found["server"]["source"] == "default"
     assert "token" not in found["server"]
     assert "is not running" in found["server"]["discovery"]["error"]
+
+
+def test_the_telescope_picker_when_telescope_is_installed(
+    nvim: str, served: tuple[str, Path], tmp_path: Path
+) -> None:
+    """Only where LODE_NVIM_TELESCOPE names a folder holding telescope.nvim and plenary.nvim
+    (nothing is downloaded here)."""
+    extras = Path(os.environ.get("LODE_NVIM_TELESCOPE", "/nonexistent"))
+    plugins = [extras / "telescope.nvim", extras / "plenary.nvim"]
+    if not all((p / "lua").is_dir() for p in plugins):
+        pytest.skip("set LODE_NVIM_TELESCOPE to a folder with telescope.nvim and plenary.nvim to run it")
+    base, repo = served
+    rtp = ":".join(str(p) for p in plugins)
+    found = run_nvim(nvim, "telescope", tmp_path, repo, {"LODE_URL": base, "LODE_NVIM_EXTRA_RTP": rtp})
+    assert "src/shop/pricing.py:6  apply_discount" in found["items"]
+    assert len(found["items"]) == 30
+    path, _ = _item(found["selected"])
+    assert found["cursor"]["file"] == str(repo / path)
+    assert found["notes"] == []

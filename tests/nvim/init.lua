@@ -1,6 +1,10 @@
 -- The minimal init of the headless Neovim tests: lode.nvim from this repository, nothing else.
 local plugin = assert(vim.env.LODE_NVIM_PLUGIN, "LODE_NVIM_PLUGIN names editors/nvim")
 vim.opt.runtimepath:prepend(plugin)
+-- other plugins (Telescope and plenary for the optional picker), ":"-separated folders
+for _, dir in ipairs(vim.split(vim.env.LODE_NVIM_EXTRA_RTP or "", ":", { trimempty = true })) do
+  vim.opt.runtimepath:append(dir)
+end
 vim.opt.swapfile = false
 vim.opt.shadafile = "NONE"
 vim.opt.more = false

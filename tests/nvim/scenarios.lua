@@ -177,4 +177,31 @@ function S.server()
   H.out.messages = H.messages()
 end
 
+function S.telescope()
+  require("lode").setup({ picker = "telescope" })
+  vim.cmd("Lode search")
+  H.must(function()
+    return vim.bo.filetype == "TelescopePrompt" and vim.api.nvim_get_mode().mode == "i"
+  end, "Telescope")
+  local prompt = vim.api.nvim_get_current_buf()
+  H.type("apply discount", 5)
+  local state = require("telescope.actions.state")
+  H.must(function()
+    local picker = state.get_current_picker(prompt)
+    return picker.manager and picker.manager:num_results() == 30
+  end, "Telescope's results")
+  H.sleep(100)
+  local items = {}
+  for entry in state.get_current_picker(prompt).manager:iter() do
+    items[#items + 1] = entry.display
+  end
+  H.out.items = items
+  H.out.selected = state.get_selected_entry().display
+  vim.api.nvim_input("<CR>")
+  H.must(function()
+    return vim.bo.filetype ~= "TelescopePrompt" and vim.api.nvim_buf_get_name(0) ~= ""
+  end, "the jump")
+  H.out.cursor = H.cursor()
+end
+
 H.run(assert(S[vim.env.LODE_TEST_SCENARIO], "no such scenario"))

@@ -15,7 +15,7 @@ M.DEFAULT_URL = "http://127.0.0.1:7370"
 ---@field limit integer         results per search
 ---@field mode string           "hybrid" | "semantic" | "lexical"
 ---@field projects string[]|nil search only these projects (names or ids); nil: all
----@field picker string         "float" (lode's own) | "select" (vim.ui.select) | "telescope" | "fzf-lua"
+---@field picker string         "float" (lode's own) | "select" (vim.ui.select) | "telescope"
 ---@field curl string           the curl executable
 M.defaults = {
   url = nil,
@@ -32,7 +32,7 @@ M.defaults = {
 ---@type lode.Options
 M.options = vim.deepcopy(M.defaults)
 
-local PICKERS = { float = true, select = true, telescope = true, ["fzf-lua"] = true }
+local PICKERS = { float = true, select = true, telescope = true }
 local MODES = { hybrid = true, semantic = true, lexical = true }
 
 --- Merge `opts` over the defaults; a bad value is an error naming the option.
@@ -51,7 +51,7 @@ function M.setup(opts)
   end
   check("limit", o.limit >= 1 and o.limit <= 1000, "between 1 and 1000")
   check("mode", MODES[o.mode] ~= nil, "hybrid, semantic or lexical")
-  check("picker", PICKERS[o.picker] ~= nil, "float, select, telescope or fzf-lua")
+  check("picker", PICKERS[o.picker] ~= nil, "float, select or telescope")
   check("projects", o.projects == nil or vim.islist(o.projects), "a list of project names or ids")
   check("curl", type(o.curl) == "string" and o.curl ~= "", "an executable name")
   M.options = o

@@ -86,12 +86,12 @@ function M.check()
   end
   h.start("lode: pickers")
   h.info(("picker = %q"):format(config.options.picker))
-  for _, name in ipairs({ "telescope", "fzf-lua" }) do
-    if pcall(require, name) then
-      h.ok(name .. " is installed (picker = " .. name .. " uses it)")
-    else
-      h.info(name .. " is not installed (optional)")
-    end
+  if require("lode.extras.telescope").available() then
+    h.ok('telescope is installed (picker = "telescope" uses it)')
+  elseif config.options.picker == "telescope" then
+    h.warn('picker = "telescope" but telescope is not installed: lode\'s own picker is used')
+  else
+    h.info("telescope is not installed (optional)")
   end
 end
 

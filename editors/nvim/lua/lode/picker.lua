@@ -158,6 +158,7 @@ local function run(p)
   if p.inflight then
     p.inflight.cancel()
     p.inflight = nil
+    p.superseded = p.superseded + 1
   end
   p.query = query
   p.seq = p.seq + 1
@@ -278,6 +279,7 @@ function M.open(spec)
     entries = {},
     selected = 1,
     seq = 0,
+    superseded = 0,
     query = "",
     origin = vim.api.nvim_get_current_win(),
     timer = vim.uv.new_timer(),
@@ -324,7 +326,9 @@ end
 
 --- The open picker's state, for tests and benchmarks: its query, the lines of its list and
 --- preview, the selected line; nil when none is open.
----@return {query: string, items: string[], preview: string[], selected: integer, answered: integer}|nil
+--- `asked` counts the queries sent, `answered` is the number of the last one drawn, `superseded`
+--- the requests cancelled by a later keystroke before their answer.
+---@return {query: string, items: string[], preview: string[], selected: integer, answered: integer, asked: integer, superseded: integer}|nil
 function M.state()
   local p = current
   if not p then
@@ -339,6 +343,7 @@ function M.state()
     selected = p.selected,
     answered = p.results_seq or 0,
     asked = p.seq,
+    superseded = p.superseded,
   }
 end
 

@@ -137,7 +137,8 @@ end
 
 --- `:Lode search [query]` (granularity "chunk") and `:Lode files [query]` ("document"): with a
 --- query, one search through vim.ui.select; without, the live picker (the `picker` option
---- chooses which: lode's own float, telescope or fzf-lua when installed).
+--- chooses which: lode's own float, or Telescope when installed; "select" asks the query
+--- first, then uses vim.ui.select).
 ---@param query string|nil
 ---@param granularity "chunk"|"document"
 function M.run(query, granularity)
@@ -163,12 +164,12 @@ function M.run(query, granularity)
     end,
     on_error = notify,
   }
-  if picker ~= "float" then
-    local ok, extra = pcall(require, "lode.extras." .. picker:gsub("%-", "_"))
-    if ok and extra.available() then
+  if picker == "telescope" then
+    local extra = require("lode.extras.telescope")
+    if extra.available() then
       return extra.open(spec)
     end
-    vim.notify(("lode: %s is not installed; using lode's own picker"):format(picker), vim.log.levels.WARN)
+    vim.notify("lode: telescope is not installed; using lode's own picker", vim.log.levels.WARN)
   end
   require("lode.picker").open(spec)
 end
