@@ -32,6 +32,8 @@ NO_SERVER = "lode: no server running — start one with `lode serve <folder>`"
 
 pytestmark = pytest.mark.slow
 
+#: The key of the server that wants one: curl's configuration quotes it, HTTP sends it as is.
+KEY = 's3"cr\\et key'
 #: A second definition of ``add_tax``, for "several definitions go to the quickfix list".
 LEGACY = 'def add_tax(amount_cents: int) -> int:\n    """The old rate."""\n    return amount_cents * 2\n'
 
@@ -155,11 +157,12 @@ def test_the_live_picker_shows_results_as_you_type_and_opens_the_chosen_one(
     assert found["notes"] == []
 
 
+@pytest.mark.parametrize("transport", ["auto", "curl"])
 def test_a_search_with_a_query_goes_through_vim_ui_select(
-    nvim: str, served: tuple[str, Path], tmp_path: Path
+    nvim: str, served: tuple[str, Path], tmp_path: Path, transport: str
 ) -> None:
     base, repo = served
-    found = run_nvim(nvim, "select", tmp_path, repo, {"LODE_URL": base})
+    found = run_nvim(nvim, "select", tmp_path, repo, {"LODE_URL": base, "LODE_TEST_TRANSPORT": transport})
     select = found["select"]
     assert select["prompt"] == "lode search: apply discount"
     assert "src/shop/pricing.py:6  apply_discount" in select["items"]
@@ -242,16 +245,17 @@ def test_checkhealth_finds_curl_and_the_server(nvim: str, served: tuple[str, Pat
     text = "\n".join(found["health"])
     assert re.search(r"OK curl \d+\.\d+", text), text
     assert "OK Neovim 0." in text
-    assert f"URL {base} (from LODE_URL)" in text
+    assert f"URL {base} (from LODE_URL), through a socket" in text
     assert "OK server answers: status ok" in text
     assert "OK 1 projects" in text
     assert "ERROR" not in text
 
 
-def test_with_no_server_each_command_says_so_in_one_line(nvim: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", ["auto", "curl"])
+def test_with_no_server_each_command_says_so_in_one_line(nvim: str, tmp_path: Path, transport: str) -> None:
     url = f"http://127.0.0.1:{free_port()}"
     repo = make_repo(tmp_path / "repo")
-    found = run_nvim(nvim, "no_server", tmp_path, repo, {"LODE_URL": url})
+    found = run_nvim(nvim, "no_server", tmp_path, repo, {"LODE_URL": url, "LODE_TEST_TRANSPORT": transport})
     messages = [n["msg"] for n in found["notes"]]
     # status, a search, the live picker (three queries, told once), def: one line each
     assert messages == [NO_SERVER] * 4, messages
@@ -281,22 +285,26 @@ def _write_discovery(runtime: Path, url: str, pid: int, token: str | None = None
 
 @pytest.fixture(scope="module")
 def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A lode server that wants a bearer token (``s3cret``), with no project."""
+    """A lode server that wants a bearer token (``KEY``), with no project."""
     tmp = tmp_path_factory.mktemp("keyed")
-    config = load_config(env={}, overrides={"db": tmp / "db", "enabled": False, "api_key": "s3cret"})
+    config = load_config(env={}, overrides={"db": tmp / "db", "enabled": False, "api_key": KEY})
     with serve_in_thread(config, FakeEmbedder()) as base:
         yield base
 
 
-def test_the_discovery_file_gives_the_url_and_the_token(nvim: str, keyed: str, tmp_path: Path) -> None:
-    _write_discovery(tmp_path / "runtime", keyed, os.getpid(), token="s3cret")
-    found = run_nvim(nvim, "server", tmp_path)
+@pytest.mark.parametrize("transport", ["auto", "curl"])
+def test_the_discovery_file_gives_the_url_and_the_token(
+    nvim: str, keyed: str, tmp_path: Path, transport: str
+) -> None:
+    _write_discovery(tmp_path / "runtime", keyed, os.getpid(), token=KEY)
+    found = run_nvim(nvim, "server", tmp_path, env={"LODE_TEST_TRANSPORT": transport})
     assert found["server"]["url"] == keyed
     assert (found["server"]["source"], found["server"]["token_source"]) == ("discovery", "discovery")
     assert found["notes"] == []
     assert found["messages"].startswith(f"lode 0.1.0 at {keyed} (discovery): 0 projects")
     # LODE_URL and LODE_API_KEY come before the file; a wrong key is one line
-    found = run_nvim(nvim, "server", tmp_path, env={"LODE_URL": keyed, "LODE_API_KEY": "wrong"})
+    env = {"LODE_URL": keyed, "LODE_API_KEY": "wrong", "LODE_TEST_TRANSPORT": transport}
+    found = run_nvim(nvim, "server", tmp_path, env=env)
     assert (found["server"]["source"], found["server"]["token_source"]) == ("LODE_URL", "LODE_API_KEY")
     [note] = [n["msg"] for n in found["notes"]]
     assert note.startswith("lode: the server needs a key — set LODE_API_KEY"), note
@@ -305,7 +313,7 @@ def test_the_discovery_file_gives_the_url_and_the_token(nvim: str, keyed: str, t
 def test_a_discovery_file_whose_server_is_gone_is_ignored(nvim: str, keyed: str, tmp_path: Path) -> None:
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
-    _write_discovery(tmp_path / "runtime", keyed, gone.pid, token="s3cret")
+    _write_discovery(tmp_path / "runtime", keyed, gone.pid, token=KEY)
     found = run_nvim(nvim, "server", tmp_path)
     assert found["server"]["url"] == "http://127.0.0.1:7370"
     assert found["server"]["source"] == "default"
@@ -330,3 +338,31 @@ def test_the_telescope_picker_when_telescope_is_installed(
     path, _ = _item(found["selected"])
     assert found["cursor"]["file"] == str(repo / path)
     assert found["notes"] == []
+
+
+def test_positions_answers_urls_and_settings_in_lua(nvim: str, tmp_path: Path) -> None:
+    line = 'x = "é中😀"; y'
+    found = run_nvim(nvim, "units", tmp_path, env={"LODE_TEST_LINE": line})
+    data = line.encode()
+    # UTF-16 units before each byte offset (mid-character offsets count the character started)
+    expected = [len(data[:b].decode(errors="ignore").encode("utf-16-le")) // 2 for b in range(len(data) + 1)]
+    starts = [b for b in range(len(data) + 1) if b == len(data) or (data[b] & 0xC0) != 0x80]
+    assert [found["to_utf16"][b] for b in starts] == [expected[b] for b in starts]
+    units = [len(line[:i].encode("utf-16-le")) // 2 for i in range(len(line) + 1)]
+    for i, u in enumerate(units):
+        assert found["from_utf16"][u] == len(line[:i].encode()), (i, u)
+    assert found["from_utf16"][-1] == len(data)  # past the end: the line's end
+    answers = found["answers"]
+    assert answers["chunked"] == {"status": 200, "body": '{"a":1}'}
+    assert answers["chunked_part"] == {"status": None, "body": None}
+    assert answers["length"] == {"status": 404, "body": "{}"}
+    assert answers["length_part"] == {"status": None, "body": None}
+    assert answers["eof"] == {"status": 200, "body": "[1]"}
+    assert answers["head_part"] == {"status": None, "body": None}
+    v4, v6, name, https = found["urls"]
+    assert v4 == {"host": "127.0.0.1", "port": 7370, "authority": "127.0.0.1:7370", "prefix": ""}
+    assert v6 == {"host": "::1", "port": 8080, "authority": "[::1]:8080", "prefix": "/lode"}
+    assert name == {"host": "localhost", "port": 80, "authority": "localhost", "prefix": ""}
+    assert https is None
+    assert found["query"] == "?kind=function&kind=method&name=a%20b%26c"
+    assert found["setup_error"] == 'lode: setup: debounce_ms must be a whole number >= 0, got "fast"'

@@ -11,3 +11,7 @@ vim.opt.more = false
 -- Opening a Python file runs Neovim's Python ftplugin, which probes for a Python provider
 -- (seconds, on every start): nothing lode.nvim uses.
 vim.g.loaded_python3_provider = 0
+-- the HTTP transport under test ("auto": a socket for http://; "curl")
+if vim.env.LODE_TEST_TRANSPORT then
+  require("lode").setup({ transport = vim.env.LODE_TEST_TRANSPORT })
+end

@@ -204,4 +204,39 @@ function S.telescope()
   H.out.cursor = H.cursor()
 end
 
+function S.units()
+  local loc, socket = require("lode.locations"), require("lode.socket")
+  local line = vim.env.LODE_TEST_LINE
+  local to, from = {}, {}
+  for byte = 0, #line do
+    to[#to + 1] = loc.to_utf16(line, byte)
+  end
+  for units = 0, loc.to_utf16(line, #line) + 2 do
+    from[#from + 1] = loc.from_utf16(line, units)
+  end
+  H.out.to_utf16, H.out.from_utf16 = to, from
+  local function answer(raw, eof)
+    local status, body = socket.parse_answer(raw, eof)
+    return { status = status or vim.NIL, body = body or vim.NIL }
+  end
+  local chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{\"a\"\r\n3\r\n:1}\r\n0\r\n\r\n"
+  H.out.answers = {
+    chunked = answer(chunked, false),
+    chunked_part = answer(chunked:sub(1, 60), false),
+    length = answer("HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\nX: y\r\n\r\n{}", false),
+    length_part = answer("HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\n{}", false),
+    eof = answer("HTTP/1.0 200 OK\r\n\r\n[1]", true),
+    head_part = answer("HTTP/1.1 200 OK\r\nContent-", false),
+  }
+  H.out.urls = {
+    socket.parse_url("http://127.0.0.1:7370"),
+    socket.parse_url("http://[::1]:8080/lode/"),
+    socket.parse_url("http://localhost"),
+    socket.parse_url("https://example.com") or vim.NIL,
+  }
+  H.out.query = require("lode.http").query_string({ name = "a b&c", kind = { "function", "method" } })
+  local ok, err = pcall(require("lode").setup, { debounce_ms = "fast" })
+  H.out.setup_error = not ok and err or vim.NIL
+end
+
 H.run(assert(S[vim.env.LODE_TEST_SCENARIO], "no such scenario"))

@@ -16,6 +16,7 @@ M.DEFAULT_URL = "http://127.0.0.1:7370"
 ---@field mode string           "hybrid" | "semantic" | "lexical"
 ---@field projects string[]|nil search only these projects (names or ids); nil: all
 ---@field picker string         "float" (lode's own) | "select" (vim.ui.select) | "telescope"
+---@field transport string      "auto" (a socket for http://, curl for https://) | "curl"
 ---@field curl string           the curl executable
 M.defaults = {
   url = nil,
@@ -26,6 +27,7 @@ M.defaults = {
   mode = "hybrid",
   projects = nil,
   picker = "float",
+  transport = "auto",
   curl = "curl",
 }
 
@@ -53,6 +55,7 @@ function M.setup(opts)
   check("mode", MODES[o.mode] ~= nil, "hybrid, semantic or lexical")
   check("picker", PICKERS[o.picker] ~= nil, "float, select or telescope")
   check("projects", o.projects == nil or vim.islist(o.projects), "a list of project names or ids")
+  check("transport", o.transport == "auto" or o.transport == "curl", '"auto" or "curl"')
   check("curl", type(o.curl) == "string" and o.curl ~= "", "an executable name")
   M.options = o
 end

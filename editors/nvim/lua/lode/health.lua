@@ -10,10 +10,11 @@ local function check_neovim(h)
   end
 end
 
-local function check_curl(h, curl)
+local function check_curl(h, curl, needed)
   if vim.fn.executable(curl) ~= 1 then
-    h.error(("%s is not on PATH"):format(curl), { "install curl (apt install curl, brew install curl)" })
-    return false
+    local say = needed and h.error or h.info
+    say(("%s is not on PATH (needed for an https:// server or transport = \"curl\")"):format(curl))
+    return not needed
   end
   local res = vim.system({ curl, "--version" }, { text = true }):wait(5000)
   local version = (res.stdout or ""):match("^curl (%S+)") or "?"
@@ -76,13 +77,18 @@ function M.check()
   local config = require("lode.config")
   h.start("lode: Neovim and curl")
   check_neovim(h)
-  local has_curl = check_curl(h, config.options.curl)
-  h.start("lode: server")
   local server = config.resolve()
-  h.info(("URL %s (from %s)"):format(server.url, server.source))
+  local http = require("lode.http")
+  local usable = check_curl(h, config.options.curl, http.uses_curl(server))
+  h.start("lode: server")
+  h.info(("URL %s (from %s), through %s"):format(
+    server.url,
+    server.source,
+    http.uses_curl(server) and "curl" or "a socket"
+  ))
   check_discovery(h, server.discovery)
-  if has_curl then
-    check_server(h, require("lode.http"), server)
+  if usable then
+    check_server(h, http, server)
   end
   h.start("lode: pickers")
   h.info(("picker = %q"):format(config.options.picker))

@@ -43,7 +43,7 @@ local function symbol_at(server, done)
     if (res.data.name or "") == "" then
       return warn("lode: no identifier under the cursor")
     end
-    done(res.data, query)
+    done(res.data, query, res.ms)
   end)
 end
 
@@ -61,7 +61,7 @@ end
 function M.definition()
   local started = vim.uv.hrtime()
   local server = config.resolve()
-  symbol_at(server, function(at)
+  symbol_at(server, function(at, _, request_ms)
     local defs = at.definitions or {}
     if #defs == 0 then
       return warn(("lode: no definition of %s in the index"):format(at.name))
@@ -76,7 +76,7 @@ function M.definition()
       local more = at.truncated and (", first %d"):format(#defs) or ""
       loc.set_quickfix(("lode: %d definitions of %s%s"):format(at.total or #defs, at.name, more), items)
     end
-    timing.add("def", { name = at.name, definitions = #defs, ms = timing.ms(started) })
+    timing.add("def", { name = at.name, definitions = #defs, request_ms = request_ms, ms = timing.ms(started) })
   end)
 end
 
