@@ -13,8 +13,9 @@ result's preview drawn; ``request_ms`` curl's round trip; ``server_ms`` the serv
 waits), ``superseded`` counts requests a later key cancelled before their answer (those
 make no record). Then ``:Lode def`` runs at each sampled position (reference sites of
 sampled names, as ``bench_editor`` samples them: a real identifier whose definition the
-index holds) and its records time the command to the cursor moved (the target file opened)
-or the quickfix list filled.
+index holds) and its records time the command to the cursor moved (the target file opened,
+after every buffer was wiped: a first jump) or the quickfix list filled; ``def_request`` is
+the part spent on ``GET /api/v1/symbols/at``.
 
 On the ≥ 100k-chunk store of ``bench_search`` (``_bigstore``, queries sampled from it as
 ``bench_search`` does), ``--db DIR`` another index (queries from ``--queries FILE``, one a
@@ -195,6 +196,7 @@ def summarize(found: dict[str, Any], queries: list[str]) -> dict[str, Any]:
         "superseded": found.get("superseded", 0),
         "unsettled": found.get("unsettled", []),
         "def": stats(field(found.get("def") or [], "ms")),
+        "def_request": stats(field(found.get("def") or [], "request_ms")),
         "def_failed": len(found.get("def_failed") or []),
         "notes": sorted(set(found.get("notes") or []))[:10],
     }

@@ -366,3 +366,12 @@ def test_positions_answers_urls_and_settings_in_lua(nvim: str, tmp_path: Path) -
     assert https is None
     assert found["query"] == "?kind=function&kind=method&name=a%20b%26c"
     assert found["setup_error"] == 'lode: setup: debounce_ms must be a whole number >= 0, got "fast"'
+
+
+def test_the_help_file_has_its_tags(nvim: str, tmp_path: Path) -> None:
+    shutil.copytree(PLUGIN / "doc", tmp_path / "help" / "doc")
+    found = run_nvim(nvim, "help", tmp_path, env={"LODE_TEST_HELP": str(tmp_path / "help")})
+    assert found["errors"] == ""
+    for tag, where in found["tags"].items():
+        assert where["file"] == "lode.txt", tag
+        assert f"*{tag}*" in where["line"], (tag, where["line"])

@@ -239,4 +239,18 @@ function S.units()
   H.out.setup_error = not ok and err or vim.NIL
 end
 
+function S.help()
+  local dir = vim.env.LODE_TEST_HELP
+  vim.cmd("helptags " .. vim.fn.fnameescape(dir .. "/doc"))
+  vim.opt.runtimepath:append(dir)
+  local found = {}
+  for _, tag in ipairs({ "lode", "lode-commands", ":Lode-def", "lode-timings", "lode-setup", "lode-server" }) do
+    vim.cmd("help " .. tag)
+    found[tag] = { file = vim.fn.expand("%:t"), line = vim.api.nvim_get_current_line() }
+    vim.cmd("helpclose")
+  end
+  H.out.tags = found
+  H.out.errors = vim.v.errmsg
+end
+
 H.run(assert(S[vim.env.LODE_TEST_SCENARIO], "no such scenario"))
