@@ -1,7 +1,8 @@
 """A screenshot of lode.nvim's live picker for the docs: a lode server (in this process, the
 real model) indexes a copy of tests/data/repo, Neovim runs in a tmux window of 110x30 with
 the plugin, ``:Lode search`` is opened and a query typed key by key; tmux's capture of the
-screen (with its colours) is written as SVG by rich, and as plain text beside it.
+screen (with its colours) is written as SVG by rich, as plain text beside it, and as PNG
+when Chromium is there (Playwright draws the SVG).
 
 Example:
     .venv/bin/python editors/nvim/tools/screenshot.py docs/images/nvim-picker
@@ -29,6 +30,22 @@ def tmux(*args: str) -> str:
     """Run a tmux command on the screenshot's own server socket."""
     out = subprocess.run(["tmux", "-L", "lode-shot", *args], check=True, capture_output=True, text=True)
     return out.stdout
+
+
+def to_png(svg: Path, png: Path) -> None:
+    """The SVG drawn by Chromium (Playwright), when both are there."""
+    chromium = shutil.which("chromium")
+    if not chromium:
+        print("no chromium: SVG only", file=sys.stderr)
+        return
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(svg.resolve().as_uri())
+        page.locator("svg").screenshot(path=str(png))
+        browser.close()
 
 
 def main() -> int:
@@ -63,9 +80,7 @@ def main() -> int:
                 for key in QUERY:
                     tmux("send-keys", "-t", "shot", "-l", key)
                     time.sleep(0.12)
-                time.sleep(2)
-                tmux("send-keys", "-t", "shot", "C-n")  # the second result, to show the selection move
-                time.sleep(1)
+                time.sleep(3)
                 ansi = tmux("capture-pane", "-p", "-e", "-t", "shot")
             finally:
                 tmux("kill-server")
@@ -75,6 +90,7 @@ def main() -> int:
     stem.parent.mkdir(parents=True, exist_ok=True)
     stem.with_suffix(".svg").write_text(console.export_svg(title=f":Lode search {QUERY}"))
     stem.with_suffix(".txt").write_text(text.plain)
+    to_png(stem.with_suffix(".svg"), stem.with_suffix(".png"))
     print(text.plain)
     return 0
 

@@ -92,6 +92,7 @@ local function draw_preview(p)
   end
   local target = math.max(1, entry.place.lnum - entry.preview_first + 1)
   if vim.api.nvim_win_is_valid(p.preview_win) then
+    vim.w[p.preview_win].lode_first = entry.preview_first -- the file's line numbers (statuscolumn)
     pcall(vim.api.nvim_win_set_cursor, p.preview_win, { math.min(target, #entry.preview), 0 })
     vim.api.nvim_win_set_config(p.preview_win, { title = " " .. entry.filename .. " ", title_pos = "left" })
   end
@@ -293,7 +294,10 @@ function M.open(spec)
   p.prompt_win = float(p.prompt_buf, box.prompt, spec.title, true)
   vim.wo[p.list_win].cursorline = true
   vim.wo[p.preview_win].cursorline = true
+  vim.wo[p.preview_win].wrap = false
   vim.wo[p.preview_win].number = true
+  vim.w[p.preview_win].lode_first = 1
+  vim.wo[p.preview_win].statuscolumn = "%=%{v:lnum + w:lode_first - 1} "
   current = p
   map(p)
   vim.api.nvim_create_autocmd("WinLeave", {
