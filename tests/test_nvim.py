@@ -365,6 +365,10 @@ def test_positions_answers_urls_and_settings_in_lua(nvim: str, tmp_path: Path) -
     assert name == {"host": "localhost", "port": 80, "authority": "localhost", "prefix": ""}
     assert https is None
     assert found["query"] == "?kind=function&kind=method&name=a%20b%26c"
+    modules = found["modules"]
+    assert {"lode", "lode.picker", "lode.socket", "lode.health", "lode.extras.telescope"} <= set(modules)
+    assert all(loaded is True for loaded in modules.values()), modules
+    assert found["telescope_available"] is False
     assert found["setup_error"] == 'lode: setup: debounce_ms must be a whole number >= 0, got "fast"'
 
 

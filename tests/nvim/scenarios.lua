@@ -235,6 +235,15 @@ function S.units()
     socket.parse_url("https://example.com") or vim.NIL,
   }
   H.out.query = require("lode.http").query_string({ name = "a b&c", kind = { "function", "method" } })
+  -- every module loads (the optional Telescope one too, without Telescope)
+  local modules = {}
+  for _, file in ipairs(vim.fn.globpath(vim.env.LODE_NVIM_PLUGIN .. "/lua", "**/*.lua", false, true)) do
+    local name = file:match("/lua/(.+)%.lua$"):gsub("/init$", ""):gsub("/", ".")
+    local loaded, problem = pcall(require, name)
+    modules[name] = loaded or tostring(problem)
+  end
+  H.out.modules = modules
+  H.out.telescope_available = require("lode.extras.telescope").available()
   local ok, err = pcall(require("lode").setup, { debounce_ms = "fast" })
   H.out.setup_error = not ok and err or vim.NIL
 end

@@ -63,7 +63,8 @@ def main() -> int:
         repo = shutil.copytree(ROOT / "tests" / "data" / "repo", tmp / "shop")
         config = load_config(env={}, overrides={"db": tmp / "db", "enabled": False})
         with serve_in_thread(config) as base:
-            created = httpx.post(f"{base}/api/v1/projects", json={"path": str(repo), "name": "shop"}, timeout=60)
+            project = {"path": str(repo), "name": "shop"}
+            created = httpx.post(f"{base}/api/v1/projects", json=project, timeout=60)
             wait_task(base, created.json()["task_id"], timeout=300)
             init = tmp / "init.lua"
             init.write_text(
