@@ -210,8 +210,7 @@ def test_refs_fills_the_quickfix_list(nvim: str, served: tuple[str, Path], tmp_p
     base, repo = served
     found = run_nvim(nvim, "refs", tmp_path, repo, {"LODE_URL": base})
     qf = found["quickfix"]
-    assert qf["title"].startswith("lode: "), qf["title"]
-    assert "references to apply_discount" in qf["title"]
+    assert qf["title"] == "lode: 1 reference to apply_discount in 1 place"
     places = {(item["file"], item["lnum"], item["col"]) for item in qf["items"]}
     cart = str(repo / "src/shop/cart.py")
     # the one call, on the name (1-based byte column); imports are not uses to lode
@@ -231,7 +230,7 @@ def test_status_lists_projects_coverage_and_watcher(
     found = run_nvim(nvim, "status", tmp_path, repo, {"LODE_URL": base})
     lines = found["messages"].splitlines()
     assert re.match(
-        rf"lode \S+ at {re.escape(base)} \(LODE_URL\): 1 projects, \d+ files, \d+ chunks", lines[0]
+        rf"lode \S+ at {re.escape(base)} \(LODE_URL\): 1 project, \d+ files, \d+ chunks", lines[0]
     )
     [project] = [line for line in lines if line.strip().startswith("shop ")]
     assert str(repo) in project
@@ -247,7 +246,7 @@ def test_checkhealth_finds_curl_and_the_server(nvim: str, served: tuple[str, Pat
     assert "OK Neovim 0." in text
     assert f"URL {base} (from LODE_URL), through a socket" in text
     assert "OK server answers: status ok" in text
-    assert "OK 1 projects" in text
+    assert "OK 1 project, " in text
     assert "ERROR" not in text
 
 
@@ -260,6 +259,7 @@ def test_with_no_server_each_command_says_so_in_one_line(nvim: str, tmp_path: Pa
     # status, a search, the live picker (three queries, told once), def: one line each
     assert messages == [NO_SERVER] * 4, messages
     assert found["status_notes"] == 1
+    assert found["picker_list"] == [NO_SERVER]  # the picker's list says it too
     text = "\n".join(found["health"])
     assert f"ERROR {NO_SERVER}" in text, text
 

@@ -115,7 +115,7 @@ function S.refs()
   H.at(repo .. "/src/shop/pricing.py", 6, "apply_discount")
   vim.cmd("Lode refs")
   H.must(function()
-    return vim.fn.getqflist({ title = 1 }).title:match("references")
+    return vim.fn.getqflist({ title = 1 }).title:match("reference")
   end, "the quickfix list")
   H.out.quickfix = H.quickfix()
   H.out.qf_open = vim.bo.buftype == "quickfix"
@@ -156,7 +156,7 @@ function S.no_server()
     return #H.notes >= 3 and require("lode.picker").state().asked >= 2
   end, "the picker's message")
   H.sleep(100)
-  H.out.picker_list = vim.api.nvim_buf_get_lines(vim.fn.winbufnr(vim.fn.win_getid()), 0, -1, false)
+  H.out.picker_list = require("lode.picker").state().list
   vim.api.nvim_input("<Esc>")
   H.at(repo .. "/src/shop/cart.py", 38, "apply_discount")
   vim.cmd("Lode def")

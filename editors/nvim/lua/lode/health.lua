@@ -63,9 +63,10 @@ local function check_server(h, http, server)
   elseif not status.ok then
     h.error(status.message)
   else
-    h.ok(("%d projects, %d chunks (key: %s)"):format(
-      #(status.data.projects or {}),
-      status.data.chunks or 0,
+    local count = require("lode.locations").count
+    h.ok(("%s, %s (key: %s)"):format(
+      count(#(status.data.projects or {}), "project"),
+      count(status.data.chunks or 0, "chunk"),
       server.token and ("from " .. server.token_source) or "none"
     ))
   end

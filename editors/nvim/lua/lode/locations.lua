@@ -105,6 +105,14 @@ function M.qf_item(place, text, cache)
   return { filename = fname, lnum = place.lnum, col = byte_col(place, line) + 1, text = text }
 end
 
+--- "1 place", "2 places".
+---@param count integer
+---@param noun string
+---@return string
+function M.count(count, noun)
+  return ("%d %s%s"):format(count, noun, count == 1 and "" or "s")
+end
+
 --- Fill the quickfix list and open its window.
 ---@param title string
 ---@param items table[]

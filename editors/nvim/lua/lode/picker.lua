@@ -328,11 +328,11 @@ function M.open(spec)
   end
 end
 
---- The open picker's state, for tests and benchmarks: its query, the lines of its list and
---- preview, the selected line; nil when none is open.
+--- The open picker's state, for tests and benchmarks: its query, its entries, the lines of
+--- its list and preview, the selected line; nil when none is open.
 --- `asked` counts the queries sent, `answered` is the number of the last one drawn, `superseded`
 --- the requests cancelled by a later keystroke before their answer.
----@return {query: string, items: string[], preview: string[], selected: integer, answered: integer, asked: integer, superseded: integer}|nil
+---@return {query: string, items: string[], list: string[], preview: string[], selected: integer, answered: integer, asked: integer, superseded: integer}|nil
 function M.state()
   local p = current
   if not p then
@@ -343,6 +343,7 @@ function M.state()
     items = vim.tbl_map(function(e)
       return e.display
     end, p.entries),
+    list = vim.api.nvim_buf_get_lines(p.list_buf, 0, -1, false),
     preview = vim.api.nvim_buf_get_lines(p.preview_buf, 0, -1, false),
     selected = p.selected,
     answered = p.results_seq or 0,

@@ -4,6 +4,7 @@ local config = require("lode.config")
 local http = require("lode.http")
 
 local M = {}
+local count = require("lode.locations").count
 
 local function percent(value)
   return ("%d%%"):format(math.floor((value or 0) * 100 + 0.5))
@@ -23,23 +24,23 @@ end
 function M.lines(data, server)
   local embedded = data.chunks and data.chunks > 0 and (data.chunks_embedded or 0) / data.chunks or 0
   local out = {
-    ("lode %s at %s (%s): %d projects, %d files, %d chunks, %s embedded"):format(
+    ("lode %s at %s (%s): %s, %s, %s, %s embedded"):format(
       data.version or "?",
       server.url,
       server.source,
-      #(data.projects or {}),
-      data.documents or 0,
-      data.chunks or 0,
+      count(#(data.projects or {}), "project"),
+      count(data.documents or 0, "file"),
+      count(data.chunks or 0, "chunk"),
       percent(embedded)
     ),
   }
   for _, p in ipairs(data.projects or {}) do
     local watch = type(p.watch) == "table" and p.watch.state or "off"
-    out[#out + 1] = ("  %s  %s  %d files, %d chunks, semantic %s, watcher %s, %s"):format(
+    out[#out + 1] = ("  %s  %s  %s, %s, semantic %s, watcher %s, %s"):format(
       p.name,
       p.root,
-      p.files or 0,
-      p.chunks or 0,
+      count(p.files or 0, "file"),
+      count(p.chunks or 0, "chunk"),
       percent(p.semantic_coverage),
       watch,
       task_text(p.current_task)

@@ -74,7 +74,7 @@ function M.definition()
         items[#items + 1] = loc.qf_item(definition_place(def, at.name), definition_text(def), cache)
       end
       local more = at.truncated and (", first %d"):format(#defs) or ""
-      loc.set_quickfix(("lode: %d definitions of %s%s"):format(at.total or #defs, at.name, more), items)
+      loc.set_quickfix(("lode: %s of %s%s"):format(loc.count(at.total or #defs, "definition"), at.name, more), items)
     end
     timing.add("def", { name = at.name, definitions = #defs, request_ms = request_ms, ms = timing.ms(started) })
   end)
@@ -116,10 +116,10 @@ function M.references()
         return warn(("lode: no references to %s in the index"):format(at.name))
       end
       local more = res.data.truncated and " (truncated)" or ""
-      local title = ("lode: %d references to %s in %d places%s"):format(
-        res.data.total_sites or #items,
+      local title = ("lode: %s to %s in %s%s"):format(
+        loc.count(res.data.total_sites or #items, "reference"),
         at.name,
-        res.data.total_callers or 0,
+        loc.count(res.data.total_callers or 0, "place"),
         more
       )
       loc.set_quickfix(title, items)
