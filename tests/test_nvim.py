@@ -35,7 +35,16 @@ pytestmark = pytest.mark.slow
 #: The key of the server that wants one: curl's configuration quotes it, HTTP sends it as is.
 KEY = 's3"cr\\et key'
 #: A second definition of ``add_tax``, for "several definitions go to the quickfix list".
-LEGACY = 'def add_tax(amount_cents: int) -> int:\n    """The old rate."""\n    return amount_cents * 2\n'
+#: Its line 7 calls it after characters whose UTF-16 length differs from their UTF-8 length.
+LEGACY = (
+    "def add_tax(amount_cents: int) -> int:\n"
+    '    """The old rate."""\n'
+    "    return amount_cents * 2\n"
+    "\n"
+    "\n"
+    "def fee() -> int:\n"
+    '    note = "😀é"; return add_tax(len(note))\n'
+)
 
 
 def find_nvim() -> tuple[str | None, str]:
@@ -379,3 +388,22 @@ def test_the_help_file_has_its_tags(nvim: str, tmp_path: Path) -> None:
     for tag, where in found["tags"].items():
         assert where["file"] == "lode.txt", tag
         assert f"*{tag}*" in where["line"], (tag, where["line"])
+
+
+def test_columns_after_wide_characters_are_sent_and_shown_right(
+    nvim: str, served: tuple[str, Path], tmp_path: Path
+) -> None:
+    base, repo = served
+    found = run_nvim(nvim, "unicode", tmp_path, repo, {"LODE_URL": base})
+    legacy = str(repo / "src/shop/legacy.py")
+    line = LEGACY.splitlines()[6]
+    column = len(line[: line.index("add_tax")].encode()) + 1  # 1-based byte column
+    # the name under the cursor was found (UTF-16 column sent): its definitions, this file first
+    defs = found["defs"]
+    assert defs["title"] == "lode: 2 definitions of add_tax"
+    assert [(i["file"], i["lnum"]) for i in defs["items"]] == [
+        (legacy, 1),
+        (str(repo / "src/shop/pricing.py"), 13),
+    ]
+    refs = found["refs"]
+    assert [(i["file"], i["lnum"], i["col"]) for i in refs["items"]] == [(legacy, 7, column)]

@@ -61,12 +61,13 @@ function H.quickfix()
   return { title = info.title, items = items }
 end
 
---- Put the cursor on the first `word` of line `lnum` of `file` (opened).
-function H.at(file, lnum, word)
+--- Put the cursor on the first `word` of line `lnum` of `file` (opened), on its second
+--- character or `offset` bytes into it.
+function H.at(file, lnum, word, offset)
   vim.cmd.edit(vim.fn.fnameescape(file))
   local line = vim.api.nvim_buf_get_lines(0, lnum - 1, lnum, false)[1]
   local col = assert(line:find(word, 1, true), word .. " not on line " .. lnum) - 1
-  vim.api.nvim_win_set_cursor(0, { lnum, col + 1 })
+  vim.api.nvim_win_set_cursor(0, { lnum, col + (offset or 1) })
 end
 
 function H.messages()

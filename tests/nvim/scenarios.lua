@@ -262,4 +262,21 @@ function S.help()
   H.out.errors = vim.v.errmsg
 end
 
+function S.unicode()
+  -- on the name's last character: a column counted in bytes would land on `len`
+  H.at(repo .. "/src/shop/legacy.py", 7, "add_tax", 6)
+  vim.cmd("Lode def")
+  H.must(function()
+    return vim.fn.getqflist({ title = 1 }).title:match("definitions")
+  end, "the definitions")
+  H.out.defs = H.quickfix()
+  vim.cmd("cclose")
+  H.at(repo .. "/src/shop/legacy.py", 7, "add_tax")
+  vim.cmd("Lode refs")
+  H.must(function()
+    return vim.fn.getqflist({ title = 1 }).title:match("reference")
+  end, "the references")
+  H.out.refs = H.quickfix()
+end
+
 H.run(assert(S[vim.env.LODE_TEST_SCENARIO], "no such scenario"))
