@@ -378,6 +378,12 @@ def test_positions_answers_urls_and_settings_in_lua(nvim: str, tmp_path: Path) -
     assert {"lode", "lode.picker", "lode.socket", "lode.health", "lode.extras.telescope"} <= set(modules)
     assert all(loaded is True for loaded in modules.values()), modules
     assert found["telescope_available"] is False
+    assert found["completion"] == ["def", "files", "health", "refs", "search", "status"]
+    assert found["completion_s"] == ["search", "status"]
+    assert [n["msg"] for n in found["notes"]] == [
+        'lode: unknown command "nope"; :Lode takes def, files, health, refs, search, status',
+        "lode: :Lode takes def, files, health, refs, search, status",
+    ]
     assert found["setup_error"] == 'lode: setup: debounce_ms must be a whole number >= 0, got "fast"'
 
 

@@ -244,6 +244,10 @@ function S.units()
   end
   H.out.modules = modules
   H.out.telescope_available = require("lode.extras.telescope").available()
+  H.out.completion = vim.fn.getcompletion("Lode ", "cmdline")
+  H.out.completion_s = vim.fn.getcompletion("Lode s", "cmdline")
+  vim.cmd("Lode nope")
+  vim.cmd("Lode")
   local ok, err = pcall(require("lode").setup, { debounce_ms = "fast" })
   H.out.setup_error = not ok and err or vim.NIL
 end
