@@ -191,6 +191,9 @@ def test_files_lists_documents_once_each(nvim: str, served: tuple[str, Path], tm
     assert "src/shop/pricing.py" in live
     assert len(live) == len(set(live))
     assert [t["query"] for t in found["timings"]][-1] == "discount"
+    # <C-q>: every result into the quickfix list, in order
+    qf = [str(Path(item["file"]).relative_to(repo)) for item in found["quickfix"]["items"]]
+    assert qf == live
 
 
 def test_def_jumps_to_the_definition_and_lists_several_in_the_quickfix_list(

@@ -78,10 +78,11 @@ function S.files()
   end, "the results")
   H.out.live_items = require("lode.picker").state().items
   H.out.timings = require("lode").timings("files")
-  vim.api.nvim_input("<Esc>")
+  vim.api.nvim_input("<C-q>")
   H.must(function()
-    return require("lode.picker").state() == nil
-  end, "the picker closed")
+    return require("lode.picker").state() == nil and vim.fn.getqflist({ title = 1 }).title == "lode: discount"
+  end, "the quickfix list")
+  H.out.quickfix = H.quickfix()
 end
 
 function S.def()
