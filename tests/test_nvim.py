@@ -147,6 +147,7 @@ def test_the_live_picker_shows_results_as_you_type_and_opens_the_chosen_one(
     assert len(items) == len(set(items)) == 30  # the default limit, each chunk once
     # typed 14 keys 5 ms apart: the debounce (30 ms) asked once or twice, not per key
     assert 1 <= found["asked"] <= 3, found["asked"]
+    assert found["asked_after_space"] == found["asked"]
     # the preview is the selected hit's chunk, from its first line
     for preview, display in ((found["preview"], items[0]), (found["second_preview"], items[1])):
         path, line = _item(display)

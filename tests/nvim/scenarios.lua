@@ -34,6 +34,10 @@ function S.picker()
   H.out.preview = state.preview
   H.out.asked = state.asked
   H.out.timings = require("lode").timings("search")
+  -- a trailing space makes the same query: not asked again
+  H.type(" ", 0)
+  H.sleep(150)
+  H.out.asked_after_space = require("lode.picker").state().asked
   -- the second result, then back to the first: the preview follows the selection
   vim.api.nvim_input("<C-n>")
   H.must(function()

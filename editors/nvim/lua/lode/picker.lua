@@ -156,6 +156,9 @@ local function run(p)
     return
   end
   local query = vim.trim(vim.api.nvim_buf_get_lines(p.prompt_buf, 0, 1, false)[1] or "")
+  if p.seq > 0 and query == p.query then
+    return -- a space typed: the same query, asked or answered already
+  end
   if p.inflight then
     p.inflight.cancel()
     p.inflight = nil
