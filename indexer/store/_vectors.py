@@ -51,7 +51,10 @@ class Vectors:
     def _cache_key(self, text_hash: str) -> str:
         from indexer.chunker import embedding_text_version
 
-        return f"{self._db.model_id}:{embedding_text_version()}:{text_hash}"
+        # torch and the float graph make the same vectors (one key); int8 ones are others
+        encoder = self._db.vector_encoder
+        model = self._db.model_id if encoder == "float" else f"{self._db.model_id}@{encoder}"
+        return f"{model}:{embedding_text_version()}:{text_hash}"
 
     def cached(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """Cached vectors for these embedding-text hashes (of this store's model)."""
@@ -125,6 +128,19 @@ class Vectors:
                 )
             self._db.cache.clear()
         return len(stale)
+
+    def forget_all(self) -> int:
+        """Forget the text hash of every vector (they were made by another kind of encoder):
+        phase 2 embeds every chunk again, and the old vectors answer searches until then;
+        how many."""
+        with self._db.write_lock:
+            stale = int(self._db.table(CHUNKS).count_rows("vector_text_hash IS NOT NULL"))
+            if stale:
+                self._db.table(CHUNKS).update(
+                    where="vector_text_hash IS NOT NULL", values_sql={"vector_text_hash": "NULL"}
+                )
+            self._db.cache.clear()
+        return stale
 
     def write(self, ids: Sequence[str], vectors: np.ndarray, text_hashes: Sequence[str]) -> int:
         """Fill in vectors of chunks that still exist, each made from the embedding text of
