@@ -253,21 +253,25 @@ def _corpus(args: argparse.Namespace, work: Path) -> tuple[Path, str]:
 
 
 def _pick(root: Path, count: int) -> list[Path]:
-    """``count`` files spread over code, tests and docs (so a small run still has each)."""
-    kinds: dict[str, list[Path]] = {"tests": [], "docs": [], "code": []}
+    """``count`` files spread over implementation, tests and docs by their role (so a small
+    run still has each), in path order within each."""
+    from indexer.roles import file_role
+
+    kinds: dict[str, list[Path]] = {"implementation": [], "test": [], "docs": []}
     for path in sorted(root.rglob("*")):
-        if not path.is_file() or any(
-            p.startswith(".") or p in {"node_modules", "__pycache__"} for p in path.parts
-        ):
+        if not path.is_file() or any(p.startswith(".") or p in _SKIP for p in path.relative_to(root).parts):
             continue
-        if path.suffix not in {".py", ".rst", ".md", ".go", ".rs", ".js", ".ts", ".java"}:
+        if path.suffix not in _SUFFIXES:
             continue
         rel = path.relative_to(root).as_posix()
-        kind = "tests" if "test" in rel else "docs" if path.suffix in {".rst", ".md"} else "code"
-        kinds[kind].append(path)
+        kinds.setdefault(file_role(rel, path.read_text(errors="replace")), []).append(path)
     share = max(1, count // 3)
-    picked = kinds["code"][: count - 2 * share] + kinds["tests"][:share] + kinds["docs"][:share]
+    picked = kinds["implementation"][: count - 2 * share] + kinds["test"][:share] + kinds["docs"][:share]
     return sorted(picked)
+
+
+_SKIP = frozenset({"node_modules", "__pycache__", "test-artifacts"})
+_SUFFIXES = frozenset({".py", ".rst", ".md", ".go", ".rs", ".js", ".ts", ".java"})
 
 
 if __name__ == "__main__":

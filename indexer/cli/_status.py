@@ -81,7 +81,8 @@ def _print_status(status: dict[str, Any]) -> None:
 @lode_command("status", "local", "db", "json", render=_print_status)
 def status_command(local: bool, db: Path | str | None) -> dict[str, Any]:
     """Show the index: projects with their watcher state, running and queued tasks with
-    their progress, files, chunks, semantic coverage, failures.
+    their progress, files, chunks, semantic coverage (and that of implementation code,
+    embedded first), failures.
 
     Asks a running lode server when there is one (it knows its tasks' rates and its
     watchers); --local (or no server) reads what the index records.
