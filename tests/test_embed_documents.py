@@ -35,6 +35,9 @@ def test_length_buckets_sort_by_length_and_cut_at_the_batch_size() -> None:
     assert buckets == [[6, 1, 3], [2, 4, 0], [5]]
     assert length_buckets([], 4) == []
     assert sorted(i for b in length_buckets([1] * 10, 4) for i in b) == list(range(10))
+    # a run holds at most ``tokens`` word-pieces once padded: long texts go fewer at a time
+    assert [len(b) for b in length_buckets([256] * 10 + [64] * 40, 32, tokens=2048)] == [8, 8, 32, 2]
+    assert length_buckets([3000, 10], 4, tokens=2048) == [[0], [1]]  # longer than the budget: alone
 
 
 def test_the_document_encoder_setting_is_checked_and_named() -> None:

@@ -29,7 +29,13 @@ from indexer.embed._protocol import Vectors
 from indexer.embed.onnx_queries import exported_graph, int8_graph
 from indexer.embed.query_graph import open_session, run_graph
 
-__all__ = ["OnnxDocumentEncoder", "default_threads", "length_buckets", "onnx_document_encoder"]
+__all__ = [
+    "BUCKET_TOKENS",
+    "OnnxDocumentEncoder",
+    "default_threads",
+    "length_buckets",
+    "onnx_document_encoder",
+]
 
 log = logging.getLogger(__name__)
 
@@ -58,11 +64,30 @@ def onnx_document_encoder(
     )
 
 
-def length_buckets(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+#: Word-pieces (rows × padded width) one run may hold: the graph materializes each layer's
+#: attention scores (rows × 12 heads × width²) where torch's fused attention does not, so
+#: 32 texts of 256 word-pieces took ~110 MB more at the peak than torch; 8 of them (32 of
+#: 64) peak as torch does (measured with the writer's allocator settings,
+#: ``indexer.memory``).
+BUCKET_TOKENS = 2048
+
+
+def length_buckets(lengths: Sequence[int], batch_size: int, tokens: int = BUCKET_TOKENS) -> list[list[int]]:
     """Indexes of ``lengths`` sorted by length (longest first: a failure on memory shows at
-    once), cut into runs of at most ``batch_size``: each run is padded to its own longest."""
+    once), cut into runs of at most ``batch_size`` texts and ``tokens`` word-pieces once
+    padded (at least one text): each run is padded to its own longest."""
     order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
-    return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+    buckets: list[list[int]] = []
+    for i in order:
+        if (
+            buckets
+            and len(buckets[-1]) < batch_size
+            and lengths[buckets[-1][0]] * (len(buckets[-1]) + 1) <= tokens
+        ):
+            buckets[-1].append(i)
+        else:
+            buckets.append([i])
+    return buckets
 
 
 class OnnxDocumentEncoder:
@@ -81,7 +106,7 @@ class OnnxDocumentEncoder:
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(max_length=max_length)
         self._batch_size = batch_size
-        self._session = open_session(str(graph), threads)
+        self._session = open_session(str(graph), threads, batches=True)
         self._one_thread: Any = None
         self._lock = threading.Lock()
 
@@ -94,7 +119,7 @@ class OnnxDocumentEncoder:
             session = self._session
             if one_thread:
                 if self._one_thread is None:
-                    self._one_thread = open_session(str(self.graph), 1)
+                    self._one_thread = open_session(str(self.graph), 1, batches=True)
                 session = self._one_thread
         parts: list[tuple[list[int], np.ndarray]] = []
         for bucket in length_buckets([len(ids) for ids in encodings], self._batch_size):
