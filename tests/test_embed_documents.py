@@ -156,3 +156,32 @@ def test_an_index_embedded_by_another_encoder_is_embedded_again_progressively(
         assert api.store.vectors.coverage() == 1.0
     assert back.texts_embedded == 0  # the float vectors were still in the cache
     assert read_store_info(db)["vector_encoder"] == "float"
+
+
+def test_int8_documents_never_fall_back_to_torch() -> None:
+    """An int8 index must not get torch's vectors: when the int8 graph cannot be made,
+    every document call fails (phase 2 records it), the first and every later one."""
+
+    class Model:
+        """A stand-in for the loaded model: torch must never be asked."""
+
+        tokenizer = None
+
+        def get_embedding_dimension(self) -> int:
+            return 4
+
+        def encode(self, *args: object, **kwargs: object) -> object:
+            raise AssertionError("torch embedded a document under the int8 key")
+
+    def cannot(model: object) -> None:
+        raise RuntimeError("no quantization tools")
+
+    embedder = SentenceTransformerEmbedder(
+        Model(), "m", fast_documents=cannot, load_copy=Model, documents_must_be_fast=True
+    )
+    with pytest.raises(EmbedError, match="int8 graph cannot be made"):
+        embedder.embed(["def a(): pass"])
+    for call in (embedder.embed, embedder.embed_on_one_thread):
+        with pytest.raises(EmbedError, match="int8 graph is unavailable"):
+            call(["def a(): pass"])
+    assert embedder.document_encoder == "torch"  # nothing serves documents

@@ -98,6 +98,8 @@ class SentenceTransformerEmbedder:
                 with self._lock:
                     self._document_encode = None
                     self._fast_documents = None
+        elif self._documents_must_be_fast:  # never torch's vectors under the int8 key
+            raise EmbedError("document_encoder onnx-int8: the int8 graph is unavailable (see the log)")
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         with self._lock:
             vectors = self._encode(self._torch_model(), [texts[i] for i in order])
@@ -140,7 +142,7 @@ class SentenceTransformerEmbedder:
         set back after)."""
         with self._lock:
             encode = self._ensure_document_encoder()
-        if encode is not None:
+        if encode is not None or self._documents_must_be_fast:
             return self._embed(texts, one_thread=True)
         import torch
 
