@@ -23,10 +23,13 @@ __all__ = ["CachedEmbedder"]
 
 
 class CachedEmbedder:
-    """An ``Embedder`` that keeps ``embed`` results in SQLite, keyed by model and text."""
+    """An ``Embedder`` that keeps ``embed`` results in SQLite, keyed by model, kind of
+    vector (``EmbedConfig.vector_encoder``: int8 vectors apart; torch's and the float
+    ONNX graph's are the same vectors) and text."""
 
-    def __init__(self, inner: Embedder, path: Path) -> None:
+    def __init__(self, inner: Embedder, path: Path, kind: str = "float") -> None:
         self.inner = inner
+        self._tag = "" if kind == "float" else f"@{kind}"
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(str(path), check_same_thread=False)
         self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vector BLOB NOT NULL)")
@@ -45,7 +48,7 @@ class CachedEmbedder:
         return self.inner.dimension
 
     def _key(self, text: str) -> bytes:
-        return blake3(f"{self.model_id}\0{text}".encode()).digest()
+        return blake3(f"{self.model_id}{self._tag}\0{text}".encode()).digest()
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Vectors of ``texts``: remembered ones read back, the others computed and stored."""

@@ -85,7 +85,9 @@ def main() -> int:
         from benchmarks._vector_cache import CachedEmbedder
         from benchmarks.quality.corpora import cache_dir
 
-        embedder = CachedEmbedder(embedder, cache_dir() / "vectors" / "repo_quality.sqlite")
+        embedder = CachedEmbedder(
+            embedder, cache_dir() / "vectors" / "repo_quality.sqlite", config.embed.vector_encoder
+        )
     model_seconds = round(time.perf_counter() - started, 2)
     runs: list[RepoRun] = []
     missing: dict[str, str] = {}

@@ -124,7 +124,14 @@ class IndexAccess:
                 info.get("schema_version"),
                 SCHEMA_VERSION,
             )
-        store = open_store(self.config.db, model_id, dimension, access, upgrade=upgrade)
+        store = open_store(
+            self.config.db,
+            model_id,
+            dimension,
+            access,
+            upgrade=upgrade,
+            vector_encoder=self.config.embed.vector_encoder,
+        )
         if migrating:
             self.upgraded_from = int(info["schema_version"])
         return store
@@ -188,7 +195,8 @@ class IndexAccess:
         # stays flat (``indexer.memory``)
         limit_heap_growth()
         if self._store is not None and (
-            self._store.access.read_only or upgrade_due(read_store_info(self.config.db, self.access))
+            self._store.access.read_only
+            or upgrade_due(read_store_info(self.config.db, self.access), self.config.embed.vector_encoder)
         ):
             # opened before the claim read-only (an index on object storage), or without the
             # upgrade only its writer makes: open it again as its writer

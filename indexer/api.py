@@ -211,6 +211,7 @@ class Lode(IndexAccess):
                 "files": store.documents.count(p.id),
                 "chunks": store.chunks.count(p.id),
                 "semantic_coverage": round(store.vectors.coverage(p.id), 4),
+                "implementation_coverage": round(store.vectors.coverage(p.id, "implementation"), 4),
                 "files_awaiting_rechunk": store.documents.count_outdated(p.id),
                 "failed_files": sum(1 for e in errors if e["project_id"] == p.id),
                 "last_indexed_at": p.last_indexed_at.isoformat() if p.last_indexed_at else None,

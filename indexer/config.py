@@ -29,6 +29,7 @@ from indexer.limits import quote
 
 __all__ = [
     "DEFAULT_MODEL",
+    "DOCUMENT_ENCODERS",
     "LOCAL_KEEP_VERSIONS_SECONDS",
     "OBJECT_STORE_KEEP_VERSIONS_SECONDS",
     "ChunkerConfig",
@@ -108,6 +109,10 @@ class WalkerConfig:
         _positive(self, "max_file_bytes")
 
 
+#: The values of ``EmbedConfig.document_encoder``.
+DOCUMENT_ENCODERS = ("onnx", "onnx-int8", "torch")
+
+
 @dataclass(frozen=True, slots=True)
 class EmbedConfig:
     """The embedding model and how it is fed."""
@@ -126,9 +131,31 @@ class EmbedConfig:
     int8_queries: bool = True
     """With ``onnx_queries``: embed queries with the int8-quantized graph (faster than the
     float graph, its query vectors nearly the same); off: the float graph."""
+    document_encoder: str = "torch"
+    """What embeds document texts (phase 2): ``onnx`` (the exported float graph on ONNX
+    Runtime, torch's vectors to cosine ≥ 0.9999; torch for a model it cannot export),
+    ``onnx-int8`` (its int8 twin: other vectors, keyed apart, queries int8 too) or ``torch``
+    (the default until a quiet machine shows the float graph faster: docs/performance.md)."""
+    document_threads: int | None = None
+    """ONNX Runtime intra-op threads for document batches (default: ``threads``, else the
+    cores this process may use, at most 8)."""
 
     def __post_init__(self) -> None:
-        _positive(self, "batch_size", "threads")
+        _positive(self, "batch_size", "threads", "document_threads")
+        if self.document_encoder not in DOCUMENT_ENCODERS:
+            known = ", ".join(DOCUMENT_ENCODERS)
+            raise ConfigError(f"document_encoder must be one of {known} (got {self.document_encoder!r})")
+        if self.document_encoder == "onnx-int8" and not (self.onnx_queries and self.int8_queries):
+            raise ConfigError(
+                "document_encoder onnx-int8 needs onnx_queries and int8_queries on: queries and "
+                "documents are embedded by the same graph"
+            )
+
+    @property
+    def vector_encoder(self) -> str:
+        """The kind of vector documents get, as the index records it: ``int8`` for the
+        quantized graph, else ``float`` (torch and the float graph make the same vectors)."""
+        return "int8" if self.document_encoder == "onnx-int8" else "float"
 
 
 @dataclass(frozen=True, slots=True)

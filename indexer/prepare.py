@@ -91,8 +91,9 @@ def _read(job: FileJob) -> ContainedRead:
 
 
 def _priority(run_started_ms: int, rel_path: str) -> int:
-    """Phase-2 order: files of the newest run first (an edit jumps a big backlog), and
-    within a run README and docs ahead of code."""
+    """Phase-2 order: files of the newest run first (an edit jumps a big backlog); within a
+    run the chunk's role decides (``Vectors.backlog``: implementation code first), and the
+    low bit puts README and docs files ahead of others of their role."""
     lower = rel_path.lower()
     boost = 1 if lower.endswith(TEXT_SUFFIXES) or "readme" in lower else 0
     return run_started_ms * 2 + boost

@@ -23,10 +23,17 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Final
 
-__all__ = ["ROLES", "chunk_role", "file_role", "is_implementation"]
+__all__ = ["EMBED_ORDER", "ROLES", "chunk_role", "embed_rank", "file_role", "is_implementation"]
 
 #: Every role, implementation first.
 ROLES: Final = tuple("implementation test docs example config changelog generated vendored build".split())
+#: The order phase 2 embeds the chunks of one run in: what searches look for by meaning
+#: first (the code, then prose that answers questions in words, then code that shows its
+#: use), what lexical search serves well enough last.
+EMBED_ORDER: Final = tuple(
+    "implementation docs example test config build changelog generated vendored".split()
+)
+_EMBED_RANK: Final = {role: rank for rank, role in enumerate(EMBED_ORDER)}
 
 
 def _folders(*names: str) -> re.Pattern[str]:
@@ -189,6 +196,12 @@ def chunk_role(
     ):
         return "test"
     return "implementation"
+
+
+def embed_rank(role: str | None) -> int:
+    """A role's place in ``EMBED_ORDER`` (an unknown role, or none recorded, comes with
+    implementation: an index an older lode wrote has no roles yet)."""
+    return _EMBED_RANK.get(role or "implementation", 0)
 
 
 def is_implementation(role: str) -> bool:

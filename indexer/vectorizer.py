@@ -1,6 +1,7 @@
 """Phase 2 of indexing: fill in the vectors of chunks written without one.
 
-The backlog is taken highest priority first (recent edits, then README/docs), texts
+The backlog is taken in ``Vectors.backlog``'s order (recent edits first, then, within a
+run, implementation code before docs, examples, tests and generated files), texts
 already in the embedding cache are never re-embedded, and the model's next batch runs
 while the previous batch is written (one writer thread), so the model stays busy.
 Stopping at any point loses nothing: every written batch is durable and the next call
@@ -23,6 +24,7 @@ from indexer.chunker import embedding_input
 from indexer.embed import Embedder, embed_on_one_thread
 from indexer.memory import release_free_memory
 from indexer.models import IndexProgress, SkippedFile, StoredChunk
+from indexer.roles import embed_rank
 
 if TYPE_CHECKING:
     from indexer.store import Store
@@ -132,9 +134,11 @@ def embed_backlog(
         run.pool = pool
         while not run.stopped():
             run.drain()  # the backlog must not see chunks whose vectors are still being written
-            backlog = [cid for cid, _ in store.vectors.backlog(project_id) if cid not in run.failed]
-            if not backlog:
+            pairs = [(cid, p) for cid, p in store.vectors.backlog(project_id) if cid not in run.failed]
+            if not pairs:
                 break
+            run.runs = {cid: p >> 1 for cid, p in pairs}
+            backlog = [cid for cid, _ in pairs]
             for start in range(0, len(backlog), _WINDOW):
                 if run.stopped():
                     break
@@ -169,6 +173,9 @@ class _Run:
         self.write_rows = write_rows
         self.buffer: list[_Batch] = []
         self.written = 0
+        #: The run (priority without its low bit) of each backlog chunk: a window keeps the
+        #: backlog's order of runs and roles, sorting by length only inside each.
+        self.runs: dict[str, int] = {}
 
     def stopped(self) -> bool:
         """True once the caller asked phase 2 to stop."""
@@ -189,7 +196,7 @@ class _Run:
         for c in chunks:
             if texts[c.id][1] not in cached:
                 todo.setdefault(texts[c.id][1], []).append(c)
-        groups = sorted(todo.values(), key=lambda g: len(g[0].chunk.content))
+        groups = sorted(todo.values(), key=self._order)
         for part in model_batches(groups, self.batch_size):
             while not self.store.maintenance.settled(_MAINTENANCE_POLL_SECONDS):
                 if self.stopped():
@@ -201,6 +208,13 @@ class _Run:
             self.failed.update(c.id for c in members if texts[c.id][1] not in new)
             self.stats.embedded_rows += sum(1 for c in members if texts[c.id][1] in new)
             self._write(_batch_of(members, texts, new, new, self._failed_paths()))
+
+    def _order(self, group: Sequence[StoredChunk]) -> tuple[int, int, int]:
+        """Where a group of chunks sharing a text goes in a window: the newest run first,
+        then by role (``indexer.roles.EMBED_ORDER``), then by length (less padding)."""
+        first = group[0]
+        run = max(self.runs.get(c.id, 0) for c in group)
+        return -run, min(embed_rank(c.role) for c in group), len(first.chunk.content)
 
     def _failed_paths(self) -> set[str]:
         return {f.path for f in self.stats.failed}

@@ -86,6 +86,7 @@ def to_project(ctx: ServerContext, project: Project) -> ProjectOut:
         files=store.documents.count(project.id),
         chunks=store.chunks.count(project.id),
         semantic_coverage=round(store.vectors.coverage(project.id), 4),
+        implementation_coverage=round(store.vectors.coverage(project.id, "implementation"), 4),
         created_at=project.created_at,
         files_awaiting_rechunk=store.documents.count_outdated(project.id),
         last_indexed_at=project.last_indexed_at,

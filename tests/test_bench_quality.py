@@ -735,5 +735,9 @@ def test_vector_cache_reuses_document_vectors_only(tmp_path: Path) -> None:
     np.testing.assert_array_equal(cached.embed_queries(["q"]), inner.embed_queries(["q"]))
     again.embed(["q"])
     assert again.misses == 2  # the query embedded above was not stored
+    int8 = CachedEmbedder(FakeEmbedder(), tmp_path / "v.sqlite", "int8")
+    int8.embed(["class B: pass"])
+    assert (int8.hits, int8.misses) == (0, 1)  # int8 vectors are other vectors: never the float ones
     cached.close()
     again.close()
+    int8.close()

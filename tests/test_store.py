@@ -57,6 +57,7 @@ def test_store_records_model_and_refuses_another(tmp_path: Path) -> None:
         "model_id": "model-a",
         "dimension": "8",
         "embedding_text_version": str(embedding_text_version()),
+        "vector_encoder": "float",
     }
     with pytest.raises(ModelMismatchError, match="model-a"):
         open_store(tmp_path / "db", "model-b", 8)

@@ -65,9 +65,11 @@ def _print_status(status: dict[str, Any]) -> None:
         failed = "" if p.get("failed_files") is None else f", {p['failed_files']} failed"
         if p.get("files_awaiting_rechunk"):
             failed += f", {p['files_awaiting_rechunk']} awaiting re-chunking (lode upgrade)"
+        code = p.get("implementation_coverage")  # an older server does not say
+        semantic = f"semantic {p['semantic_coverage']:.0%}" + ("" if code is None else f" (code {code:.0%})")
         click.echo(
             f"  {p['name']}: {p['files']} files, {p['chunks']} chunks, "
-            f"semantic {p['semantic_coverage']:.0%}{failed}; {_watch_text(p, via)} — {p['root']}"
+            f"{semantic}{failed}; {_watch_text(p, via)} — {p['root']}"
         )
     names = {p["id"]: p["name"] for p in status["projects"]}
     tasks = status.get("tasks", [])
@@ -79,7 +81,8 @@ def _print_status(status: dict[str, Any]) -> None:
 @lode_command("status", "local", "db", "json", render=_print_status)
 def status_command(local: bool, db: Path | str | None) -> dict[str, Any]:
     """Show the index: projects with their watcher state, running and queued tasks with
-    their progress, files, chunks, semantic coverage, failures.
+    their progress, files, chunks, semantic coverage (and that of implementation code,
+    embedded first), failures.
 
     Asks a running lode server when there is one (it knows its tasks' rates and its
     watchers); --local (or no server) reads what the index records.

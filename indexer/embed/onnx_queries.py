@@ -41,6 +41,8 @@ __all__ = [
     "OnnxQueryEncoder",
     "QueryEncoder",
     "cached_query_graph",
+    "exported_graph",
+    "int8_graph",
     "int8_path",
     "onnx_cache_dir",
     "onnx_query_encoder",
@@ -74,23 +76,38 @@ def onnx_query_encoder(
     One intra-op thread unless ``threads`` says otherwise: a second thread saves ~5 % of a
     short query's time and takes a core from the searches running beside it."""
     try:
-        if not _is_mean_pooled(model):
+        path = exported_graph(model, model_dir)
+        if path is None:
             log.info("query embedding stays on torch: the model is not transformer + mean pooling")
             return None
-        import onnxruntime as ort
-
-        path = _exported(model, model_dir)
-        try:
-            ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-        except Exception:  # a damaged cached file: export it again, once
-            path.unlink(missing_ok=True)
-            path = _exported(model, model_dir)
         graph = _quantized_or_float(path) if int8 else path
         session = open_session(str(graph), threads or 1)
     except Exception as exc:  # any failure keeps the torch path
         log.warning("query embedding stays on torch (ONNX Runtime unavailable: %s)", exc)
         return None
     return OnnxQueryEncoder(model, session, graph != path, _query_graph(model, graph, threads or 1))
+
+
+def exported_graph(model: Any, model_dir: str) -> Path | None:
+    """The model's float graph (transformer, mean pooling, L2 normalisation) in the cache,
+    exported now if missing or damaged; None for another model layout (the export's own
+    failures raise)."""
+    if not _is_mean_pooled(model):
+        return None
+    import onnxruntime as ort
+
+    path = _exported(model, model_dir)
+    try:
+        ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    except Exception:  # a damaged cached file: export it again, once
+        path.unlink(missing_ok=True)
+        path = _exported(model, model_dir)
+    return path
+
+
+def int8_graph(graph: Path) -> Path:
+    """The int8 twin of an exported graph, quantized now if missing (raises when it cannot be)."""
+    return _quantized(graph)
 
 
 class OnnxQueryEncoder:

@@ -12,6 +12,7 @@ import numpy as np
 
 from indexer.config import DEFAULT_MODEL, EmbedConfig
 from indexer.embed._protocol import Vectors
+from indexer.embed.onnx_documents import OnnxDocumentEncoder, onnx_document_encoder
 from indexer.embed.onnx_queries import OnnxQueryEncoder, QueryEncoder, onnx_query_encoder
 from indexer.embed.query_graph import QueryGraph
 from indexer.errors import EmbedError
@@ -45,8 +46,11 @@ class SentenceTransformerEmbedder:
         batch_size: int = 32,
         load_copy: Callable[[], Any] | None = None,
         fast_queries: Callable[[Any], QueryEncoder | None] | None = None,
+        fast_documents: Callable[[Any], OnnxDocumentEncoder | None] | None = None,
+        *,
+        documents_must_be_fast: bool = False,
     ) -> None:
-        self._model = model
+        self._model: Any = model
         self.model_id = model_id
         self._batch_size = batch_size
         self.dimension = int(model.get_embedding_dimension())
@@ -60,28 +64,93 @@ class SentenceTransformerEmbedder:
         #: Builds the ONNX Runtime query encoder from the query copy (None: torch only).
         self._fast_queries = fast_queries
         self._query_encode: QueryEncoder | None = None
+        #: Builds the ONNX Runtime document encoder from the document model (None: torch).
+        self._fast_documents = fast_documents
+        #: The document encoder is the int8 graph's: no torch to fall back to (other vectors).
+        self._documents_must_be_fast = documents_must_be_fast
+        self._document_encode: OnnxDocumentEncoder | None = None
+
+    @property
+    def document_encoder(self) -> str:
+        """What embeds document texts now: ``onnx``, ``onnx-int8`` or ``torch``."""
+        encode = self._document_encode
+        if encode is None:
+            return "torch"
+        return "onnx-int8" if encode.quantized else "onnx"
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        """Embed texts, sorted by length into batches, returned in input order."""
+        """Embed texts (through ONNX Runtime when it serves documents, else torch), sorted by
+        length into batches, returned in input order."""
+        return self._embed(texts, one_thread=False)
+
+    def _embed(self, texts: Sequence[str], *, one_thread: bool) -> Vectors:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        with self._lock:
+            encode = self._ensure_document_encoder()
+        if encode is not None:
+            try:
+                return encode(texts, one_thread=one_thread)
+            except Exception as exc:
+                if self._documents_must_be_fast:
+                    raise EmbedError(f"the int8 document graph failed: {exc}") from exc
+                log.warning("ONNX document embedding failed (%s); using torch from now on", exc)
+                with self._lock:
+                    self._document_encode = None
+                    self._fast_documents = None
+        elif self._documents_must_be_fast:  # never torch's vectors under the int8 key
+            raise EmbedError("document_encoder onnx-int8: the int8 graph is unavailable (see the log)")
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         with self._lock:
-            vectors = self._encode(self._model, [texts[i] for i in order])
+            vectors = self._encode(self._torch_model(), [texts[i] for i in order])
         out = np.empty_like(vectors, dtype=np.float32)
         out[np.asarray(order)] = vectors
         return out
 
+    def _ensure_document_encoder(self) -> OnnxDocumentEncoder | None:
+        """The ONNX document encoder, made on first use from the document model, which it
+        then replaces (call under the lock); None: documents go to torch."""
+        make, self._fast_documents = self._fast_documents, None
+        if make is None:
+            return self._document_encode
+        try:
+            self._document_encode = make(self._torch_model())
+        except Exception as exc:
+            if self._documents_must_be_fast:
+                raise EmbedError(
+                    f"document_encoder onnx-int8: the int8 graph cannot be made ({exc})"
+                ) from exc
+            log.warning("document embedding stays on torch (ONNX Runtime unavailable: %s)", exc)
+        if self._document_encode is None:
+            if self._documents_must_be_fast:
+                raise EmbedError("document_encoder onnx-int8: this model's layout cannot be exported")
+            log.info("document embedding stays on torch: the model cannot be exported")
+        elif self._load_copy is not None:
+            self._model = None  # the graph replaces it (~90 MB): loaded again only to fall back
+        return self._document_encode
+
+    def _torch_model(self) -> Any:
+        """The torch document model (loaded again after the ONNX encoder replaced it)."""
+        if self._model is None:
+            assert self._load_copy is not None
+            self._model = self._load_copy()
+        return self._model
+
     def embed_on_one_thread(self, texts: Sequence[str]) -> Vectors:
-        """``embed`` with torch on one CPU thread, for a writer yielding the other cores to
-        searches (torch's thread count is the process's: set back after)."""
+        """``embed`` on one CPU thread, for a writer yielding the other cores to searches
+        (ONNX Runtime: a session of one thread; torch: its thread count is the process's,
+        set back after)."""
+        with self._lock:
+            encode = self._ensure_document_encoder()
+        if encode is not None or self._documents_must_be_fast:
+            return self._embed(texts, one_thread=True)
         import torch
 
         with self._lock:
             threads = torch.get_num_threads()
             torch.set_num_threads(1)
             try:
-                return self.embed(texts)
+                return self._embed(texts, one_thread=False)
             finally:
                 torch.set_num_threads(threads)
 
@@ -199,6 +268,17 @@ def load_embedder(config: EmbedConfig | None = None) -> SentenceTransformerEmbed
     def fast_queries(copy: Any) -> QueryEncoder | None:
         return onnx_query_encoder(copy, path, config.threads, int8=config.int8_queries)
 
+    def fast_documents(model: Any) -> OnnxDocumentEncoder | None:
+        threads = config.document_threads or config.threads
+        int8 = config.document_encoder == "onnx-int8"
+        return onnx_document_encoder(model, path, batch_size=config.batch_size, threads=threads, int8=int8)
+
     return SentenceTransformerEmbedder(
-        model, config.model, config.batch_size, load_copy, fast_queries if config.onnx_queries else None
+        model,
+        config.model,
+        config.batch_size,
+        load_copy,
+        fast_queries if config.onnx_queries else None,
+        fast_documents if config.document_encoder != "torch" else None,
+        documents_must_be_fast=config.document_encoder == "onnx-int8",
     )

@@ -34,6 +34,7 @@ __all__ = [
     "table_names",
     "upgrade_due",
     "upgrade_error",
+    "vectors_made_by",
     "write_meta",
 ]
 
@@ -206,12 +207,22 @@ def needs_upgrade(meta: dict[str, str]) -> bool:
     return 0 < int(meta.get("schema_version", "0")) < SCHEMA_VERSION
 
 
-def upgrade_due(meta: dict[str, str]) -> bool:
+def upgrade_due(meta: dict[str, str], vector_encoder: str = "float") -> bool:
     """True when the writer of a store with these facts has to upgrade it before it writes:
-    an older schema to migrate, or vectors of another embedding-text version to find."""
+    an older schema to migrate, vectors of another embedding-text version to find, or
+    vectors of another kind of encoder than ``vector_encoder`` to embed again."""
     if not meta:
         return False
-    return needs_upgrade(meta) or meta.get("embedding_text_version") != str(embedding_text_version())
+    return (
+        needs_upgrade(meta)
+        or meta.get("embedding_text_version") != str(embedding_text_version())
+        or vectors_made_by(meta) != vector_encoder
+    )
+
+
+def vectors_made_by(meta: dict[str, str]) -> str:
+    """The kind of encoder the store's vectors were made by (``float`` before it was recorded)."""
+    return meta.get("vector_encoder", "float")
 
 
 def upgrade_error(path: Path | str, meta: dict[str, str]) -> StoreVersionError:

@@ -29,6 +29,7 @@ from indexer.store._migrate import (
     read_meta,
     table_names,
     upgrade_error,
+    vectors_made_by,
     write_meta,
 )
 from indexer.store._projects import Projects
@@ -154,6 +155,7 @@ def _open_as_writer(
     access: StoreAccess,
     session: Any,
     upgrade: bool,
+    vector_encoder: str = "float",
 ) -> Store:
     """``open_store`` for a process that may write: tables created where missing, an older
     schema migrated (only with ``upgrade``), a new store's facts written."""
@@ -178,13 +180,27 @@ def _open_as_writer(
             "model_id": model_id,
             "dimension": str(dimension),
             "embedding_text_version": str(embedding_text_version()),
+            "vector_encoder": vector_encoder,
         }
         write_meta(conn, meta)
-    store = Store(Db(path, conn, tables, model_id, dimension, access, session))
+    store = Store(Db(path, conn, tables, model_id, dimension, access, session, vector_encoder))
     if upgrade and meta.get("embedding_text_version") != str(embedding_text_version()):
         stale = store.vectors.refresh_keys()
         log.info("the embedding text changed: %d vectors are embedded again", stale)
-        write_meta(conn, {**meta, "embedding_text_version": str(embedding_text_version())})
+        meta = {**meta, "embedding_text_version": str(embedding_text_version())}
+        write_meta(conn, meta)
+    if upgrade and vectors_made_by(meta) != vector_encoder:
+        # never two kinds of vectors under one key: each chunk is embedded again, its old
+        # vector answering searches until then (as after an upgrade)
+        stale = store.vectors.forget_all()
+        log.warning(
+            "the index's vectors were made by the %s encoder, documents are now embedded by the "
+            "%s one: %d vectors are embedded again",
+            vectors_made_by(meta),
+            vector_encoder,
+            stale,
+        )
+        write_meta(conn, {**meta, "vector_encoder": vector_encoder})
     return store
 
 
@@ -195,6 +211,7 @@ def open_store(
     access: StoreAccess | None = None,
     *,
     upgrade: bool = False,
+    vector_encoder: str = "float",
 ) -> Store:
     """Open (creating if needed) the index at ``path`` (a folder, or an object-storage URI)
     for a model of ``dimension``; with ``access.read_only``, only open what exists.
@@ -202,7 +219,9 @@ def open_store(
     An index of an older schema is migrated only with ``upgrade`` (by its writer, holding
     the writer's claim; ``indexer.api.Lode`` decides): otherwise the ``StoreVersionError``
     says how to upgrade it, and nothing is written. With ``upgrade``, vectors made for
-    another embedding text than this lode's are found too (``Vectors.refresh_keys``)."""
+    another embedding text than this lode's are found too (``Vectors.refresh_keys``), and
+    vectors made by another kind of encoder than ``vector_encoder`` (``float``: torch or
+    the float ONNX graph, ``int8``) are all embedded again (``Vectors.forget_all``)."""
     access = access or StoreAccess()
     try:
         if isinstance(path, Path) and not access.read_only:
@@ -213,8 +232,10 @@ def open_store(
         if access.read_only:
             tables = _open_tables(conn, path, meta, dimension)
             check_meta(meta, path, model_id, dimension)
-            return Store(Db(path, conn, tables, model_id, dimension, access, session))
-        store = _open_as_writer(conn, path, meta, model_id, dimension, access, session, upgrade)
+            return Store(Db(path, conn, tables, model_id, dimension, access, session, vector_encoder))
+        store = _open_as_writer(
+            conn, path, meta, model_id, dimension, access, session, upgrade, vector_encoder
+        )
     except StoreError:
         raise
     except (OSError, RuntimeError, ValueError) as exc:

@@ -51,7 +51,10 @@ class Vectors:
     def _cache_key(self, text_hash: str) -> str:
         from indexer.chunker import embedding_text_version
 
-        return f"{self._db.model_id}:{embedding_text_version()}:{text_hash}"
+        # torch and the float graph make the same vectors (one key); int8 ones are others
+        encoder = self._db.vector_encoder
+        model = self._db.model_id if encoder == "float" else f"{self._db.model_id}@{encoder}"
+        return f"{model}:{embedding_text_version()}:{text_hash}"
 
     def cached(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """Cached vectors for these embedding-text hashes (of this store's model)."""
@@ -90,12 +93,20 @@ class Vectors:
 
     def backlog(self, project_id: str | None = None) -> list[tuple[str, int]]:
         """(chunk id, priority) of every chunk without a vector of its current text (none
-        yet, or one made for another text), highest priority first."""
+        yet, or one made for another text), in the order phase 2 embeds them: the newest
+        run's first (an edited file jumps the backlog), within a run by role
+        (``indexer.roles.EMBED_ORDER``: implementation code first), then README and docs
+        files ahead of others of their role (the priority's low bit)."""
+        from indexer.roles import embed_rank
+
         where = and_all([BACKLOG, equals("project_id", project_id)])
-        table = self._db.select(CHUNKS, where, ["id", "priority"])
-        pairs = list(zip(table["id"].to_pylist(), table["priority"].to_pylist(), strict=True))
-        pairs.sort(key=lambda p: (-(p[1] or 0), p[0]))
-        return pairs
+        table = self._db.select(CHUNKS, where, ["id", "priority", "role"])
+        ids, priorities = table["id"].to_pylist(), [p or 0 for p in table["priority"].to_pylist()]
+        ranks = [embed_rank(role) for role in table["role"].to_pylist()]
+        order = sorted(
+            range(len(ids)), key=lambda i: (-(priorities[i] >> 1), ranks[i], -(priorities[i] & 1), ids[i])
+        )
+        return [(ids[i], priorities[i]) for i in order]
 
     def pending_chunks(self, ids: Sequence[str]) -> list[StoredChunk]:
         """These chunks if they still exist without a vector of their text, in the order asked."""
@@ -125,6 +136,19 @@ class Vectors:
                 )
             self._db.cache.clear()
         return len(stale)
+
+    def forget_all(self) -> int:
+        """Forget the text hash of every vector (they were made by another kind of encoder):
+        phase 2 embeds every chunk again, and the old vectors answer searches until then;
+        how many."""
+        with self._db.write_lock:
+            stale = int(self._db.table(CHUNKS).count_rows("vector_text_hash IS NOT NULL"))
+            if stale:
+                self._db.table(CHUNKS).update(
+                    where="vector_text_hash IS NOT NULL", values_sql={"vector_text_hash": "NULL"}
+                )
+            self._db.cache.clear()
+        return stale
 
     def write(self, ids: Sequence[str], vectors: np.ndarray, text_hashes: Sequence[str]) -> int:
         """Fill in vectors of chunks that still exist, each made from the embedding text of
@@ -199,14 +223,14 @@ class Vectors:
         table = self._db.select(DOCUMENTS, where, ["id"])
         return self.complete_documents(table["id"].to_pylist())
 
-    def coverage(self, project_id: str | None = None) -> float:
-        """Share of chunks with a vector of their current text, in [0, 1] (1 for an empty
-        index); at most a second old."""
-        key = f"coverage:{project_id}"
+    def coverage(self, project_id: str | None = None, role: str | None = None) -> float:
+        """Share of chunks (of ``role``, or all) with a vector of their current text, in
+        [0, 1] (1 when there are none); at most a second old."""
+        key = f"coverage:{project_id}:{role}"
         cached = self._db.cache.get(key)
         if cached is not None:
             return float(cached)
-        where = equals("project_id", project_id)
+        where = and_all([equals("project_id", project_id), equals("role", role)])
         total = int(self._db.table(CHUNKS).count_rows(where))
         done = int(self._db.table(CHUNKS).count_rows(and_all([where, CURRENT]))) if total else 0
         coverage = done / total if total else 1.0

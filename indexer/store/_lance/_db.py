@@ -78,6 +78,7 @@ class Db:
         dimension: int,
         access: StoreAccess | None = None,
         session: Any = None,
+        vector_encoder: str = "float",
     ) -> None:
         self.path = path
         self.conn = conn
@@ -86,6 +87,9 @@ class Db:
         self.tables = tables
         self.model_id = model_id
         self.dimension = dimension
+        #: The kind of vector this process makes of documents (``EmbedConfig.vector_encoder``):
+        #: part of the embedding cache's key.
+        self.vector_encoder = vector_encoder
         #: Where the store is and what this process may do with it.
         self.access = access or StoreAccess()
         #: Every write holds it; a read-only store's refuses them all (``ReadOnlyError``).

@@ -69,6 +69,7 @@ PROJECT: dict[str, Any] = {
     "files": 412,
     "chunks": 3120,
     "semantic_coverage": 0.4744,
+    "implementation_coverage": 0.8125,
     "created_at": "2026-11-21T10:00:00Z",
     "last_indexed_at": "2026-11-21T10:00:04Z",
     "current_task": TASK,

@@ -131,6 +131,13 @@ class ProjectOut(msgspec.Struct):
     files: Annotated[int, _d("Indexed files")]
     chunks: Annotated[int, _d("Indexed chunks")]
     semantic_coverage: Annotated[float, _d("Share of chunks with a vector of their current text, 0-1")]
+    implementation_coverage: Annotated[
+        float,
+        _d(
+            "The same share among chunks of implementation code (role implementation), which "
+            "indexing embeds before tests, docs, examples and generated files; 1 when there are none"
+        ),
+    ] = 1.0
     created_at: Annotated[datetime | None, _d("When the project was registered (UTC)")] = None
     files_awaiting_rechunk: Annotated[
         int, _d("Files an older lode chunked: their symbols and roles come once they are chunked again")

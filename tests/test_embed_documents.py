@@ -1,0 +1,188 @@
+"""Document texts on ONNX Runtime: the float graph gives torch's vectors on real code, the
+int8 graph is chosen only when asked (and keeps queries with it), torch stays the fallback."""
+
+from __future__ import annotations
+
+from contextlib import closing
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexer.api import Lode
+from indexer.chunker import chunk_file, embedding_text
+from indexer.config import ChunkerConfig, EmbedConfig, load_config
+from indexer.embed import FakeEmbedder, load_embedder
+from indexer.embed.onnx_documents import length_buckets, onnx_document_encoder
+from indexer.embed.sentence import SentenceTransformerEmbedder
+from indexer.errors import ConfigError, EmbedError
+from indexer.store import open_store, read_store_info
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def code_texts(limit: int) -> list[str]:
+    """Embedding texts of this repository's own chunks (real code, docstrings, tests)."""
+    texts: list[str] = []
+    for path in ["indexer/vectorizer.py", "indexer/roles.py", "tests/test_embed.py", "docs/configuration.md"]:
+        chunked = chunk_file(path, (ROOT / path).read_bytes(), ChunkerConfig())
+        texts += [embedding_text(path, c) for c in chunked.chunks]
+    return texts[:limit]
+
+
+def test_length_buckets_sort_by_length_and_cut_at_the_batch_size() -> None:
+    buckets = length_buckets([5, 200, 7, 199, 6, 3, 201], 3)
+    assert buckets == [[6, 1, 3], [2, 4, 0], [5]]
+    assert length_buckets([], 4) == []
+    assert sorted(i for b in length_buckets([1] * 10, 4) for i in b) == list(range(10))
+    # a run holds at most ``tokens`` word-pieces once padded: long texts go fewer at a time
+    assert [len(b) for b in length_buckets([256] * 10 + [64] * 40, 32, tokens=2048)] == [8, 8, 32, 2]
+    assert length_buckets([3000, 10], 4, tokens=2048) == [[0], [1]]  # longer than the budget: alone
+
+
+def test_the_document_encoder_setting_is_checked_and_named() -> None:
+    assert EmbedConfig().document_encoder == "torch"  # until a quiet machine shows onnx faster
+    assert EmbedConfig().vector_encoder == "float"
+    assert EmbedConfig(document_encoder="onnx").vector_encoder == "float"
+    assert EmbedConfig(document_encoder="torch").vector_encoder == "float"
+    assert EmbedConfig(document_encoder="onnx-int8").vector_encoder == "int8"
+    env = {"LODE_DOCUMENT_ENCODER": "onnx", "LODE_DOCUMENT_THREADS": "3"}
+    embed = load_config(env=env).embed
+    assert (embed.document_encoder, embed.document_threads) == ("onnx", 3)
+    with pytest.raises(ConfigError, match="document_encoder must be one of onnx, onnx-int8, torch"):
+        EmbedConfig(document_encoder="gpu")
+    with pytest.raises(ConfigError, match="document_threads must be > 0"):
+        EmbedConfig(document_threads=0)
+    with pytest.raises(ConfigError, match="onnx-int8 needs onnx_queries and int8_queries"):
+        EmbedConfig(document_encoder="onnx-int8", int8_queries=False)
+
+
+def test_a_model_it_cannot_export_embeds_documents_with_torch() -> None:
+    class Other:
+        """A stand-in with another module layout (CLS pooling, no normalisation)."""
+
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            return iter([object(), object()])
+
+    assert onnx_document_encoder(Other(), "/nonexistent", batch_size=8, threads=1, int8=False) is None
+
+
+@pytest.mark.slow
+def test_onnx_documents_equal_torch_vectors_on_real_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Float ONNX and torch are one vector space (cosine ≥ 0.9999 on every text): the index
+    keys their vectors alike."""
+    monkeypatch.setenv("LODE_CACHE_DIR", str(tmp_path))
+    texts = code_texts(100)
+    assert len(texts) == 100
+    torch_side = load_embedder(EmbedConfig(document_encoder="torch", onnx_queries=False))
+    onnx_side = load_embedder(EmbedConfig(document_encoder="onnx", onnx_queries=False, batch_size=16))
+    expected = torch_side.embed(texts)
+    got = onnx_side.embed(texts)
+    assert onnx_side.document_encoder == "onnx"
+    assert torch_side.document_encoder == "torch"
+    assert got.shape == expected.shape
+    assert got.dtype == np.float32
+    assert (got * expected).sum(axis=1).min() >= 0.9999
+    assert onnx_side._model is None  # the graph replaced the torch document model
+    one = onnx_side.embed_on_one_thread(texts[:20])
+    assert (one * expected[:20]).sum(axis=1).min() >= 0.9999
+    assert onnx_side.embed([]).shape == (0, onnx_side.dimension)
+
+
+@pytest.mark.slow
+def test_int8_documents_are_asked_for_and_a_failing_float_graph_falls_back_to_torch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LODE_CACHE_DIR", str(tmp_path))
+    texts = code_texts(24)
+    int8 = load_embedder(EmbedConfig(document_encoder="onnx-int8"))
+    vectors = int8.embed(texts)
+    assert int8.document_encoder == "onnx-int8"
+    plain = load_embedder(EmbedConfig(document_encoder="onnx", onnx_queries=False))
+    assert isinstance(plain, SentenceTransformerEmbedder)
+    good = plain.embed(texts)
+    assert 0.95 < (vectors * good).sum(axis=1).min() < 0.9999  # close, but other vectors
+
+    def broken(texts: object, *, one_thread: bool = False) -> np.ndarray:
+        raise RuntimeError("session died")
+
+    plain._document_encode = broken  # type: ignore[assignment]
+    again = plain.embed(texts)  # torch from now on (loaded again), the same space
+    assert plain.document_encoder == "torch"
+    assert (again * good).sum(axis=1).min() >= 0.9999
+    int8._document_encode = broken  # type: ignore[assignment]
+    with pytest.raises(EmbedError, match="int8 document graph failed"):
+        int8.embed(texts)  # never torch's vectors under the int8 key
+
+
+def test_an_index_embedded_by_another_encoder_is_embedded_again_progressively(
+    tmp_path: Path, repo: Path
+) -> None:
+    """int8 vectors are other vectors: a writer of the other kind forgets every vector's key
+    (the old vectors answer searches until phase 2 made each again), and the embedding cache
+    keeps the kinds apart, so going back costs no model call."""
+    db = tmp_path / "db"
+    float_config = load_config(env={}, overrides={"db": db})
+    int8_config = load_config(env={"LODE_DOCUMENT_ENCODER": "onnx-int8"}, overrides={"db": db})
+    first = FakeEmbedder()
+    with closing(Lode(float_config, embedder=first)) as api:
+        api.index(repo, name="shop")
+        total = api.store.chunks.count()
+        assert api.store.vectors.coverage() == 1.0
+    assert read_store_info(db)["vector_encoder"] == "float"
+
+    store = open_store(db, first.model_id, first.dimension, upgrade=True, vector_encoder="int8")
+    try:
+        assert len(store.vectors.backlog()) == total  # every chunk is to be embedded again
+        assert store.vectors.coverage() == 0.0
+        assert store.chunks.count(embedded=True) == 0
+        # the old vectors answer meanwhile
+        assert store.db.table("code_chunks").count_rows("embedded = true") == total
+        assert store.vectors.cached(["any"]) == {}
+    finally:
+        store.close()
+    assert read_store_info(db)["vector_encoder"] == "int8"
+
+    again = FakeEmbedder()
+    with closing(Lode(int8_config, embedder=again)) as api:
+        api.index(repo, name="shop")
+        assert again.texts_embedded > 0  # no float vector was taken from the cache
+        assert api.store.vectors.coverage() == 1.0
+
+    back = FakeEmbedder()
+    with closing(Lode(float_config, embedder=back)) as api:
+        api.index(repo, name="shop")
+        assert api.store.vectors.coverage() == 1.0
+    assert back.texts_embedded == 0  # the float vectors were still in the cache
+    assert read_store_info(db)["vector_encoder"] == "float"
+
+
+def test_int8_documents_never_fall_back_to_torch() -> None:
+    """An int8 index must not get torch's vectors: when the int8 graph cannot be made,
+    every document call fails (phase 2 records it), the first and every later one."""
+
+    class Model:
+        """A stand-in for the loaded model: torch must never be asked."""
+
+        tokenizer = None
+
+        def get_embedding_dimension(self) -> int:
+            return 4
+
+        def encode(self, *args: object, **kwargs: object) -> object:
+            raise AssertionError("torch embedded a document under the int8 key")
+
+    def cannot(model: object) -> None:
+        raise RuntimeError("no quantization tools")
+
+    embedder = SentenceTransformerEmbedder(
+        Model(), "m", fast_documents=cannot, load_copy=Model, documents_must_be_fast=True
+    )
+    with pytest.raises(EmbedError, match="int8 graph cannot be made"):
+        embedder.embed(["def a(): pass"])
+    for call in (embedder.embed, embedder.embed_on_one_thread):
+        with pytest.raises(EmbedError, match="int8 graph is unavailable"):
+            call(["def a(): pass"])
+    assert embedder.document_encoder == "torch"  # nothing serves documents
