@@ -151,11 +151,7 @@ def _private(config: LodeConfig) -> tuple[LodeConfig, Path | None]:
 
     if config.server.api_key:
         return config, None
-    if config.server.no_auth:
-        click.echo(
-            "lode: warning: --no-auth: every account of this machine can search and change this index",
-            err=True,
-        )
+    if config.server.no_auth:  # said once it serves (``_announce``)
         return config, None
     try:
         token, path = load_or_create_token(config)
@@ -186,6 +182,11 @@ def _announce(config: LodeConfig, token_file: Path | None) -> None:
         "(the search page; API docs at /api/docs)",
         err=True,
     )
+    if not config.server.api_key:
+        click.echo(
+            "lode: warning: --no-auth: every account of this machine can search and change this index",
+            err=True,
+        )
     if written is None:
         click.echo("lode: another lode server is the one clients find (its discovery file stays)", err=True)
     if token_file is not None:
