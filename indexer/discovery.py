@@ -22,10 +22,12 @@ import contextlib
 import json
 import os
 import secrets
+import socket
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from indexer.config import LodeConfig, default_runtime_dir
 
@@ -134,6 +136,16 @@ def read_server_record(config: LodeConfig) -> ServerRecord | None:
     return record
 
 
+def _listening(url: str, timeout: float = 0.3) -> bool:
+    """True when something accepts connections at ``url``'s host and port."""
+    parts = urlsplit(url)
+    try:
+        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 80), timeout=timeout):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
 def _private_dir(path: Path) -> Path:
     """``path`` created if missing, readable by its user only (0700)."""
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -162,7 +174,9 @@ def write_server_record(
     """Leave this process's ``server.json``; None (nothing written) when another live
     server's record is there: the first one stays the user's server."""
     current = read_server_record(config)
-    if current is not None and current.pid != os.getpid():
+    # another live server keeps its record; one naming this URL (this process listens
+    # there now) or where nothing listens (its pid now runs something else) is stale
+    if current is not None and current.pid != os.getpid() and current.url != url and _listening(current.url):
         return None
     record = ServerRecord(
         url=url,

@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -112,16 +113,43 @@ def test_a_stale_record_is_ignored_and_replaced(tmp_path: Path, runtime: Path) -
 def test_a_live_server_keeps_its_record(tmp_path: Path, runtime: Path) -> None:
     config = config_for(tmp_path, runtime)
     runtime.mkdir()
-    other = {"url": "http://127.0.0.1:7001", "pid": os.getppid(), "auth": "none", "token_file": None}
-    (runtime / DISCOVERY_FILE).write_text(json.dumps(other))
-    assert (
-        write_server_record(config, "http://127.0.0.1:7002", auth="none", token_file=None, version="1")
-        is None
-    )
+    with socket.socket() as listening:  # the other server listens
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        url = f"http://127.0.0.1:{listening.getsockname()[1]}"
+        other = {"url": url, "pid": os.getppid(), "auth": "none", "token_file": None}
+        (runtime / DISCOVERY_FILE).write_text(json.dumps(other))
+        written = write_server_record(
+            config, "http://127.0.0.1:7002", auth="none", token_file=None, version="1"
+        )
+        assert written is None
+        record = read_server_record(config)
+        assert record is not None
+        assert record.url == url
+        assert not remove_server_record(config)  # not this process's to remove
+        # one naming the URL this process now listens at is stale, whoever has its pid
+        assert write_server_record(config, url, auth="none", token_file=None, version="1")
     record = read_server_record(config)
     assert record is not None
-    assert record.url == "http://127.0.0.1:7001"
-    assert not remove_server_record(config)  # not this process's to remove
+    assert record.pid == os.getpid()
+
+
+def test_a_record_where_nothing_listens_is_replaced(tmp_path: Path, runtime: Path) -> None:
+    """Its pid is alive but runs something else now (the number was reused): nothing
+    listens at its URL, so a new server replaces it."""
+    config = config_for(tmp_path, runtime)
+    runtime.mkdir()
+    other = {
+        "url": f"http://127.0.0.1:{free_port()}",
+        "pid": os.getppid(),
+        "auth": "none",
+        "token_file": None,
+    }
+    (runtime / DISCOVERY_FILE).write_text(json.dumps(other))
+    assert write_server_record(config, "http://127.0.0.1:7004", auth="none", token_file=None, version="1")
+    record = read_server_record(config)
+    assert record is not None
+    assert record.pid == os.getpid()
 
 
 def test_the_token_is_made_once_and_kept_private(tmp_path: Path, runtime: Path) -> None:
