@@ -149,7 +149,9 @@ def run_lexical_phase(
     jobs = [
         _job(project, config, entry, states.get(entry.rel_path), full, writer.started_ms) for entry in changed
     ]
-    for entry, prepared in zip(changed, prepare_all(jobs), strict=False):
+    # a stop (a cancel, a save waiting) ends the results at once, workers starting or not
+    results = prepare_all(jobs, stop=None if cancel is None else cancel.is_set)
+    for entry, prepared in zip(changed, results, strict=False):
         if _is_cancelled(cancel):
             break
         writer.accept(entry, states.get(entry.rel_path), prepared)
