@@ -114,9 +114,8 @@ def serve_command(paths: tuple[Path, ...], no_watch: bool, force: bool, **settin
             _check_interrupted()
             register_paths(ctx, roots)
             _check_interrupted()
-            _serve(
-                config, ctx, token_file
-            )  # the app's shutdown closes ctx (uvicorn then re-raises a SIGTERM)
+            # the app's shutdown closes ctx (uvicorn then re-raises a SIGTERM)
+            _serve(config, ctx, token_file)
         except BaseException:
             ctx.close()
             raise
