@@ -229,7 +229,13 @@ def main() -> int:
         # other benchmarks measure it (no compaction of the shared store afterwards)
         db = Path(tmp) / "db"
         shutil.copytree(big.db, db)
-        env = {**os.environ, "LODE_DB": str(db), "LODE_PORT": str(port), "HF_HUB_OFFLINE": "1"}
+        env = {
+            **os.environ,
+            "LODE_NO_AUTH": "1",
+            "LODE_DB": str(db),
+            "LODE_PORT": str(port),
+            "HF_HUB_OFFLINE": "1",
+        }
         env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         log = (Path(tmp) / "server.log").open("wb")
         server = subprocess.Popen(

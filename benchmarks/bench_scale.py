@@ -252,7 +252,13 @@ def readers(env: dict[str, str], count: int, log: Path) -> Iterator[list[str]]:
     try:
         for _ in range(count):
             port = free_port()
-            child_env = {**os.environ, **env, "LODE_PORT": str(port), "LODE_SEARCH_PROCESSES": "0"}
+            child_env = {
+                **os.environ,
+                "LODE_NO_AUTH": "1",
+                **env,
+                "LODE_PORT": str(port),
+                "LODE_SEARCH_PROCESSES": "0",
+            }
             procs.append(
                 subprocess.Popen(
                     [sys.executable, "-m", "server", "serve", "--read-only"],

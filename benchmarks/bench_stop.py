@@ -68,7 +68,13 @@ def spawn(
     args: list[str], db: Path, port: int, log: Path, ignore_sigint: bool = False
 ) -> subprocess.Popen[bytes]:
     """``lode ARGS`` (``python -m server``) on ``db`` and ``port``, output to ``log``."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "LODE_DB": str(db), "LODE_PORT": str(port)}
+    env = {
+        **os.environ,
+        "LODE_NO_AUTH": "1",
+        "HF_HUB_OFFLINE": "1",
+        "LODE_DB": str(db),
+        "LODE_PORT": str(port),
+    }
     command = [sys.executable, "-m", "server", *args]
     if ignore_sigint:  # what a shell does to a background job
         command = ["/bin/sh", "-c", 'trap "" INT; exec "$0" "$@"', *command]

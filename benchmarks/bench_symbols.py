@@ -114,7 +114,13 @@ def over_http(db: Path, names: list[tuple[str, str | None]], repeat: int) -> dic
     with tempfile.TemporaryDirectory(prefix="lode-bench-symbols-") as tmp:
         copy = Path(tmp) / "db"
         shutil.copytree(db, copy)
-        env = {**os.environ, "LODE_DB": str(copy), "LODE_PORT": str(port), "HF_HUB_OFFLINE": "1"}
+        env = {
+            **os.environ,
+            "LODE_NO_AUTH": "1",
+            "LODE_DB": str(copy),
+            "LODE_PORT": str(port),
+            "HF_HUB_OFFLINE": "1",
+        }
         env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         log = (Path(tmp) / "server.log").open("wb")
         server = subprocess.Popen(

@@ -24,7 +24,7 @@ from indexer.models import IndexProgress, Task
 from indexer.storage_failure import storage_error
 from indexer.store import Store
 
-__all__ = ["NO_CHANGE", "TaskQueue"]
+__all__ = ["NO_CHANGE", "TaskQueue", "is_small"]
 
 #: A queued task with more paths than this becomes a whole-project diff (cheap when
 #: nothing else changed, and bounded in memory).
@@ -37,6 +37,16 @@ NO_CHANGE = "no change"
 _EMIT_EVERY = 0.25
 #: Checks (``submit_check``) that found nothing, remembered for ``get`` (the newest).
 _KEEP_CHECKS = 64
+#: A task of at most this many paths is a save (the watcher's batch of edited files): it
+#: runs before whole-project work, whatever its project, and such work steps aside for it.
+SMALL_TASK_PATHS = 64
+#: The message of a whole-project task that stepped aside for a save (``IndexWorker``).
+YIELDED = "stepped aside for a save; goes on where it was"
+
+
+def is_small(task: Task) -> bool:
+    """True for a save: an index task naming a few paths (not a whole project)."""
+    return task.kind == "index" and 0 < len(task.paths) <= SMALL_TASK_PATHS
 
 
 def _now() -> datetime:
@@ -71,6 +81,8 @@ class TaskQueue:
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._preempt = threading.Event()
+        #: Set when a save is queued: a whole-project phase 1 steps aside for it.
+        self._save_waiting = threading.Event()
         self._cancel: dict[str, threading.Event] = {}
         self._live: dict[str, Task] = {}
         #: Whole-project checks (``submit_check``) not yet shown as tasks: queued or running
@@ -114,6 +126,8 @@ class TaskQueue:
                 for live in list(self._live.values()):  # the worker changes it without the lock
                     if live.project_id == project_id:
                         self._cancel.setdefault(live.id, threading.Event()).set()
+            if is_small(task):
+                self._save_waiting.set()
         self._preempt.set()
         self._wake.set()
         return task
@@ -223,8 +237,10 @@ class TaskQueue:
 
     def _start_next(self) -> Task | None:
         """Mark the next queued task running: deletes first (quick, and their callers wait),
-        then the oldest. Under the queue's lock, so a cancel or a request that would join a
-        queued task sees it either still queued or already running."""
+        then saves (``is_small``: a file saved in any project is searchable before another
+        project's whole-project work goes on), then the oldest. Under the queue's lock, so
+        a cancel or a request that would join a queued task sees it either still queued or
+        already running."""
         with self._lock:
             retrying = list(self._retrying.values())
             queued = [t for t in self.store.tasks.all(statuses=("queued",)) if t.id not in self._retrying]
@@ -232,7 +248,12 @@ class TaskQueue:
             queued += retrying
             if not queued:
                 return None
-            task = min(queued, key=lambda t: (t.kind != "delete", t.created_at is None, t.created_at))
+            task = min(
+                queued,
+                key=lambda t: (t.kind != "delete", not is_small(t), t.created_at is None, t.created_at),
+            )
+            if not any(is_small(t) for t in queued if t is not task):
+                self._save_waiting.clear()
             task = dataclasses.replace(
                 task, status="running", phase="chunk", started_at=task.started_at or _now()
             )

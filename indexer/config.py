@@ -42,6 +42,7 @@ __all__ = [
     "WatchConfig",
     "db_location",
     "default_db_dir",
+    "default_runtime_dir",
     "env_names",
     "is_object_store",
     "load_config",
@@ -58,6 +59,24 @@ def default_db_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_data_dir("lode", appauthor=False)) / "index"
+
+
+def default_runtime_dir() -> Path:
+    """Per-user runtime folder of a running server: ``$LODE_RUNTIME_DIR``, else
+    ``$XDG_RUNTIME_DIR/lode``, else platformdirs' ``user_runtime_dir`` (a config built
+    without the environment still finds the discovery file every client reads)."""
+    if os.environ.get("LODE_RUNTIME_DIR"):
+        return Path(os.environ["LODE_RUNTIME_DIR"]).expanduser()
+    xdg = os.environ.get("XDG_RUNTIME_DIR", "")
+    if xdg:
+        return Path(xdg) / "lode"
+    import warnings
+
+    import platformdirs
+
+    with warnings.catch_warnings():  # "XDG_RUNTIME_DIR is not set, falling back to /tmp/..."
+        warnings.simplefilter("ignore")
+        return Path(platformdirs.user_runtime_dir("lode", appauthor=False))
 
 
 def _positive(config: object, *names: str) -> None:
@@ -210,6 +229,15 @@ class ServerConfig:
     """Serve reads only (``lode serve --read-only``): no writer, no watcher, no maintenance;
     write routes answer 409 naming the writer. One of many search servers of an index on
     object storage that one writer keeps current."""
+    no_auth: bool = False
+    """``lode serve`` without the per-user token (``--no-auth``): every local account may
+    query and change the index, as before lode was private by default."""
+    url: str | None = None
+    """The lode server clients talk to (``http://127.0.0.1:7370``); unset, they find it
+    through the index's writer lock, the discovery file, then ``host`` and ``port``."""
+    runtime_dir: Path | None = None
+    """Where a running server leaves its discovery file (``server.json``) and the per-user
+    token (default: ``default_runtime_dir()``)."""
 
     def __post_init__(self) -> None:
         if not 0 < self.port < 65536:
@@ -219,6 +247,8 @@ class ServerConfig:
             raise ConfigError(f"index_nice must be in 0..19 (got {self.index_nice})")
         if not 0 <= self.search_processes <= 16:
             raise ConfigError(f"search_processes must be in 0..16 (got {self.search_processes})")
+        if self.url is not None and not re.fullmatch(r"http://[^/\s]+/?", self.url):
+            raise ConfigError(f"url must be http://host:port (got {quote(self.url)})")
         for origin in self.cors_origins:
             if origin not in ("*", "null") and not _ORIGIN.fullmatch(origin.rstrip("/")):
                 raise ConfigError(

@@ -20,7 +20,8 @@ them to a one-line message and exit code 2.
     │   └── StoreVersionError  the store's schema version is unknown
     ├── EmbedError             the embedding model failed to load or to encode
     ├── SearchCancelledError   a search stopped: its client went away                  → 499
-    └── ServerUnavailableError a lode server was expected but cannot be reached
+    ├── ServerUnavailableError a lode server was expected but cannot be reached
+    └── ServiceError           the user's service manager (systemd, launchd) is absent or refused
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ __all__ = [
     "ReadOnlyError",
     "SearchCancelledError",
     "ServerUnavailableError",
+    "ServiceError",
     "StorageError",
     "StoreError",
     "StoreVersionError",
@@ -175,6 +177,10 @@ class SearchCancelledError(LodeError):
 
 class ServerUnavailableError(LodeError):
     """A lode server was expected at an address but did not answer."""
+
+
+class ServiceError(LodeError):
+    """``lode service``: systemd's user manager or launchd is absent, or refused a step."""
 
 
 class UnauthorizedError(LodeError):

@@ -4,7 +4,8 @@ An operation is defined once, in ``indexer``: a callable of the Python API with 
 request and answer (``python``). The HTTP routes (by OpenAPI operation id), the MCP tools
 (by name, with the ``action`` that selects it where a tool serves several) and the CLI
 commands that serve it are thin adapters over it. (Not operations: ``lode serve``,
-``lode watch`` and ``lode mcp``, which run front ends, and ``GET /health``, the probe.)
+``lode watch`` and ``lode mcp``, which run front ends, ``lode service …``, which installs
+and runs ``lode serve`` as the user's service, and ``GET /health``, the probe.)
 ``tests/test_operations.py`` holds the list to the app, the MCP server and the CLI (every
 route, tool and command belongs to an operation, and every adapter named here exists), and
 ``docs/architecture.md``'s code map is generated from it.

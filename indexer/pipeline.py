@@ -25,7 +25,7 @@ from indexer.errors import PathError
 from indexer.models import IndexProgress, IndexReport, Project, SkippedFile
 from indexer.prepare import FileJob, Prepared, prepare_all
 from indexer.store import DocState, FileWrite, Store
-from indexer.vectorizer import embed_backlog
+from indexer.vectorizer import StopSignal, embed_backlog
 from indexer.walker import IgnoreRules, WalkEntry, walk_project
 
 __all__ = ["ProgressCallback", "index_project", "run_lexical_phase"]
@@ -46,7 +46,7 @@ def _noop(_: IndexProgress) -> None:
     return None
 
 
-def _is_cancelled(cancel: threading.Event | None) -> bool:
+def _is_cancelled(cancel: StopSignal | None) -> bool:
     return cancel is not None and cancel.is_set()
 
 
@@ -114,7 +114,7 @@ def run_lexical_phase(
     full: bool = False,
     state: IndexProgress | None = None,
     progress: ProgressCallback | None = None,
-    cancel: threading.Event | None = None,
+    cancel: StopSignal | None = None,
 ) -> IndexReport:
     """Phase 1: walk, diff against the store, chunk and write changed files, drop deleted ones."""
     state = state or IndexProgress()
@@ -149,7 +149,9 @@ def run_lexical_phase(
     jobs = [
         _job(project, config, entry, states.get(entry.rel_path), full, writer.started_ms) for entry in changed
     ]
-    for entry, prepared in zip(changed, prepare_all(jobs), strict=False):
+    # a stop (a cancel, a save waiting) ends the results at once, workers starting or not
+    results = prepare_all(jobs, stop=None if cancel is None else cancel.is_set)
+    for entry, prepared in zip(changed, results, strict=False):
         if _is_cancelled(cancel):
             break
         writer.accept(entry, states.get(entry.rel_path), prepared)

@@ -14,8 +14,9 @@ import os
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass
 from typing import Literal
 
@@ -38,6 +39,8 @@ log = logging.getLogger(__name__)
 PARALLEL_MIN_FILES = 64
 #: Files in flight per worker (bounds the memory of results waiting for the writer).
 _WINDOW_PER_WORKER = 16
+#: How often a wait for a worker's result checks whether the run was asked to stop.
+_STOP_POLL_SECONDS = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +150,17 @@ def _file_write(job: FileJob, data: bytes, digest: str, chunked: ChunkedFile) ->
     )
 
 
+def _ready(future: Future[Prepared], stop: Callable[[], bool] | None) -> bool:
+    """Wait for ``future``; False (without waiting longer) once ``stop()`` is true."""
+    if stop is None:
+        return True
+    while not future.done():
+        if stop():
+            return False
+        wait_futures([future], timeout=_STOP_POLL_SECONDS)
+    return True
+
+
 def _exit_with_parent(parent: int) -> None:
     """Worker initializer: leave when the indexing process is gone (even if SIGKILLed)."""
 
@@ -168,11 +182,15 @@ def worker_count() -> int:
     return max(1, min(8, cores))
 
 
-def prepare_all(jobs: Sequence[FileJob], workers: int | None = None) -> Iterator[Prepared]:
+def prepare_all(
+    jobs: Sequence[FileJob], workers: int | None = None, stop: Callable[[], bool] | None = None
+) -> Iterator[Prepared]:
     """``prepare_file`` of every job, in order; on worker processes when it pays.
 
     Results are produced a bounded window ahead of the consumer. If the workers cannot
-    start or die, the remaining files are prepared in this process.
+    start or die, the remaining files are prepared in this process. Once ``stop()`` is
+    true, the results end at once, even while the workers are still starting (they are
+    left to end on their own): a save does not wait for a pool it does not need.
     """
     workers = worker_count() if workers is None else workers
     if workers < 2 or len(jobs) < PARALLEL_MIN_FILES:
@@ -182,9 +200,11 @@ def prepare_all(jobs: Sequence[FileJob], workers: int | None = None) -> Iterator
     try:
         # spawn, not fork: the parent runs LanceDB and torch threads a fork would copy mid-lock
         context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(
+        pool = ProcessPoolExecutor(
             max_workers=workers, mp_context=context, initializer=_exit_with_parent, initargs=(os.getpid(),)
-        ) as pool:
+        )
+        waited = True
+        try:
             window: deque[Future[Prepared]] = deque()
             pending = iter(jobs)
             for job in pending:
@@ -192,12 +212,17 @@ def prepare_all(jobs: Sequence[FileJob], workers: int | None = None) -> Iterator
                 if len(window) >= workers * _WINDOW_PER_WORKER:
                     break
             while window:
+                if not _ready(window[0], stop):
+                    waited = False
+                    return
                 result = window.popleft().result()
                 next_job = next(pending, None)
                 if next_job is not None:
                     window.append(pool.submit(prepare_file, next_job))
                 done += 1
                 yield result
+        finally:
+            pool.shutdown(wait=waited, cancel_futures=not waited)
     except GeneratorExit:
         raise
     except Exception as exc:  # broken pool, pickling trouble: finish here, lose nothing

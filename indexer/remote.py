@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import msgspec
 
 from indexer.config import LodeConfig
+from indexer.discovery import ServerRecord, read_server_record
 from indexer.errors import (
     ConflictError,
     FieldError,
@@ -46,17 +47,48 @@ def _base_url(config: LodeConfig) -> str:
     return f"http://{host}:{config.server.port}"
 
 
+def _token_for(config: LodeConfig, url: str, record: ServerRecord | None) -> str | None:
+    """The bearer token to send to the server at ``url``: the configured key (``--api-key``,
+    ``LODE_API_KEY``), else the per-user token the discovery file names for that server."""
+    if config.server.api_key:
+        return config.server.api_key
+    if record is not None and record.url.rstrip("/") == url.rstrip("/"):
+        return record.token()
+    return None
+
+
+def _discovered(
+    config: LodeConfig, record: ServerRecord | None, same_db: bool, timeout: float
+) -> RemoteLode | None:
+    """The server the discovery file names, when it answers ``/health`` (with ``same_db``:
+    only when it serves ``config.db``)."""
+    if record is None or (same_db and not _same_index(record.db, config.db)):
+        return None
+    health = _health(record.url, timeout)
+    if not isinstance(health, dict) or "worker_alive" not in health:
+        return None
+    remote = RemoteLode(record.url, _token_for(config, record.url, record), timeout=60.0)
+    remote.health = health
+    return remote
+
+
 def find_server(config: LodeConfig, timeout: float = 0.3, same_db: bool = False) -> RemoteLode | None:
-    """The lode server writing ``config.db`` (found through the index's writer lock, on any
-    port), else the one listening on the configured address if one answers ``/health``
-    (with ``same_db``: only if it serves ``config.db``, the index the caller chose).
+    """The lode server at ``config.server.url`` (``LODE_URL``) when it is set; else the
+    lode server writing ``config.db`` (found through the index's writer lock, on any
+    port), else the one the discovery file names (``indexer.discovery``), else the one
+    listening on the configured address if one answers ``/health`` (with ``same_db``: only
+    if it serves ``config.db``, the index the caller chose). Its token is the configured
+    key, else the one the discovery file names for it.
 
     None only when nothing listens there (or what listens is not lode): a lode server that
     is slow to answer, or will not say which index it serves, raises instead of being
     taken for none, since the caller would then write beside it."""
+    record = read_server_record(config)
+    if config.server.url:  # LODE_URL: that server or none
+        return _answering(config, config.server.url.rstrip("/"), record, same_db, timeout)
     writer = find_writer(config)
     if writer is not None and writer.url:  # the server writing this index, whatever its port
-        remote = RemoteLode(writer.url, config.server.api_key, timeout=timeout)
+        remote = RemoteLode(writer.url, _token_for(config, writer.url, record), timeout=timeout)
         health = _health(remote.base_url, timeout)
         if isinstance(health, dict) and "worker_alive" in health:
             remote.health = health
@@ -65,7 +97,18 @@ def find_server(config: LodeConfig, timeout: float = 0.3, same_db: bool = False)
         raise ServerUnavailableError(
             f"{writer.describe()} holds the index {config.db} but does not answer at {writer.url}"
         )
-    remote = RemoteLode(_base_url(config), config.server.api_key, timeout=timeout)
+    discovered = _discovered(config, record, same_db, timeout)
+    if discovered is not None:
+        return discovered
+    return _answering(config, _base_url(config), record, same_db, timeout)
+
+
+def _answering(
+    config: LodeConfig, base: str, record: ServerRecord | None, same_db: bool, timeout: float
+) -> RemoteLode | None:
+    """The lode server at ``base`` when one answers ``/health`` (with ``same_db``: only if
+    it serves ``config.db``)."""
+    remote = RemoteLode(base, _token_for(config, base, record), timeout=timeout)
     health = _health(remote.base_url, timeout)  # a degraded server's 503 has the same body
     if not isinstance(health, dict) or "worker_alive" not in health:
         return None
@@ -79,7 +122,8 @@ def find_server(config: LodeConfig, timeout: float = 0.3, same_db: bool = False)
             # (a second writer beside it); the caller needs its key
             raise UnauthorizedError(
                 f"a lode server at {remote.base_url} refused the API key, so whether it serves "
-                f"{config.db} is unknown: set LODE_API_KEY to its key (or stop it)"
+                f"{config.db} is unknown: set LODE_API_KEY to its key (or stop it; a server of "
+                "another user of this machine keeps its token to itself)"
             ) from None
         except LodeError as exc:
             raise ServerUnavailableError(

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 
 from indexer._runs import task_embedded, task_eta, task_percent, task_searchable
-from indexer._task_queue import NO_CHANGE, TaskQueue, _now
+from indexer._task_queue import NO_CHANGE, YIELDED, TaskQueue, _now, is_small
 from indexer.activity import SearchActivity
 from indexer.config import LodeConfig
 from indexer.embed import Embedder
@@ -206,6 +206,10 @@ class IndexWorker(TaskQueue):
 
     def _run_phase1(self, task: Task) -> None:
         cancel = self._cancel.setdefault(task.id, threading.Event())
+        # whole-project work steps aside for a save (of any project) between files, and
+        # goes on after it (a full re-index does not: its next run would start over)
+        steps_aside = task.kind == "index" and not task.full and not is_small(task)
+        stop = _AnyEvent(cancel, self._save_waiting) if steps_aside else cancel
         try:
             if task.kind == "delete":
                 self._delete_project(task)
@@ -214,8 +218,11 @@ class IndexWorker(TaskQueue):
             state = IndexProgress()
             report = run_lexical_phase(
                 self.store, self.embedder, project, self.config, paths=task.paths, full=task.full,
-                state=state, progress=lambda s: self._progress(task.id, s), cancel=cancel,
+                state=state, progress=lambda s: self._progress(task.id, s), cancel=stop,
             )  # fmt: skip
+            if steps_aside and not cancel.is_set() and state.files_done < state.files_total:
+                self._step_aside(task)
+                return
             if task.id in self._checks:  # it changed nothing: no task to show
                 self._drop_check(task.id, state)
                 return
@@ -241,7 +248,8 @@ class IndexWorker(TaskQueue):
             # indexes): say so; a big run folds its rows into the indexes before phase 2
             # rewrites them (small ones wait for a quiet moment: ``_maintain``)
             self._publish(dataclasses.replace(task, phase="embed"), force=True)
-            self.store.maintenance.maybe_optimize(rows=OPTIMIZE_AFTER_ROWS, seconds=math.inf)
+            if not self._save_waiting.is_set():  # a save waiting goes first; phase 2 folds in later
+                self.store.maintenance.maybe_optimize(rows=OPTIMIZE_AFTER_ROWS, seconds=math.inf)
         except NotFoundError as exc:
             if task.id in self._checks:  # the project went away meanwhile
                 self._drop_check(task.id, IndexProgress())
@@ -249,6 +257,20 @@ class IndexWorker(TaskQueue):
             self._finish(dataclasses.replace(task, message=str(exc)), "failed")
         except Exception as exc:
             self._phase1_failed(task, exc)
+
+    def _step_aside(self, task: Task) -> None:
+        """A whole-project task stopped between files for a save: queued again as it was
+        (its next run skips the files this one wrote), to run once the save is done."""
+        with self._lock:
+            if task.id in self._checks:  # a check that changed nothing yet stays one
+                self._checks[task.id] = dataclasses.replace(task, status="queued", phase="queued")
+                return
+            live = self._live.pop(task.id, task)
+            queued = dataclasses.replace(
+                live, status="queued", phase="queued", message=YIELDED, updated_at=_now()
+            )
+        self._save_queued(queued)
+        self._emit_task(queued, force=True)
 
     def _awaits_vectors(self, project_id: str) -> bool:
         """True while chunks of the project wait for a vector the model has not refused."""
@@ -296,7 +318,8 @@ class IndexWorker(TaskQueue):
         embedding = [t for t in self._live.values() if t.phase == "embed" and t.status == "running"]
         if not embedding:
             return self._drain_orphan_backlog()
-        task = min(embedding, key=lambda t: (t.created_at is None, t.created_at))
+        # the project being edited first: a save's few chunks before another's backlog
+        task = min(embedding, key=lambda t: (not is_small(t), t.created_at is None, t.created_at))
         cancel = self._cancel.setdefault(task.id, threading.Event())
         self._preempt.clear()
         stop = _AnyEvent(cancel, self._preempt, self._stop)

@@ -205,7 +205,8 @@ class _Run:
                 return
             new = self._embed([(g[0], *texts[g[0].id]) for g in part])
             members = [c for g in part for c in g]
-            self.failed.update(c.id for c in members if texts[c.id][1] not in new)
+            if not self.stopped():  # a stop mid-batch leaves the rest for the next pass
+                self.failed.update(c.id for c in members if texts[c.id][1] not in new)
             self.stats.embedded_rows += sum(1 for c in members if texts[c.id][1] in new)
             self._write(_batch_of(members, texts, new, new, self._failed_paths()))
 
@@ -240,7 +241,7 @@ class _Run:
         if merged is not None and self.pool is not None:
             # past the backlog's front this is a long pass: it folds its rows in as it goes
             fold = self.written >= self.write_rows
-            self.pending = self.pool.submit(_write, self.store, merged, fold)
+            self.pending = self.pool.submit(_write, self.store, merged, fold, self.stopped)
             self.written += len(merged.ids)
         self._advance(merged)
 
@@ -271,7 +272,10 @@ class _Run:
         stats = self.stats
         began, yielded = time.perf_counter(), stats.yielded_seconds
         try:
-            good = list(zip(chunks, self._encode(texts), strict=True))
+            vectors = self._encode(texts)
+            # fewer vectors than texts only when the pass stopped mid-batch (a save waits)
+            kept = chunks[: len(vectors)] if self.stopped() else chunks
+            good = list(zip(kept, vectors, strict=True))
         except Exception:
             good = self._embed_one_by_one(chunks)
         stats.model_seconds += time.perf_counter() - began - (stats.yielded_seconds - yielded)
@@ -282,13 +286,16 @@ class _Run:
         """The model's vectors of ``texts``. With an ``activity``, ``_YIELD_BATCH`` texts at a
         time, and while searches run each call waits for a pause in them first (at most
         ``_YIELD_WAIT_FACTOR`` times the last call's time; never once stopped: a saved file
-        waits for this pass to stop)."""
+        waits for this pass to stop). Once the pass is asked to stop, the vectors of the
+        first texts only: a save waits for one short call, not the whole batch."""
         embedder, activity = self.embedder, self.activity
         if activity is None:
             return embedder.embed(texts)
         parts: list[np.ndarray] = []
         last = 0.1
         for start in range(0, len(texts), _YIELD_BATCH):
+            if parts and self.stopped():
+                break
             if activity.busy() and not self.stopped():
                 self.stats.yielded_seconds += activity.wait_for_pause(_YIELD_WAIT_FACTOR * last, self.stopped)
             batch = texts[start : start + _YIELD_BATCH]
@@ -368,7 +375,7 @@ def _batch_of(
     return _Batch([c.id for c in ok], matrix, hashes, new, sorted({c.file_id for c in ok}), done)
 
 
-def _write(store: Store, batch: _Batch, fold: bool) -> None:
+def _write(store: Store, batch: _Batch, fold: bool, stopped: Callable[[], bool] = lambda: False) -> None:
     with store.db.write_unit():  # a stop never leaves chunks embedded and their document not
         store.vectors.remember(batch.new)
         store.vectors.write(batch.ids, batch.vectors, batch.text_hashes)
@@ -378,7 +385,7 @@ def _write(store: Store, batch: _Batch, fold: bool) -> None:
         by_project.setdefault(project_id, []).append(path)
     for project_id, paths in by_project.items():
         store.files.clear_errors(project_id, paths, stage="embed")
-    if fold:
+    if fold and not stopped():  # a save waiting goes first: the next pass folds them in
         # every vector write rewrites its rows outside the indexes; a long pass folds
         # them in as it goes (lexical queries asked meanwhile stay fast)
         store.maintenance.maybe_optimize()

@@ -9,6 +9,7 @@ import os
 import signal
 import socket
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +57,12 @@ _STARTUP_FAILURE = 3
 @click.option("--host", default=None, help=f"Bind address (default {_SERVER.host}; others need --api-key).")
 @click.option("--port", type=int, default=None, help=f"TCP port (default {_SERVER.port}).")
 @click.option("--api-key", default=None, help="Require 'Authorization: Bearer KEY' (or LODE_API_KEY).")
+@click.option(
+    "--no-auth",
+    is_flag=True,
+    default=None,
+    help="Serve without the per-user token: any local account may use it (or LODE_NO_AUTH).",
+)
 @click.option("--no-watch", is_flag=True, help="Do not watch projects for changes.")
 @click.option("--force", is_flag=True, help="Serve /, a system folder or the home folder itself anyway.")
 @click.option(
@@ -67,7 +74,9 @@ _STARTUP_FAILURE = 3
 def serve_command(paths: tuple[Path, ...], no_watch: bool, force: bool, **settings: Any) -> None:
     """Serve the index over HTTP and MCP; register, index and watch each PATH given.
     With --read-only, one of many search servers of an index that one writer keeps current
-    (see docs/scale-out.md).
+    (see docs/scale-out.md). Private to its user by default: clients send the token of
+    the per-user token file, named by the discovery file the server leaves while it runs
+    (see docs/operations.md).
 
     Example: lode serve ~/src/shop ~/src/infra --port 7370
     """
@@ -79,7 +88,7 @@ def serve_command(paths: tuple[Path, ...], no_watch: bool, force: bool, **settin
 
     config = make_config(
         enabled=False if no_watch else None, **settings
-    )  # host, port, api_key, read_only, db
+    )  # host, port, api_key, no_auth, read_only, db
     if config.server.read_only and paths:
         raise ConfigError("a read-only server indexes nothing: give the PATHs to the writer (lode serve)")
     roots = [str(resolve_project_root(p, field="PATH", force=force)) for p in paths]
@@ -87,6 +96,7 @@ def serve_command(paths: tuple[Path, ...], no_watch: bool, force: bool, **settin
     if writer is not None:  # a second server on another port would be a second writer
         raise WriterBusyError(config.db, writer)
     check_bind(config)
+    config, token_file = _private(config)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # a crash inside a native library (a segfault, a stack overflow) leaves its reason and
     # the Python stacks in the log instead of a server that vanished without a word
@@ -104,7 +114,8 @@ def serve_command(paths: tuple[Path, ...], no_watch: bool, force: bool, **settin
             _check_interrupted()
             register_paths(ctx, roots)
             _check_interrupted()
-            _serve(config, ctx)  # the app's shutdown closes ctx (uvicorn then re-raises a SIGTERM)
+            # the app's shutdown closes ctx (uvicorn then re-raises a SIGTERM)
+            _serve(config, ctx, token_file)
         except BaseException:
             ctx.close()
             raise
@@ -132,12 +143,66 @@ def _check_interrupted() -> None:
         raise KeyboardInterrupt
 
 
-def _serve(config: LodeConfig, ctx: ServerContext) -> None:
+def _private(config: LodeConfig) -> tuple[LodeConfig, Path | None]:
+    """``config`` requiring the per-user token (made once, kept in a 0600 file) unless it
+    has a key already or ``no_auth`` says so; and the token's file."""
+    from indexer.discovery import load_or_create_token, runtime_dir
+
+    if config.server.api_key:
+        return config, None
+    if config.server.no_auth:  # said once it serves (``_announce``)
+        return config, None
+    try:
+        token, path = load_or_create_token(config)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot keep the per-user token in {runtime_dir(config)}: {exc.strerror or exc} "
+            "(set LODE_RUNTIME_DIR to a folder of yours, or serve with --no-auth)"
+        ) from None
+    return replace(config, server=replace(config.server, api_key=token)), path
+
+
+def _announce(config: LodeConfig, token_file: Path | None) -> None:
+    """Leave the discovery file and say where the server is (and how the page gets in)."""
+    from indexer import __version__
+    from indexer.discovery import write_server_record
+    from server.app import server_url
+
+    url = server_url(config)
+    auth = "bearer" if config.server.api_key else "none"
+    try:
+        written = write_server_record(config, url, auth=auth, token_file=token_file, version=__version__)
+    except OSError as exc:
+        written = None
+        logging.getLogger(__name__).warning("no discovery file: %s", exc)
+    role = " read-only" if config.server.read_only else ""
+    click.echo(
+        f"lode: serving {config.db}{role} on http://{config.server.host}:{config.server.port}/ "
+        "(the search page; API docs at /api/docs)",
+        err=True,
+    )
+    if not config.server.api_key:
+        click.echo(
+            "lode: warning: --no-auth: every account of this machine can search and change this index",
+            err=True,
+        )
+    if written is None:
+        click.echo("lode: another lode server is the one clients find (its discovery file stays)", err=True)
+    if token_file is not None:
+        # the link carries the secret: shown on a terminal, not written into a log
+        link = f"{url}/#token={config.server.api_key}" if sys.stderr.isatty() else "`lode service status`"
+        click.echo(
+            f"lode: private to this user (token in {token_file}); the page's login link: {link}", err=True
+        )
+
+
+def _serve(config: LodeConfig, ctx: ServerContext, token_file: Path | None = None) -> None:
     """Run the app over ``ctx`` until SIGINT or SIGTERM (requests in flight get a moment,
     then the app's shutdown stops the watcher, the search processes and the writer;
-    ``indexer.cli._stop``)."""
+    ``indexer.cli._stop``); the discovery file names it while it listens."""
     import uvicorn
 
+    from indexer.discovery import remove_server_record
     from server.app import create_app
     from server.limits import UVICORN_LIMITS
 
@@ -151,12 +216,13 @@ def _serve(config: LodeConfig, ctx: ServerContext) -> None:
             if _INTERRUPTED:
                 self.should_exit = True
             if self.started:
-                role = " read-only" if config.server.read_only else ""
-                click.echo(
-                    f"lode: serving {config.db}{role} on http://{config.server.host}:{config.server.port}/ "
-                    "(the search page; API docs at /api/docs)",
-                    err=True,
-                )
+                _announce(config, token_file)
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            """Stop being found (the discovery file goes first), then stop as uvicorn does
+            (a SIGTERM is raised again after it, before ``run`` returns)."""
+            remove_server_record(config)
+            await super().shutdown(sockets)
 
     app = create_app(config, context=ctx, search_processes=config.server.search_processes, close_context=True)
     server = Server(
@@ -165,8 +231,11 @@ def _serve(config: LodeConfig, ctx: ServerContext) -> None:
             timeout_graceful_shutdown=_GRACE_SECONDS, **UVICORN_LIMITS,
         )
     )  # fmt: skip
-    with contextlib.suppress(KeyboardInterrupt):  # as uvicorn.run: a second Ctrl-C
-        server.run()
+    try:
+        with contextlib.suppress(KeyboardInterrupt):  # as uvicorn.run: a second Ctrl-C
+            server.run()
+    finally:
+        remove_server_record(config)  # only this process's own record
     if not server.started:
         sys.exit(_STARTUP_FAILURE)
 
@@ -192,7 +261,7 @@ def mcp_command(no_watch: bool, db: Path | str | None) -> None:
     config = make_config(db=db, enabled=False if no_watch else None)
     remote = server_for(config, db, local=False)
     if remote is not None:
-        forward = (remote.base_url, config.server.api_key, str(config.db))
+        forward = (remote.base_url, remote.api_key, str(config.db))
         build_mcp(_no_context, forward_to=forward).run("stdio")
         return
     from indexer.api import cached_graph, query_embedder

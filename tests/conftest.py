@@ -122,7 +122,16 @@ def _fast_tests_leave_the_model_alone(request: pytest.FixtureRequest) -> Iterato
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Keep test logs readable: no line per HTTP request from httpx."""
+    """Keep test logs readable: no line per HTTP request from httpx. Keep the user's own
+    runtime folder (a running lode's discovery file, its token) out of the tests: each run
+    has its own (``LODE_RUNTIME_DIR``, inherited by the servers tests start); and the
+    servers tests start are open to every request (``LODE_NO_AUTH``), as their clients
+    send no token: the tests of privacy (tests/test_discovery.py) turn it back on."""
     import logging
+    import tempfile
 
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    runtime = Path(tempfile.mkdtemp(prefix="lode-runtime-"))
+    config.add_cleanup(lambda: shutil.rmtree(runtime, ignore_errors=True))
+    os.environ["LODE_RUNTIME_DIR"] = str(runtime)
+    os.environ.setdefault("LODE_NO_AUTH", "1")

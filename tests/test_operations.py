@@ -21,7 +21,13 @@ from server.cli import cli
 from server.mcp import TOOL_SPECS, build_mcp
 
 #: Front-end commands and probes: not operations (see ``indexer.operations``).
-NOT_OPERATIONS = {"lode serve", "lode watch", "lode mcp", "health"}
+NOT_OPERATIONS = {
+    "lode serve",
+    "lode watch",
+    "lode mcp",
+    "health",
+    *(f"lode service {c}" for c in ("install", "uninstall", "start", "stop", "status", "logs")),
+}
 ROOT = Path(__file__).resolve().parent.parent
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 

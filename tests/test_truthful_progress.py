@@ -106,3 +106,29 @@ def test_registering_again_is_not_done_before_the_vectors_are_in(tmp_path: Path)
         assert done["embedded"] is True
         assert done["message"] == "no change"
         assert http.get(f"/projects/{done['project_id']}").json()["semantic_coverage"] == 1.0
+
+
+def test_lode_status_shows_searchable_and_embedded_apart(tmp_path: Path) -> None:
+    """``lode status`` (through a server) says of each project whether it is searchable
+    (phase 1 over) and how much of it is embedded (phase 2), two states apart."""
+    from click.testing import CliRunner
+
+    from indexer.cli import cli
+
+    root = make_files(tmp_path / "proj", 60)
+    embedder = FakeEmbedder(delay=0.02)
+    config = load_config(env={}, overrides={"db": tmp_path / "db", "enabled": False})
+    with serve_in_thread(config, embedder) as base, httpx.Client(base_url=base + API, timeout=30) as http:
+        env = {"LODE_DB": str(tmp_path / "db"), "LODE_PORT": base.rsplit(":", 1)[1]}
+        first = http.post("/projects", json={"path": str(root), "name": "proj"}).json()["task_id"]
+        until(lambda: http.get(f"/tasks/{first}").json()["phase"] == "embed")
+        out = CliRunner().invoke(cli, ["status"], env=env)
+        assert out.exit_code == 0, out.output
+        line = next(li for li in out.output.splitlines() if li.startswith("  proj:"))
+        assert "searchable: yes, embedded: " in line
+        assert "(embedding)" in line
+        assert "embedded: yes" not in line
+        embedder.delay = 0.0
+        until(lambda: http.get(f"/tasks/{first}").json()["status"] == "done")
+        done = CliRunner().invoke(cli, ["status"], env=env).output
+        assert "searchable: yes, embedded: yes" in done

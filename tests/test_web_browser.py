@@ -234,6 +234,26 @@ def test_api_key_is_asked_once_per_session(browser: Any, tmp_path: Path) -> None
         fresh.context.close()
 
 
+def test_the_login_link_gives_the_page_the_token_once(browser: Any, tmp_path: Path) -> None:
+    """``/#token=…`` (what ``lode serve`` and ``lode service status`` print): the page
+    keeps the token for the tab, asks nothing, and takes it out of the address."""
+    from playwright.sync_api import expect
+
+    config = load_config(env={}, overrides={"db": tmp_path / "db", "enabled": False, "api_key": "t0ken"})
+    with serve_in_thread(config, FakeEmbedder()) as base:
+        page = browser.new_context().new_page()
+        page.goto(base + "/#token=t0ken")
+        expect(page.locator("#results [data-state=empty]")).to_be_visible()
+        expect(page.locator("#key-dialog")).to_be_hidden()
+        assert page.url == base + "/"
+        page.goto(base + "/ui/projects")  # the tab keeps it
+        expect(page.locator("#projects [data-state=empty]")).to_be_visible()
+        docs = page.context.new_page()  # /api/docs takes the link too
+        docs.goto(base + "/api/docs#token=t0ken")
+        expect(docs.locator("#key-dialog")).to_be_hidden()
+        page.context.close()
+
+
 _LOOPBACK = ("127.0.0.1", "localhost", "[::1]", "::1")
 
 

@@ -8,7 +8,7 @@ commands to ``cli`` as it is imported.
 
 from __future__ import annotations
 
-from indexer.cli import _discover, _index, _outline, _search, _status, _symbols, _watch  # noqa: F401
+from indexer.cli import _discover, _index, _outline, _search, _service, _status, _symbols, _watch  # noqa: F401
 from indexer.cli._common import cli
 
 __all__ = ["cli", "main"]

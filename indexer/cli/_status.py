@@ -40,6 +40,25 @@ def _watch_text(project: dict[str, Any], via: str) -> str:
     return text
 
 
+def _phases_text(project: dict[str, Any]) -> str:
+    """The project's two states: searchable (phase 1 over) and embedded (its vectors in)."""
+    task = project.get("current_task") or {}
+    live = task.get("status") in ("queued", "running")
+    if live and task.get("status") == "running" and not task.get("searchable"):
+        searchable = f"updating ({task.get('files_done', 0)}/{task.get('files_total', 0)} files)"
+    elif live and not task.get("searchable"):
+        searchable = "yes (a run is queued)"
+    else:
+        searchable = "yes"
+    coverage = float(project.get("semantic_coverage", 0.0))
+    embedding = live and task.get("phase") == "embed"
+    embedded = "yes" if coverage >= 1.0 else f"{coverage:.0%}" + (" (embedding)" if embedding else "")
+    code = project.get("implementation_coverage")  # an older server does not say
+    if coverage < 1.0 and code is not None:
+        embedded += f", code {code:.0%}"
+    return f"searchable: {searchable}, embedded: {embedded}"
+
+
 def _task_text(task: dict[str, Any], names: dict[str, str]) -> str:
     project = names.get(task["project_id"], task["project_id"])
     text = f"{task['status']:<8} {project}: {task['phase']} {task['percent']:.0f} %"
@@ -65,11 +84,9 @@ def _print_status(status: dict[str, Any]) -> None:
         failed = "" if p.get("failed_files") is None else f", {p['failed_files']} failed"
         if p.get("files_awaiting_rechunk"):
             failed += f", {p['files_awaiting_rechunk']} awaiting re-chunking (lode upgrade)"
-        code = p.get("implementation_coverage")  # an older server does not say
-        semantic = f"semantic {p['semantic_coverage']:.0%}" + ("" if code is None else f" (code {code:.0%})")
         click.echo(
-            f"  {p['name']}: {p['files']} files, {p['chunks']} chunks, "
-            f"{semantic}{failed}; {_watch_text(p, via)} — {p['root']}"
+            f"  {p['name']}: {p['files']} files, {p['chunks']} chunks; {_phases_text(p)}{failed}; "
+            f"{_watch_text(p, via)} — {p['root']}"
         )
     names = {p["id"]: p["name"] for p in status["projects"]}
     tasks = status.get("tasks", [])
@@ -80,9 +97,9 @@ def _print_status(status: dict[str, Any]) -> None:
 
 @lode_command("status", "local", "db", "json", render=_print_status)
 def status_command(local: bool, db: Path | str | None) -> dict[str, Any]:
-    """Show the index: projects with their watcher state, running and queued tasks with
-    their progress, files, chunks, semantic coverage (and that of implementation code,
-    embedded first), failures.
+    """Show the index: projects with their watcher state, whether each is searchable and
+    embedded (and how much of its implementation code, embedded first), running and queued
+    tasks with their progress, files, chunks, failures.
 
     Asks a running lode server when there is one (it knows its tasks' rates and its
     watchers); --local (or no server) reads what the index records.

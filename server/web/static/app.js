@@ -11,6 +11,14 @@
   const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
   const split = (text) => text.split(",").map((s) => s.trim()).filter(Boolean);
 
+  // ---- the login link (`lode serve` prints /#token=…): the token kept for this tab, the
+  // URL cleaned so it is neither bookmarked nor shown ------------------------------------
+  const login = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+  if (login) {
+    sessionStorage.setItem(KEY, decodeURIComponent(login[1]));
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+
   // ---- the API key -------------------------------------------------------------------
   let keyPrompt = null;
 
@@ -23,7 +31,7 @@
       form.onsubmit = (ev) => {
         ev.preventDefault();
         const key = form.elements.key.value.trim();
-        if (!key) return setError(form, "key", "Enter the key the server was started with (LODE_API_KEY).");
+        if (!key) return setError(form, "key", "Enter the server's key: LODE_API_KEY, or the token `lode service status` shows.");
         sessionStorage.setItem(KEY, key);
         form.reset();
         dialog.close();

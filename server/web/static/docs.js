@@ -10,6 +10,14 @@
   const needsKey = body.dataset.keyRequired === "true";
   const KEY_CHECK = "/api/v1/tasks?limit=1"; // a cheap request that needs the key
 
+  // ---- the login link (`lode serve` prints /#token=…): the token kept for this tab, the
+  // URL cleaned so it is neither bookmarked nor shown ------------------------------------
+  const login = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+  if (login) {
+    sessionStorage.setItem(KEY, decodeURIComponent(login[1]));
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+
   const askKey = (message) =>
     new Promise((resolve) => {
       const dialog = document.getElementById("key-dialog");
