@@ -66,6 +66,27 @@ def test_a_block_that_does_not_fit_keeps_its_header_and_the_first_is_clipped(cou
     assert clipped.tokens <= 120
 
 
+def test_room_kept_for_the_longest_footer_goes_to_headers_when_the_real_one_is_short(
+    counter: TokenCounter,
+) -> None:
+    """The first pass reserves room for a footer quoting the largest counts there could be;
+    the real one is shorter, and what it leaves shows more headers (an MCP answer at 200
+    tokens used 148 with a 12-token header left out)."""
+
+    def wordy(fitted: Fitted) -> str:
+        return f"[{fitted.left_out} more results left out: search again with offset={fitted.shown}]"
+
+    first = _block("first", 9)
+    rest = [_block(f"later{i}", 30) for i in range(3)]
+    need = counter.count(wordy(Fitted("", 0, shown=99_999, left_out=99_999))) + 2
+    budget = counter.count("\n".join([first.header, *first.body, wordy(Fitted("", 0, shown=1, left_out=3))]))
+    budget += counter.count(rest[0].header) + 1  # room for one more header with the real footer
+    assert counter.count(wordy(Fitted("", 0, shown=2, left_out=2))) < need
+    fitted = fit_blocks(counter, "", [first, *rest], budget, wordy)
+    assert fitted.tokens <= budget
+    assert (fitted.shown, fitted.headers_only) == (2, 1), fitted.text
+
+
 def test_json_answers_keep_whole_items(counter: TokenCounter) -> None:
     items = [{"path": f"src/f{i}.py", "code": "x = 1\n" * 20} for i in range(30)]
 

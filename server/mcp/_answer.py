@@ -165,6 +165,7 @@ def fit_blocks(
             used += item.header
         else:
             break
+    kept = _top_up(counter, head, costed, kept, footer, budget)
     while True:
         fitted = _assemble(counter, head, costed, kept, footer)
         if not kept and fitted.tokens > budget:  # only notes left, and they quote too much
@@ -175,6 +176,25 @@ def fit_blocks(
         index, lines = kept.pop()  # the footer cost more than reserved: give back a block
         if len(lines) > 1 and index > 0:
             kept.append((index, lines[:1]))
+
+
+def _top_up(
+    counter: TokenCounter,
+    head: str,
+    costed: Sequence[_Costed],
+    kept: list[tuple[int, list[str]]],
+    footer: Callable[[Fitted], str],
+    budget: int,
+) -> list[tuple[int, list[str]]]:
+    """``kept`` and the headers of the next blocks while the answer, with its real footer,
+    fits: the first pass reserved room for the longest footer there could be."""
+    while kept and kept[-1][0] + 1 < len(costed):
+        index = kept[-1][0] + 1
+        more = [*kept, (index, [costed[index].block.header])]
+        if _assemble(counter, head, costed, more, footer).tokens > budget:
+            break
+        kept = more
+    return kept
 
 
 def _assemble(
