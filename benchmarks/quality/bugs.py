@@ -145,6 +145,5 @@ def load_bug_reports(corpus: str, directory: Path = BUGS_DIR) -> list[BugReport]
     reports = data.get("reports", [])
     assert isinstance(reports, list)
     return [
-        BugReport(corpus, r["url"], r["title"], r["body"], r["commit"], tuple(r["files"]))
-        for r in reports
+        BugReport(corpus, r["url"], r["title"], r["body"], r["commit"], tuple(r["files"])) for r in reports
     ]

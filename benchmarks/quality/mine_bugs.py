@@ -59,9 +59,7 @@ def _after_tag(git_dir: Path, tag: str) -> list[tuple[str, str, str]]:
     return [tuple(line.split("\x1f", 2)) for line in log.splitlines() if line]  # type: ignore[misc]
 
 
-def find_fix(
-    candidate: Mapping[str, Any], commits: Sequence[tuple[str, str, str]]
-) -> tuple[str, str] | None:
+def find_fix(candidate: Mapping[str, Any], commits: Sequence[tuple[str, str, str]]) -> tuple[str, str] | None:
     """(sha, date) of the candidate's fixing commit among ``commits`` (None when absent):
     its ``commit`` (a prefix), else the squash (``… (#PR)``) or merge commit of its ``pr``."""
     if candidate.get("commit"):
@@ -180,7 +178,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("corpus", choices=sorted(by_name))
     parser.add_argument("git_dir", type=Path, help="a (bare) git directory of the corpus's repository")
-    parser.add_argument("--candidates", type=Path, help="JSON list of candidate reports (default: the bug file)")
+    parser.add_argument(
+        "--candidates", type=Path, help="JSON list of candidate reports (default: the bug file)"
+    )
     args = parser.parse_args(argv)
     corpus = by_name[args.corpus]
     out = BUGS_DIR / f"{corpus.name}.json"
@@ -206,7 +206,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     BUGS_DIR.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"{corpus.name}: {len(kept)} reports from {len(candidates)} candidates; dropped {len(dropped)}; wrote {out}")
+    print(
+        f"{corpus.name}: {len(kept)} reports from {len(candidates)} candidates; dropped {len(dropped)}; wrote {out}"
+    )
     return 0
 
 
