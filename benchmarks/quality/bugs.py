@@ -49,7 +49,8 @@ __all__ = [
 
 BUGS_DIR = Path(__file__).parent / "bugs"
 MAX_FILES = 12
-MAX_BODY_CHARS = 2400
+MAX_BODY_CHARS = 1800
+"""Body limit: title and body stay within the search API's 2,000-character query limit."""
 #: Share of a fix's removed (or context) lines that must occur in the pinned file.
 MIN_PRESENT = 0.5
 _MIN_LINE_CHARS = 3
