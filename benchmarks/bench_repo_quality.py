@@ -2,10 +2,13 @@
 
 Downloads five pinned upstream trees once (``$LODE_BENCH_CACHE``, default
 ``~/.cache/lode-bench``), indexes each as a user would (the whole folder, default ignore
-rules) and asks three query sets in every mode (lexical, semantic, hybrid), beside a
-plain BM25-over-files reference: (a) doc comment → unit on the tree with every doc
-comment blanked, (b) change description (commit subject after the pin) → changed files
-and (c) identifier → defining unit on the original tree. Prints markdown tables with
+rules) and asks its query sets in every mode (lexical, semantic, hybrid), beside a
+plain BM25-over-files reference: (a) doc comment → unit and (d) the same doc comments of
+functions rewritten as plain-English questions, on the tree with every doc comment
+blanked; (b) change description (commit subject after the pin) → changed files,
+(c) identifier → defining unit and (e) real bug report (issue title and body) → the files
+its fix changed, with (e') the same reports restricted by hand to implementation files
+as the reference line, on the original tree. Prints markdown tables with
 bootstrap 95% intervals and writes ``benchmarks/results/repo_quality.json``. See
 docs/quality-benchmark.md.
 

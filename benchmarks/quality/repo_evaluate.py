@@ -1,7 +1,8 @@
-"""Run lode on a whole-repository corpus: two trees, three query sets, three modes, and BM25.
+"""Run lode on a whole-repository corpus: two trees, its query sets, three modes, and BM25.
 
-The blanked tree (every doc comment emptied, lines kept) answers set (a); the original
-tree answers sets (b) and (c). Each tree is written to a temporary folder and indexed
+The blanked tree (every doc comment emptied, lines kept) answers sets (a) and (d); the
+original tree answers sets (b), (c) and (e) (and ``bug_src``, set (e) restricted to
+implementation files). Each tree is written to a temporary folder and indexed
 as a user would index it (``Lode.index`` on the folder: default ignore rules, no include
 globs) into its own temporary store, so BM25 statistics are the tree's own. Per query
 and mode three searches run, all as the API serves them: a chunk page (``limit`` 10), a
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.quality.bm25 import BM25Index
+from benchmarks.quality.bugs import load_bug_reports
 from benchmarks.quality.changes import load_change_pairs
 from benchmarks.quality.corpora import fetch_corpus, read_corpus
 from benchmarks.quality.evaluate import MODES, ranked_chunks, shown_lines
@@ -30,10 +32,13 @@ from benchmarks.quality.repo_corpora import RepoCorpus
 from benchmarks.quality.repo_metrics import TOP, Answer, ChunkRef, K, file_values, query_values
 from benchmarks.quality.repo_sets import (
     SETS,
+    SOURCE_ONLY,
     Query,
+    bug_queries,
     change_queries,
     doc_queries,
     identifier_queries,
+    question_queries,
     sample_queries,
 )
 from benchmarks.quality.roles import IMPLEMENTATION, file_role
@@ -96,10 +101,14 @@ def prepare_repo(
     languages = {path: detect_language(path, data[:8192]) for path, data in files.items()}
     roles = {path: file_role(path, data[:4096], corpus.roles) for path, data in files.items()}
     pair_set = extract_pairs(corpus.name, files, languages)
+    reports = load_bug_reports(corpus.name)
     every = {
         "doc": doc_queries(corpus.name, pair_set, roles),
         "change": change_queries(load_change_pairs(corpus.name)),
         "identifier": identifier_queries(corpus.name, files, languages, roles),
+        "question": question_queries(corpus.name, pair_set, roles),
+        "bug": bug_queries(reports),
+        "bug_src": bug_queries(reports, "bug_src"),
     }
     role_counts: dict[str, int] = {}
     for role in roles.values():
@@ -123,10 +132,18 @@ def _write_tree(files: Mapping[str, bytes], target: Path) -> None:
         out.write_bytes(data)
 
 
-def _answer(searcher: Searcher, project: str, text: str, mode: str) -> Answer:
+def _answer(searcher: Searcher, project: str, text: str, mode: str, source_only: bool = False) -> Answer:
+    roles = (IMPLEMENTATION,) if source_only else ()
+
     def options(granularity: str, limit: int) -> SearchOptions:
         return SearchOptions(
-            query=text, projects=(project,), granularity=granularity, mode=mode, limit=limit, file_limit=K
+            query=text,
+            projects=(project,),
+            granularity=granularity,
+            mode=mode,
+            limit=limit,
+            file_limit=K,
+            roles=roles,
         )
 
     page = searcher.search(options("chunk", K))
@@ -180,13 +197,15 @@ def ask_tree(
             )
             for i, query in enumerate(queries):
                 ranked = bm25.rank(query.text, K)
+                if query.set in SOURCE_ONLY:
+                    ranked = [p for p in bm25.rank(query.text, len(indexed)) if is_impl(p)][:K]
                 values[i][BASELINE] = file_values(query, ranked, is_impl)
                 roles[i][BASELINE] = tuple(role_of(p) for p in ranked[:TOP])
             for mode in modes:
                 searcher = Searcher(lode.store, embedder, known_languages())
                 try:
                     for i, query in enumerate(queries):
-                        answer = _answer(searcher, name, query.text, mode)
+                        answer = _answer(searcher, name, query.text, mode, query.set in SOURCE_ONLY)
                         values[i][mode] = query_values(query, answer, is_impl)
                         roles[i][mode] = tuple(role_of(p) for p in answer.files[:TOP])
                 finally:
@@ -212,7 +231,10 @@ def evaluate_repo(
     def role_of(path: str) -> str:
         return roles.get(path) or file_role(path, b"", corpus.roles)
 
-    plan = (("blanked", blanked, ("doc",)), ("original", files, ("change", "identifier")))
+    plan = (
+        ("blanked", blanked, ("doc", "question")),
+        ("original", files, ("change", "identifier", "bug", "bug_src")),
+    )
     with tempfile.TemporaryDirectory(prefix="lode-bench-repo-") as tmp:
         for tree_name, texts, tree_sets in plan:
             wanted = [s for s in tree_sets if s in sets]

@@ -28,6 +28,9 @@ _SHOWN = {
     "doc": ("chunk_mrr", "file_mrr", "best_file_mrr", "any@5", "nonimpl@5", "nonimpl_chunks@5"),
     "change": ("chunk_mrr", "file_mrr", "best_file_mrr", "acc@5", "any@5", "nonimpl@5", "nonimpl_chunks@5"),
     "identifier": ("chunk_mrr", "file_mrr", "best_file_mrr", "any@5"),
+    "question": ("chunk_mrr", "file_mrr", "best_file_mrr", "any@5", "nonimpl@5", "nonimpl_chunks@5"),
+    "bug": ("file_mrr", "best_file_mrr", "acc@5", "any@5", "nonimpl@5", "nonimpl_chunks@5"),
+    "bug_src": ("file_mrr", "best_file_mrr", "acc@5", "any@5", "nonimpl@5", "nonimpl_chunks@5"),
 }
 _LABELS = {
     "chunk_mrr": "chunk MRR@10",
@@ -42,6 +45,9 @@ _SET_TITLES = {
     "doc": "(a) doc comment → unit (blanked tree)",
     "change": "(b) change description → files (original tree)",
     "identifier": "(c) identifier → defining unit (original tree)",
+    "question": "(d) plain-English question → function or method (blanked tree)",
+    "bug": "(e) bug report → files its fix changed (original tree)",
+    "bug_src": "(e') the same bug reports, restricted by hand to implementation files (reference)",
 }
 
 
