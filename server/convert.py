@@ -15,7 +15,7 @@ import msgspec
 from indexer.config_file import load_discover_config
 from indexer.models import Document, Project, StoredChunk, Task
 from indexer.search import SearchResponse
-from indexer.search.discover import DiscoverConfig
+from indexer.search.discover import DiscoverConfig, with_overrides
 from indexer.symbols import ReferenceQuery, SymbolQuery
 from indexer.tasks import task_embedded, task_eta, task_percent, task_searchable
 from server.context import ServerContext
@@ -158,7 +158,9 @@ def discover_config(
 ) -> DiscoverConfig:
     """Discovery settings of a request (``POST /api/v1/discover`` or the ``discover`` tool):
     defaults, the config file's ``[discover]`` table, its ``config`` per stage, then its
-    own arguments over those."""
+    own arguments over those (a setting an argument replaces is still checked)."""
+    if config:
+        with_overrides(DiscoverConfig(), config)
     overrides: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (config or {}).items()}
     given = (
         ("filter", "include", list(include)),

@@ -71,6 +71,11 @@ def test_discover_request_overrides_and_errors(base: str) -> None:
         httpx.post(f"{base}{API}/discover", json={"question": "x", "config": {"broad": {"nope": 1}}}), 400
     )
     assert bad_key["extra"][0]["key"] == "config.broad.nope"
+    # a setting the request's own argument replaces is still checked (schemathesis found it)
+    shadowed = {"question": "x", "include": ["shop*"], "config": {"filter": {"include": [{}]}}}
+    assert _error(httpx.post(f"{base}{API}/discover", json=shadowed), 400)["extra"][0]["key"] == (
+        "config.filter.include"
+    )
     bad_format = _error(httpx.post(f"{base}{API}/discover", json={"question": "x", "format": "html"}), 400)
     assert bad_format["extra"][0]["key"] == "format"  # the field the request sent
     assert (
