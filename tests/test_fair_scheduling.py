@@ -182,7 +182,8 @@ def test_a_save_waits_for_one_short_model_call_not_a_whole_batch(tmp_path: Path)
         _in_phase_two(worker, first.id)
         time.sleep(0.3)  # inside a batch
         waits = [_save(lode, worker, a, small, n) for n in range(2)]
-        assert max(waits) <= TARGET_SECONDS, waits
+        # a call of 16 (0.8 s) and the save, not the whole batch (3.2 s): room for a busy machine
+        assert max(waits) <= 0.75 * 64 * 0.05, waits
         embedder.delay = 0.0
         assert worker.wait(first.id, timeout=120).status == "done"
         assert lode.store.vectors.coverage(b.id) == 1.0  # nothing cut short was taken for a failure

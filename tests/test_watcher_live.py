@@ -351,7 +351,8 @@ def test_lode_watch_stops_cleanly_on_ctrl_c(tmp_path: Path, repo: Path) -> None:
             # the real model embeds the start-up index meanwhile: on a busy machine it takes time
             wait_until(lambda: any("src/quoll.py →" in line for line in lines), timeout=60, what="batch line")
             proc.send_signal(signal.SIGINT)
-            assert proc.wait(timeout=30) == 0
+            code = proc.wait(timeout=30)
+            assert code == 0, (code, stderr.read()[-3000:])  # a crash at exit says where
         finally:
             if proc.poll() is None:
                 proc.kill()
