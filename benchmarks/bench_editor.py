@@ -57,12 +57,14 @@ At = dict[str, Any]
 
 
 def sample_reads(lode: Lode, count: int) -> list[Read]:
-    """``count`` files spread over the store, as ``read_text`` arguments (by URI)."""
+    """``count`` files spread over the store, as ``read_text`` arguments (by URI); files of
+    4 kB or more, so the range read (lines 10..49) is there (an empty ``__init__.py`` has none)."""
     store = lode.store
     out: list[Read] = []
     for project in store.projects.all():
-        docs, total = store.documents.page(project.id, 0, 10_000_000)
-        step = max(1, total // count)
+        docs, _ = store.documents.page(project.id, 0, 10_000_000)
+        docs = [d for d in docs if d.file_size >= 4000]
+        step = max(1, len(docs) // count)
         out.extend(
             {"path": file_uri(project.root, d.file_path), "start_line": FIRST, "end_line": FIRST + LINES}
             for d in docs[::step][:count]
