@@ -198,3 +198,48 @@ def test_roles_over_http_and_the_cli(repo: tuple[Lode, Path], tmp_path: Path) ->
     assert '"role": "implementation"' in out.output
     refused = CliRunner().invoke(cli, ["search", "redirects", "--roles", "tests"], env=env)
     assert refused.exit_code == 2
+
+
+_REPORT = '''follow_redirects never stops when the server keeps redirecting
+
+Traceback (most recent call last):
+  File "tests/test_redirects.py", line 6, in test_follow_redirects_until_final
+    response = follow_redirects(FakeRedirect(), FakeClient())
+  File "src/client/redirects.py", line 9, in follow_redirects
+    response = client.get(location)
+RecursionError: maximum recursion depth exceeded
+
+Expected: it stops after max_redirects redirects. Actual: the assert in the test fails.
+Version: client 2.0, Python 3.11
+'''
+
+
+@pytest.mark.parametrize("mode", ["lexical", "hybrid"])
+def test_a_bug_report_finds_the_code_to_change_not_its_test(repo: tuple[Lode, Path], mode: str) -> None:
+    """A report quoting a traceback through a test, an assert and a test's name asks for the
+    code to change: the frame's function ranks above the test that exercises it."""
+    lode, _ = repo
+    top = _top(lode, _REPORT, mode=mode)
+    assert top[0] == ("src/client/redirects.py", "implementation"), top
+
+
+@pytest.mark.parametrize(
+    "ask", ["Write a test for this.", "Please add a regression test.", "The unit tests should cover it."]
+)
+def test_a_bug_report_that_asks_for_a_test_gets_tests(repo: tuple[Lode, Path], ask: str) -> None:
+    lode, _ = repo
+    assert "test" in wanted_roles(f"{_REPORT}\n{ask}")
+    assert _top(lode, f"{_REPORT}\n{ask}", mode="lexical")[0][1] == "test"
+
+
+@pytest.mark.parametrize(
+    ("query", "roles"),
+    [
+        (_REPORT, set()),
+        ("AssertionError: expected 3 got 4 in test_parse\n```\nparse('1+2')\n```", set()),
+        ("how do I stop the crash?\nTraceback (most recent call last):\nValueError: bad", set()),
+        ("the docs say max_redirects defaults to 20\nTypeError: unexpected keyword", {"docs"}),
+    ],
+)
+def test_what_a_bug_report_asks_for(query: str, roles: set[str]) -> None:
+    assert wanted_roles(query) == frozenset(roles)

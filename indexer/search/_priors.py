@@ -21,7 +21,7 @@ from typing import Any, Final
 from indexer.roles import file_role
 from indexer.store import Candidate, ChunkFacts
 
-__all__ = ["ROLE_PRIOR", "Folded", "apply_priors", "wanted_roles"]
+__all__ = ["ROLE_PRIOR", "Folded", "apply_priors", "is_bug_report", "wanted_roles"]
 
 #: The fused score of a chunk of each role is scaled by this unless the query asks for it
 #: (tuned on the whole-repository benchmark: ``benchmarks/tune_ranking.py``; a stronger
@@ -66,10 +66,47 @@ _INTENT_WORDS: Final[Mapping[str, re.Pattern[str]]] = {
 }
 
 
-def wanted_roles(query: str, roles: Sequence[str] = (), path_include: Sequence[str] = ()) -> frozenset[str]:
-    """The roles other than implementation a query asks for (they keep their full score)."""
+#: Signs that a query is a bug report (a traceback, an error line, expected vs actual, a code
+#: block, versions): two of them make one.
+_REPORT_SIGNS: Final[tuple[re.Pattern[str], ...]] = (
+    # frames: Python, Java/Kotlin, JavaScript, Go, Rust
+    re.compile(
+        r"traceback \(most recent call last\)|^\s*file \"[^\"\n]+\", line \d+"
+        r"|^\s*at [\w$.<>/]+ ?\(.*:\d+(?::\d+)?\)|^goroutine \d+|panicked at|^\s*\d+: +[\w:<>]+::",
+        re.M,
+    ),
+    re.compile(r"^[ \t]*[\w.]*(?:error|exception|warning|panic)\b(?:\[\w+\])?:", re.M),
+    re.compile(r"\bexpected\b.{0,300}?\b(?:got|but|actual(?:ly)?|instead)\b", re.S),
+    re.compile(r"^[ \t#*]*(?:steps to reproduce|to reproduce|expected (?:behaviou?r|result|output)"
+               r"|actual (?:behaviou?r|result|output)|reproduc\w+ example)\b", re.M),
+    re.compile(r"^[ \t]*(?:```|~~~)", re.M),
+    re.compile(r"\b(?:version|python|node|go|rustc|java|os)\b[ \t]*[:=]?[ \t]*v?\d+\.\d+"),
+)
+#: What a bug report asks for beyond the code to change: only an explicit request counts
+#: (its traceback, asserts and test names quote tests; "how do I" asks for a fix).
+_REPORT_REQUESTS: Final[Mapping[str, re.Pattern[str]]] = {
+    "test": re.compile(
+        r"\b(?:write|add|adding|need|needs|create|missing)\s+(?:a |an |some |the |more )?(?:\w+ )?tests?\b"
+        r"|\btests? (?:should|must|need to|needs to|do not|don'?t) (?:cover|check|test)\b|\btest coverage\b"
+    ),
+    "docs": re.compile(r"\b(?:docs|documentation|documented|readme|docstrings?)\b"),
+    "changelog": re.compile(r"\b(?:change ?logs?|release notes?)\b"),
+    "build": _INTENT_WORDS["build"],
+}
+
+
+def is_bug_report(query: str) -> bool:
+    """True when ``query`` reads as a bug report: two signs of ``_REPORT_SIGNS``."""
     text = query.lower()
-    wanted = {role for role, words in _INTENT_WORDS.items() if words.search(text)}
+    return sum(1 for sign in _REPORT_SIGNS if sign.search(text)) >= 2
+
+
+def wanted_roles(query: str, roles: Sequence[str] = (), path_include: Sequence[str] = ()) -> frozenset[str]:
+    """The roles other than implementation a query asks for (they keep their full score);
+    of a bug report, only those it explicitly asks for."""
+    text = query.lower()
+    intents = _REPORT_REQUESTS if is_bug_report(query) else _INTENT_WORDS
+    wanted = {role for role, words in intents.items() if words.search(text)}
     wanted.update(roles)
     for glob in path_include:  # a path filter into tests/, docs/, examples/…: those are wanted
         role = file_role(glob.replace("*", "x").rstrip("/") + "/x.py")
