@@ -200,7 +200,7 @@ def test_roles_over_http_and_the_cli(repo: tuple[Lode, Path], tmp_path: Path) ->
     assert refused.exit_code == 2
 
 
-_REPORT = '''follow_redirects never stops when the server keeps redirecting
+_REPORT = """follow_redirects never stops when the server keeps redirecting
 
 Traceback (most recent call last):
   File "tests/test_redirects.py", line 6, in test_follow_redirects_until_final
@@ -211,7 +211,7 @@ RecursionError: maximum recursion depth exceeded
 
 Expected: it stops after max_redirects redirects. Actual: the assert in the test fails.
 Version: client 2.0, Python 3.11
-'''
+"""
 
 
 @pytest.mark.parametrize("mode", ["lexical", "hybrid"])
@@ -243,3 +243,48 @@ def test_a_bug_report_that_asks_for_a_test_gets_tests(repo: tuple[Lode, Path], a
 )
 def test_what_a_bug_report_asks_for(query: str, roles: set[str]) -> None:
     assert wanted_roles(query) == frozenset(roles)
+
+
+_POLICY = '''class RequestSigner:
+    """Signs requests: computes the HMAC signature of a request body with the secret key,
+    and checks the signature of a webhook request body."""
+
+    algorithm = "sha256"
+
+    def __init__(self, key):
+        self.key = key
+
+    def signature(self, body):
+        """The hex digest of the body signed with the key."""
+        return hmac.new(self.key, body, self.algorithm).hexdigest()
+
+    def verify(self, body, header):
+        """Whether a webhook header matches the body's digest."""
+        return hmac.compare_digest(self.signature(body), header)
+'''
+
+
+@pytest.fixture(scope="module")
+def policy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lode]:
+    """A class whose header chunk shares words with its methods' questions."""
+    root = tmp_path_factory.mktemp("policy") / "client"
+    root.mkdir()
+    (root / "policy.py").write_text(_POLICY)
+    lode = Lode(load_config(env={}, overrides={"db": root.parent / "db"}), embedder=FakeEmbedder())
+    lode.index(root, name="client")
+    yield lode
+    lode.close()
+
+
+@pytest.mark.parametrize("mode", ["lexical", "hybrid"])
+def test_a_class_header_does_not_hide_the_method_that_answers(policy: Lode, mode: str) -> None:
+    answer = policy.search(
+        SearchOptions(query="compute the HMAC signature of a request body", granularity="chunk", mode=mode)
+    )
+    assert next(h.node_name for g in answer.groups for h in g.chunks) == "signature"
+
+
+def test_a_question_about_the_class_still_gets_its_header(policy: Lode) -> None:
+    for query in ("RequestSigner", "request signer class"):
+        answer = policy.search(SearchOptions(query=query, granularity="chunk", mode="lexical"))
+        assert next(h.node_name for g in answer.groups for h in g.chunks) == "RequestSigner", query

@@ -18,10 +18,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from indexer.lexicon import identifier_words
 from indexer.roles import file_role
 from indexer.store import Candidate, ChunkFacts
 
-__all__ = ["ROLE_PRIOR", "Folded", "apply_priors", "is_bug_report", "wanted_roles"]
+__all__ = ["HEADER_PRIOR", "ROLE_PRIOR", "Folded", "apply_priors", "is_bug_report", "wanted_roles"]
 
 #: The fused score of a chunk of each role is scaled by this unless the query asks for it
 #: (tuned on the whole-repository benchmark: ``benchmarks/tune_ranking.py``; a stronger
@@ -37,6 +38,11 @@ ROLE_PRIOR: Final[Mapping[str, float]] = {
     "generated": 0.35,
     "vendored": 0.4,
 }
+
+#: The score of a container's header chunk (a class's name, docstring and fields, its
+#: methods chunked apart) is scaled by this unless the query names the container: a question
+#: the header's summary words match is answered by the member that does the work.
+HEADER_PRIOR: Final = 0.7
 
 _INTENT_WORDS: Final[Mapping[str, re.Pattern[str]]] = {
     "test": re.compile(
@@ -77,8 +83,11 @@ _REPORT_SIGNS: Final[tuple[re.Pattern[str], ...]] = (
     ),
     re.compile(r"^[ \t]*[\w.]*(?:error|exception|warning|panic)\b(?:\[\w+\])?:", re.M),
     re.compile(r"\bexpected\b.{0,300}?\b(?:got|but|actual(?:ly)?|instead)\b", re.S),
-    re.compile(r"^[ \t#*]*(?:steps to reproduce|to reproduce|expected (?:behaviou?r|result|output)"
-               r"|actual (?:behaviou?r|result|output)|reproduc\w+ example)\b", re.M),
+    re.compile(
+        r"^[ \t#*]*(?:steps to reproduce|to reproduce|expected (?:behaviou?r|result|output)"
+        r"|actual (?:behaviou?r|result|output)|reproduc\w+ example)\b",
+        re.M,
+    ),
     re.compile(r"^[ \t]*(?:```|~~~)", re.M),
     re.compile(r"\b(?:version|python|node|go|rustc|java|os)\b[ \t]*[:=]?[ \t]*v?\d+\.\d+"),
 )
@@ -128,18 +137,28 @@ class Folded:
     """How many pieces were folded into the shown one (0: none)."""
 
 
+def _words(text: str) -> frozenset[str]:
+    return frozenset(identifier_words(text).lower().split())
+
+
 def apply_priors(
     ranked: Sequence[tuple[Candidate, float]],
     facts: Mapping[str, ChunkFacts],
     wanted: frozenset[str],
     prior: Mapping[str, float] = ROLE_PRIOR,
+    query: str = "",
+    header_prior: float = HEADER_PRIOR,
 ) -> tuple[list[tuple[Candidate, float]], dict[str, Folded]]:
-    """``ranked`` with each score scaled by its role's prior (unless wanted), pieces of one
-    unit folded into the best one, best first; and the folded units by key."""
+    """``ranked`` with each score scaled by its role's prior (unless wanted) and, for a
+    container's header, by ``header_prior`` unless the query names the container; pieces of
+    one unit folded into the best one, best first; and the folded units by key."""
+    asked = _words(query)
     scored: list[tuple[Candidate, float, ChunkFacts | None]] = []
     for cand, score in ranked:
         fact = facts.get(cand.key)
         weight = 1.0 if fact is None or fact.role in wanted else prior.get(fact.role, 1.0)
+        if fact is not None and fact.header is not None and not _words(fact.header) <= asked:
+            weight *= header_prior
         scored.append((cand, score * weight, fact))
     scored.sort(key=lambda item: (-item[1], item[0].key))
     kept: list[tuple[Candidate, float]] = []
