@@ -288,3 +288,19 @@ def test_a_question_about_the_class_still_gets_its_header(policy: Lode) -> None:
     for query in ("RequestSigner", "request signer class"):
         answer = policy.search(SearchOptions(query=query, granularity="chunk", mode="lexical"))
         assert next(h.node_name for g in answer.groups for h in g.chunks) == "RequestSigner", query
+
+
+def test_a_long_report_without_a_traceback_is_a_report_and_a_commit_subject_is_not() -> None:
+    from indexer.search._priors import is_bug_report
+
+    report = (
+        "Client does not respect context canceled. When the request context is cancelled the "
+        "client keeps retrying the scrape and the test suite hangs; the examples in the docs "
+        "show a timeout, but with a cancelled context the call should return at once instead "
+        "of waiting for the next retry. How do I stop it?"
+    )
+    assert is_bug_report(report)
+    assert wanted_roles(report) == frozenset()
+    for subject in ("Fix flaky test of the retry loop", "docs: how to use the client", "Add tests for Host"):
+        assert not is_bug_report(subject)
+    assert "test" in wanted_roles("Fix flaky test of the retry loop")

@@ -104,10 +104,21 @@ _REPORT_REQUESTS: Final[Mapping[str, re.Pattern[str]]] = {
 }
 
 
+#: Words of a problem report; with a long text (``_LONG_REPORT`` characters), one of them or
+#: of ``_REPORT_SIGNS`` makes a report.
+_PROBLEM_WORDS: Final = re.compile(
+    r"\b(?:bugs?|regressions?|crash\w*|fails?|failing|failure|broken|hangs?|panics?|leaks?"
+    r"|does ?n[o']t work|not working|incorrect\w*|wrong|unexpected\w*|instead of|should(?:n'?t| not)?)\b"
+)
+_LONG_REPORT: Final = 250
+
+
 def is_bug_report(query: str) -> bool:
-    """True when ``query`` reads as a bug report: two signs of ``_REPORT_SIGNS``."""
+    """True when ``query`` reads as a bug report: two signs of ``_REPORT_SIGNS``, or a long
+    text with one of them or a problem word."""
     text = query.lower()
-    return sum(1 for sign in _REPORT_SIGNS if sign.search(text)) >= 2
+    signs = sum(1 for sign in _REPORT_SIGNS if sign.search(text))
+    return signs >= 2 or (len(text) >= _LONG_REPORT and (signs >= 1 or bool(_PROBLEM_WORDS.search(text))))
 
 
 def wanted_roles(query: str, roles: Sequence[str] = (), path_include: Sequence[str] = ()) -> frozenset[str]:
