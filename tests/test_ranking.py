@@ -198,3 +198,109 @@ def test_roles_over_http_and_the_cli(repo: tuple[Lode, Path], tmp_path: Path) ->
     assert '"role": "implementation"' in out.output
     refused = CliRunner().invoke(cli, ["search", "redirects", "--roles", "tests"], env=env)
     assert refused.exit_code == 2
+
+
+_REPORT = """follow_redirects never stops when the server keeps redirecting
+
+Traceback (most recent call last):
+  File "tests/test_redirects.py", line 6, in test_follow_redirects_until_final
+    response = follow_redirects(FakeRedirect(), FakeClient())
+  File "src/client/redirects.py", line 9, in follow_redirects
+    response = client.get(location)
+RecursionError: maximum recursion depth exceeded
+
+Expected: it stops after max_redirects redirects. Actual: the assert in the test fails.
+Version: client 2.0, Python 3.11
+"""
+
+
+@pytest.mark.parametrize("mode", ["lexical", "hybrid"])
+def test_a_bug_report_finds_the_code_to_change_not_its_test(repo: tuple[Lode, Path], mode: str) -> None:
+    """A report quoting a traceback through a test, an assert and a test's name asks for the
+    code to change: the frame's function ranks above the test that exercises it."""
+    lode, _ = repo
+    top = _top(lode, _REPORT, mode=mode)
+    assert top[0] == ("src/client/redirects.py", "implementation"), top
+
+
+@pytest.mark.parametrize(
+    "ask", ["Write a test for this.", "Please add a regression test.", "The unit tests should cover it."]
+)
+def test_a_bug_report_that_asks_for_a_test_gets_tests(repo: tuple[Lode, Path], ask: str) -> None:
+    lode, _ = repo
+    assert "test" in wanted_roles(f"{_REPORT}\n{ask}")
+    assert _top(lode, f"{_REPORT}\n{ask}", mode="lexical")[0][1] == "test"
+
+
+@pytest.mark.parametrize(
+    ("query", "roles"),
+    [
+        (_REPORT, set()),
+        ("AssertionError: expected 3 got 4 in test_parse\n```\nparse('1+2')\n```", set()),
+        ("how do I stop the crash?\nTraceback (most recent call last):\nValueError: bad", set()),
+        ("the docs say max_redirects defaults to 20\nTypeError: unexpected keyword", {"docs"}),
+    ],
+)
+def test_what_a_bug_report_asks_for(query: str, roles: set[str]) -> None:
+    assert wanted_roles(query) == frozenset(roles)
+
+
+_POLICY = '''class RequestSigner:
+    """Signs requests: computes the HMAC signature of a request body with the secret key,
+    and checks the signature of a webhook request body."""
+
+    algorithm = "sha256"
+
+    def __init__(self, key):
+        self.key = key
+
+    def signature(self, body):
+        """The hex digest of the body signed with the key."""
+        return hmac.new(self.key, body, self.algorithm).hexdigest()
+
+    def verify(self, body, header):
+        """Whether a webhook header matches the body's digest."""
+        return hmac.compare_digest(self.signature(body), header)
+'''
+
+
+@pytest.fixture(scope="module")
+def policy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lode]:
+    """A class whose header chunk shares words with its methods' questions."""
+    root = tmp_path_factory.mktemp("policy") / "client"
+    root.mkdir()
+    (root / "policy.py").write_text(_POLICY)
+    lode = Lode(load_config(env={}, overrides={"db": root.parent / "db"}), embedder=FakeEmbedder())
+    lode.index(root, name="client")
+    yield lode
+    lode.close()
+
+
+@pytest.mark.parametrize("mode", ["lexical", "hybrid"])
+def test_a_class_header_does_not_hide_the_method_that_answers(policy: Lode, mode: str) -> None:
+    answer = policy.search(
+        SearchOptions(query="compute the HMAC signature of a request body", granularity="chunk", mode=mode)
+    )
+    assert next(h.node_name for g in answer.groups for h in g.chunks) == "signature"
+
+
+def test_a_question_about_the_class_still_gets_its_header(policy: Lode) -> None:
+    for query in ("RequestSigner", "request signer class"):
+        answer = policy.search(SearchOptions(query=query, granularity="chunk", mode="lexical"))
+        assert next(h.node_name for g in answer.groups for h in g.chunks) == "RequestSigner", query
+
+
+def test_a_long_report_without_a_traceback_is_a_report_and_a_commit_subject_is_not() -> None:
+    from indexer.search._priors import is_bug_report
+
+    report = (
+        "Client does not respect context canceled. When the request context is cancelled the "
+        "client keeps retrying the scrape and the test suite hangs; a timeout works, "
+        "but with a cancelled context the call should return at once instead "
+        "of waiting for the next retry. How do I stop it?"
+    )
+    assert is_bug_report(report)
+    assert wanted_roles(report) == frozenset()
+    for subject in ("Fix flaky test of the retry loop", "docs: how to use the client", "Add tests for Host"):
+        assert not is_bug_report(subject)
+    assert "test" in wanted_roles("Fix flaky test of the retry loop")

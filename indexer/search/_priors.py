@@ -18,10 +18,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from indexer.lexicon import identifier_words
 from indexer.roles import file_role
 from indexer.store import Candidate, ChunkFacts
 
-__all__ = ["ROLE_PRIOR", "Folded", "apply_priors", "wanted_roles"]
+__all__ = ["HEADER_PRIOR", "ROLE_PRIOR", "Folded", "apply_priors", "is_bug_report", "wanted_roles"]
 
 #: The fused score of a chunk of each role is scaled by this unless the query asks for it
 #: (tuned on the whole-repository benchmark: ``benchmarks/tune_ranking.py``; a stronger
@@ -37,6 +38,11 @@ ROLE_PRIOR: Final[Mapping[str, float]] = {
     "generated": 0.35,
     "vendored": 0.4,
 }
+
+#: The score of a container's header chunk (a class's name, docstring and fields, its
+#: methods chunked apart) is scaled by this unless the query names the container: a question
+#: the header's summary words match is answered by the member that does the work.
+HEADER_PRIOR: Final = 0.7
 
 _INTENT_WORDS: Final[Mapping[str, re.Pattern[str]]] = {
     "test": re.compile(
@@ -66,10 +72,61 @@ _INTENT_WORDS: Final[Mapping[str, re.Pattern[str]]] = {
 }
 
 
-def wanted_roles(query: str, roles: Sequence[str] = (), path_include: Sequence[str] = ()) -> frozenset[str]:
-    """The roles other than implementation a query asks for (they keep their full score)."""
+#: Signs that a query is a bug report (a traceback, an error line, expected vs actual, a code
+#: block, versions): two of them make one.
+_REPORT_SIGNS: Final[tuple[re.Pattern[str], ...]] = (
+    # frames: Python, Java/Kotlin, JavaScript, Go, Rust
+    re.compile(
+        r"traceback \(most recent call last\)|^\s*file \"[^\"\n]+\", line \d+"
+        r"|^\s*at [\w$.<>/]+ ?\(.*:\d+(?::\d+)?\)|^goroutine \d+|panicked at|^\s*\d+: +[\w:<>]+::",
+        re.M,
+    ),
+    re.compile(r"^[ \t]*[\w.]*(?:error|exception|warning|panic)\b(?:\[\w+\])?:", re.M),
+    re.compile(r"\bexpected\b.{0,300}?\b(?:got|but|actual(?:ly)?|instead)\b", re.S),
+    re.compile(
+        r"^[ \t#*]*(?:steps to reproduce|to reproduce|expected (?:behaviou?r|result|output)"
+        r"|actual (?:behaviou?r|result|output)|reproduc\w+ example)\b",
+        re.M,
+    ),
+    re.compile(r"^[ \t]*(?:```|~~~)", re.M),
+    re.compile(r"\b(?:version|python|node|go|rustc|java|os)\b[ \t]*[:=]?[ \t]*v?\d+\.\d+"),
+)
+#: What a bug report asks for beyond the code to change: only an explicit request counts
+#: (its traceback, asserts and test names quote tests; "how do I" asks for a fix).
+_REPORT_REQUESTS: Final[Mapping[str, re.Pattern[str]]] = {
+    "test": re.compile(
+        r"\b(?:write|add|adding|need|needs|create|missing)\s+(?:a |an |some |the |more )?(?:\w+ )?tests?\b"
+        r"|\btests? (?:should|must|need to|needs to|do not|don'?t) (?:cover|check|test)\b|\btest coverage\b"
+    ),
+    "docs": re.compile(r"\b(?:docs|documentation|documented|readme|docstrings?)\b"),
+    "changelog": re.compile(r"\b(?:change ?logs?|release notes?)\b"),
+    "build": _INTENT_WORDS["build"],
+}
+
+
+#: Words of a problem report; with a long text (``_LONG_REPORT`` characters), one of them or
+#: of ``_REPORT_SIGNS`` makes a report.
+_PROBLEM_WORDS: Final = re.compile(
+    r"\b(?:bugs?|regressions?|crash\w*|fails?|failing|failure|broken|hangs?|panics?|leaks?"
+    r"|does ?n[o']t work|not working|incorrect\w*|wrong|unexpected\w*|instead of|should(?:n'?t| not)?)\b"
+)
+_LONG_REPORT: Final = 250
+
+
+def is_bug_report(query: str) -> bool:
+    """True when ``query`` reads as a bug report: two signs of ``_REPORT_SIGNS``, or a long
+    text with one of them or a problem word."""
     text = query.lower()
-    wanted = {role for role, words in _INTENT_WORDS.items() if words.search(text)}
+    signs = sum(1 for sign in _REPORT_SIGNS if sign.search(text))
+    return signs >= 2 or (len(text) >= _LONG_REPORT and (signs >= 1 or bool(_PROBLEM_WORDS.search(text))))
+
+
+def wanted_roles(query: str, roles: Sequence[str] = (), path_include: Sequence[str] = ()) -> frozenset[str]:
+    """The roles other than implementation a query asks for (they keep their full score);
+    of a bug report, only those it explicitly asks for."""
+    text = query.lower()
+    intents = _REPORT_REQUESTS if is_bug_report(query) else _INTENT_WORDS
+    wanted = {role for role, words in intents.items() if words.search(text)}
     wanted.update(roles)
     for glob in path_include:  # a path filter into tests/, docs/, examples/…: those are wanted
         role = file_role(glob.replace("*", "x").rstrip("/") + "/x.py")
@@ -91,18 +148,28 @@ class Folded:
     """How many pieces were folded into the shown one (0: none)."""
 
 
+def _words(text: str) -> frozenset[str]:
+    return frozenset(identifier_words(text).lower().split())
+
+
 def apply_priors(
     ranked: Sequence[tuple[Candidate, float]],
     facts: Mapping[str, ChunkFacts],
     wanted: frozenset[str],
     prior: Mapping[str, float] = ROLE_PRIOR,
+    query: str = "",
+    header_prior: float = HEADER_PRIOR,
 ) -> tuple[list[tuple[Candidate, float]], dict[str, Folded]]:
-    """``ranked`` with each score scaled by its role's prior (unless wanted), pieces of one
-    unit folded into the best one, best first; and the folded units by key."""
+    """``ranked`` with each score scaled by its role's prior (unless wanted) and, for a
+    container's header, by ``header_prior`` unless the query names the container; pieces of
+    one unit folded into the best one, best first; and the folded units by key."""
+    asked = _words(query)
     scored: list[tuple[Candidate, float, ChunkFacts | None]] = []
     for cand, score in ranked:
         fact = facts.get(cand.key)
         weight = 1.0 if fact is None or fact.role in wanted else prior.get(fact.role, 1.0)
+        if fact is not None and fact.header is not None and not _words(fact.header) <= asked:
+            weight *= header_prior
         scored.append((cand, score * weight, fact))
     scored.sort(key=lambda item: (-item[1], item[0].key))
     kept: list[tuple[Candidate, float]] = []

@@ -115,10 +115,15 @@ class ChunkFacts:
     """First line of its unit (of the chunk itself when it is a whole unit)."""
     end_line: int
     """Last line of its unit."""
+    header: str | None = None
+    """The container's name when the chunk is a class's (struct's, trait's…) header, whose
+    members are chunks of their own; else None."""
 
 
+#: Node types whose members are chunked apart from their header.
+CONTAINER_TYPES = frozenset({"class", "struct", "interface", "trait", "impl", "enum", "namespace"})
 #: Columns read for ``ChunkFacts``.
-_FACT_COLUMNS = ["id", "role", "file_id", "node_type", "scope_path", "start_line", "end_line"]
+_FACT_COLUMNS = ["id", "role", "file_id", "node_type", "node_name", "scope_path", "start_line", "end_line"]
 _UNIT_COLUMNS = ["unit_start_line", "unit_end_line"]
 
 
@@ -146,6 +151,9 @@ def _facts_of(table: pa.Table) -> list[tuple[int, str, ChunkFacts]]:
             unit=unit,
             start_line=unit_start if unit_start > 0 else start,
             end_line=unit_end if unit_end > 0 else end,
+            header=cols["node_name"][i] or ""
+            if cols["node_type"][i] in CONTAINER_TYPES and unit_end > end
+            else None,
         )
         out.append((int(row_id), cols["id"][i], facts))
     return out
