@@ -118,7 +118,13 @@ def serving(db: Path, url: str | None, log: Path) -> Iterator[str]:
         yield url.rstrip("/")
         return
     port = _free_port()
-    env = {**os.environ, "LODE_DB": str(db), "LODE_PORT": str(port), "HF_HUB_OFFLINE": "1", "LODE_NO_AUTH": "1"}
+    env = {
+        **os.environ,
+        "LODE_DB": str(db),
+        "LODE_PORT": str(port),
+        "HF_HUB_OFFLINE": "1",
+        "LODE_NO_AUTH": "1",
+    }
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     processes = int(env.get("LODE_SEARCH_PROCESSES", "2"))
     with log.open("wb") as out:
