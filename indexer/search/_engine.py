@@ -340,9 +340,9 @@ class Searcher:
         if not config.fold_units or scope.terms is not None:  # every chunk its own unit
             facts = {k: replace(f, unit=(k,)) for k, f in facts.items()}
         wanted = wanted_roles(opts.query, opts.roles, opts.path_include)
-        ranked, folded = apply_priors(
-            fused, facts, wanted, config.role_prior, opts.query, config.header_prior
-        )
+        # a header gives way to its members for a question, not for exact terms or no query
+        header = config.header_prior if scope.terms is None and opts.query.strip() else 1.0
+        ranked, folded = apply_priors(fused, facts, wanted, config.role_prior, opts.query, header)
         if opts.min_score > 0:
             ranked = [(c, s) for c, s in ranked if s >= opts.min_score]
         return Ranking(ranked, folded, {k: f.file_id for k, f in facts.items()})
