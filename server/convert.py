@@ -159,17 +159,15 @@ def discover_config(
     """Discovery settings of a request (``POST /api/v1/discover`` or the ``discover`` tool):
     defaults, the config file's ``[discover]`` table, its ``config`` per stage, then its
     own arguments over those (a setting an argument replaces is still checked)."""
-    if config:
-        with_overrides(DiscoverConfig(), config)
-    overrides: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (config or {}).items()}
-    given = (
+    settings = load_discover_config(overrides=config)
+    given: dict[str, dict[str, Any]] = {}
+    for section, key, value in (
         ("filter", "include", list(include)),
         ("filter", "exclude", list(exclude)),
         ("render", "format_style", format_style),
         ("render", "max_prompt_tokens", max_tokens),
         ("compression", "max_bullets", max_bullets),
-    )
-    for section, key, value in given:
+    ):
         if value is not None and value != []:
-            overrides.setdefault(section, {})[key] = value
-    return load_discover_config(overrides=overrides)
+            given.setdefault(section, {})[key] = value
+    return with_overrides(settings, given)
