@@ -24,6 +24,7 @@ from indexer._task_queue import NO_CHANGE, YIELDED, TaskQueue, _now, is_small
 from indexer.activity import SearchActivity
 from indexer.config import LodeConfig
 from indexer.embed import Embedder
+from indexer.embed.lazy import LazyEmbedder
 from indexer.errors import NotFoundError
 from indexer.events import EventHub
 from indexer.health import StorageHealth, is_storage_failure
@@ -318,6 +319,8 @@ class IndexWorker(TaskQueue):
         embedding = [t for t in self._live.values() if t.phase == "embed" and t.status == "running"]
         if not embedding:
             return self._drain_orphan_backlog()
+        if not self._model_ready():
+            return False
         # the project being edited first: a save's few chunks before another's backlog
         task = min(embedding, key=lambda t: (not is_small(t), t.created_at is None, t.created_at))
         cancel = self._cancel.setdefault(task.id, threading.Event())
@@ -351,6 +354,13 @@ class IndexWorker(TaskQueue):
                 )
         return True
 
+    def _model_ready(self) -> bool:
+        """True when the model can embed now; else it loads in the background and wakes
+        the writer when it is in (a save meanwhile runs its lexical update at once)."""
+        if isinstance(self.embedder, LazyEmbedder):
+            return self.embedder.ready_soon(self._wake.set)
+        return True
+
     def _drain_orphan_backlog(self) -> bool:
         """Embed what a previous process left without vectors (restart after a kill)."""
         for project in self.store.projects.all():
@@ -360,6 +370,8 @@ class IndexWorker(TaskQueue):
                 cid for cid, _ in self.store.vectors.backlog(project.id) if cid not in self._failed_chunks
             ]
             if backlog:
+                if not self._model_ready():
+                    return False
                 self._preempt.clear()
                 stop = _AnyEvent(self._preempt, self._stop)
                 stats = embed_backlog(

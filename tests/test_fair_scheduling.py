@@ -3,6 +3,7 @@ project's embedding, its big re-index or the index's maintenance (issue 43, item
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -190,5 +191,42 @@ def test_a_save_waits_for_one_short_model_call_not_a_whole_batch(tmp_path: Path)
         assert worker.get(first.id).errors == ()
     finally:
         embedder.delay = 0.0
+        worker.stop()
+        lode.close()
+
+
+def test_a_save_does_not_wait_for_the_model_to_load(tmp_path: Path) -> None:
+    """The model loads in the background (tens of seconds on a busy laptop: torch's import):
+    a save meanwhile is searchable at once, and phase 2 embeds everything once it is in."""
+    from indexer.embed.lazy import LazyEmbedder
+
+    model = FakeEmbedder()
+    loading = threading.Event()
+    release = threading.Event()
+
+    def load() -> FakeEmbedder:
+        loading.set()
+        release.wait(60)
+        return model
+
+    config = load_config(env={}, overrides={"db": tmp_path / "db", "enabled": False})
+    lode = Lode(config, embedder=model)
+    root = _small_project(tmp_path / "a")
+    project = lode.register(root, name="a")
+    lazy = LazyEmbedder(load, model.model_id, model.dimension)
+    worker = IndexWorker(lode.store, lazy, config)
+    worker.start()
+    try:
+        first = worker.submit(project.id)
+        worker.wait(first.id, timeout=60, phase1_only=True)
+        assert loading.wait(30), "phase 2 did not start loading the model"
+        elapsed = _save(lode, worker, project, root, 1)
+        assert elapsed < TARGET_SECONDS, f"the save waited {elapsed:.2f} s for the model"
+        assert not lazy.loaded
+        release.set()
+        worker.wait(first.id, timeout=60)
+        assert lode.store.chunks.count(project.id, embedded=True) == lode.store.chunks.count(project.id)
+    finally:
+        release.set()
         worker.stop()
         lode.close()

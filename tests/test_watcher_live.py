@@ -333,9 +333,14 @@ def test_native_observer_is_a_real_observer() -> None:
 
 @pytest.mark.slow
 def test_lode_watch_stops_cleanly_on_ctrl_c(tmp_path: Path, repo: Path) -> None:
-    """The command in its own process with the real model: Ctrl-C ends it with status 0."""
-    code = "import sys; from indexer.cli._watch import watch_command; watch_command(sys.argv[1:])"
-    args = [sys.executable, "-c", code, str(repo), "--db", str(tmp_path / "db"), "--quiet-ms", "100"]
+    """``lode watch`` in its own process with the real model: Ctrl-C ends it with status 0.
+
+    It runs through the ``lode`` entry point, as a user runs it: that one leaves without
+    the interpreter's teardown, which would wait for a writer thread still inside the model
+    (the command called as a function from another program leaves that thread running)."""
+    code = "import sys; from server.cli import main; sys.argv[0] = 'lode'; main()"
+    db = str(tmp_path / "db")
+    args = [sys.executable, "-c", code, "watch", str(repo), "--db", db, "--quiet-ms", "100"]
     lines: list[str] = []
     with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
         stdout, stderr = proc.stdout, proc.stderr

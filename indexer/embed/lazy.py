@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Sequence
 
@@ -10,6 +11,8 @@ from indexer.embed.query_graph import QueryGraph, query_graph_of
 from indexer.errors import ModelMismatchError
 
 __all__ = ["LazyEmbedder"]
+
+log = logging.getLogger(__name__)
 
 
 class LazyEmbedder:
@@ -22,11 +25,43 @@ class LazyEmbedder:
         self.dimension = dimension
         self._model: Embedder | None = None
         self._lock = threading.Lock()
+        self._loader: threading.Thread | None = None
+        self._loader_lock = threading.Lock()  # not ``_lock``: the loader holds that one
 
     @property
     def loaded(self) -> bool:
         """True once the model has been loaded."""
         return self._model is not None
+
+    def ready_soon(self, then: Callable[[], None]) -> bool:
+        """True once the model is loaded; else start loading it in a background thread
+        (once), which calls ``then()`` when it is done, loaded or failed, and say False.
+
+        The index writer asks this before embedding, so that a save's lexical update never
+        waits for the model's load (torch's import takes tens of seconds on a busy laptop).
+        A failed load is not kept: the next call that needs the model loads it again and
+        raises where the caller handles it.
+        """
+        with self._loader_lock:
+            if self._model is not None:
+                return True
+            if self._loader is not None and not self._loader.is_alive():
+                self._loader = None  # it failed: the caller's own load raises the cause
+                return True
+            if self._loader is None:
+                self._loader = threading.Thread(
+                    target=self._load_then, args=(then,), name="lode-model-load", daemon=True
+                )
+                self._loader.start()
+            return False
+
+    def _load_then(self, then: Callable[[], None]) -> None:
+        try:
+            self._get()
+        except Exception:  # said again by the load that needs the model
+            log.debug("loading the model in the background failed", exc_info=True)
+        finally:
+            then()
 
     def _get(self) -> Embedder:
         with self._lock:
