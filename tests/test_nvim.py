@@ -365,6 +365,9 @@ def test_positions_answers_urls_and_settings_in_lua(nvim: str, tmp_path: Path) -
     for i, u in enumerate(units):
         assert found["from_utf16"][u] == len(line[:i].encode()), (i, u)
     assert found["from_utf16"][-1] == len(data)  # past the end: the line's end
+    # 1-based byte columns: `get` the parameter (not inside forget_get), `b-c` as written,
+    # a name not on the line (a decorator's line): its first non-blank
+    assert found["name_cols"] == [16, 7, 1]
     answers = found["answers"]
     assert answers["chunked"] == {"status": 200, "body": '{"a":1}'}
     assert answers["chunked_part"] == {"status": None, "body": None}

@@ -220,6 +220,15 @@ function S.units()
     from[#from + 1] = loc.from_utf16(line, units)
   end
   H.out.to_utf16, H.out.from_utf16 = to, from
+  -- a definition's name on its line: as a whole word first, then anywhere
+  local fname = "/tmp/lode-units.py"
+  local cache = { [fname] = { "def forget_get(get): return get", "x = a.b-c + 1", "@property" } }
+  local uri = vim.uri_from_fname(fname)
+  H.out.name_cols = {
+    loc.qf_item({ uri = uri, lnum = 1, name = "get" }, "", cache).col,
+    loc.qf_item({ uri = uri, lnum = 2, name = "b-c" }, "", cache).col,
+    loc.qf_item({ uri = uri, lnum = 3, name = "absent" }, "", cache).col,
+  }
   local function answer(raw, eof)
     local status, body = socket.parse_answer(raw, eof)
     return { status = status or vim.NIL, body = body or vim.NIL }

@@ -1,6 +1,39 @@
 // Go to definition and find references for the word at a position, through lode's
 // /api/v1/symbols/at and /api/v1/symbols/references; locations as plain data.
+import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+
 import type { LodeClient, Range } from "@lode/client";
+
+/** The text of a file's 0-based `line`, or undefined when it cannot be read. */
+export type LineReader = (uri: string, line: number) => Promise<string | undefined>;
+
+/** Lines read from the local file a file:// URI names (each file read once per reader). */
+export function fileLineReader(): LineReader {
+  const files = new Map<string, Promise<string[] | undefined>>();
+  return async (uri, line) => {
+    let lines = files.get(uri);
+    if (lines === undefined) {
+      lines = readFile(fileURLToPath(uri), "utf8").then(
+        (text) => text.split(/\r?\n/),
+        () => undefined,
+      );
+      files.set(uri, lines);
+    }
+    return (await lines)?.[line];
+  };
+}
+
+/** The UTF-16 range of `name` on `text` (JavaScript strings count UTF-16 units, as LSP
+ * does): the name as a whole word first, then anywhere; undefined when it is not there. */
+export function nameRange(text: string, line: number, name: string): Range | undefined {
+  if (name === "") return undefined;
+  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const word = new RegExp(`(?<![\\p{L}\\p{N}_])${escaped}(?![\\p{L}\\p{N}_])`, "u").exec(text);
+  const at = word !== null ? word.index : text.indexOf(name);
+  if (at < 0) return undefined;
+  return { start: { line, character: at }, end: { line, character: at + name.length } };
+}
 
 /** A place in a file: its URI and an LSP range. */
 export interface Location {
@@ -16,10 +49,25 @@ export interface Position {
 
 /** Definitions of the identifier at `position` in the file at `uri`, nearest first;
  * empty when there is no identifier there or lode knows no definition. */
-export async function definitionsAt(client: LodeClient, uri: string, position: Position, signal?: AbortSignal): Promise<Location[]> {
+export async function definitionsAt(
+  client: LodeClient,
+  uri: string,
+  position: Position,
+  signal?: AbortSignal,
+  readLine: LineReader = fileLineReader(),
+): Promise<Location[]> {
   const at = await client.symbolAt({ path: uri, line: position.line, column: position.character }, { signal });
   if (at.name === "") return [];
-  return at.definitions.map((definition) => lineLocation(definition.uri, definition.start_line));
+  return Promise.all(at.definitions.map((definition) => nameLocation(definition.uri, definition.start_line, at.name, readLine)));
+}
+
+/** A definition's place: the name's range on its first line when the line holds it (a
+ * decorator's line does not), else the line's start. */
+async function nameLocation(uri: string, oneBasedLine: number, name: string, readLine: LineReader): Promise<Location> {
+  const place = lineLocation(uri, oneBasedLine);
+  const text = await readLine(uri, place.range.start.line);
+  const range = text === undefined ? undefined : nameRange(text, place.range.start.line, name);
+  return range === undefined ? place : { uri, range };
 }
 
 /** Every use of the identifier at `position` (its callers' lines, nearest to this file first),

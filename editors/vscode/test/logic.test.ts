@@ -8,6 +8,7 @@ import { test } from "node:test";
 import { createLodeClient, LodeConnectionError, NO_SERVER_MESSAGE, StreamRefusedError, type SearchResponse, type Task } from "@lode/client";
 
 import { LiveSearch, type Clock } from "../src/liveSearch.js";
+import { fileLineReader, nameRange } from "../src/navigation.js";
 import { toResultItems } from "../src/results.js";
 import { clientFor, DEFAULT_SETTINGS, providesFor, readSettings, rediscover } from "../src/settings.js";
 import { failed, INITIAL_STATUS, opened, reduceStatus, statusView } from "../src/status.js";
@@ -139,4 +140,18 @@ test("rediscover: a server that announces itself after the client was made is pi
   assert.equal(rediscover(moved!, DEFAULT_SETTINGS, env), undefined);
   const pinned = { ...DEFAULT_SETTINGS, serverUrl: "http://127.0.0.1:7370" };
   assert.equal(rediscover(clientFor(pinned, env), pinned, env), undefined);
+});
+
+test("a definition's name range: a whole word first, UTF-16 columns, none when absent", async () => {
+  const range = (start: number, end: number) => ({ start: { line: 2, character: start }, end: { line: 2, character: end } });
+  assert.deepEqual(nameRange("def forget_get(get): return get", 2, "get"), range(15, 18));
+  assert.deepEqual(nameRange("s = \"é😀\"; fn émoji() {}", 2, "émoji"), range(14, 19)); // 😀 is two units
+  assert.deepEqual(nameRange("x = a.b-c", 2, "b-c"), range(6, 9));
+  assert.equal(nameRange("@property", 2, "size"), undefined);
+  const dir = mkdtempSync(join(tmpdir(), "lode-lines-"));
+  writeFileSync(join(dir, "a.py"), "one\r\ntwo\n");
+  const read = fileLineReader();
+  const uri = new URL(`file://${join(dir, "a.py")}`).toString();
+  assert.deepEqual([await read(uri, 0), await read(uri, 1), await read(uri, 5)], ["one", "two", undefined]);
+  assert.equal(await read(new URL(`file://${join(dir, "gone.py")}`).toString(), 0), undefined);
 });

@@ -71,7 +71,10 @@ local function byte_col(place, text)
     return M.from_utf16(text, place.utf16)
   end
   if place.name and place.name ~= "" then
-    local at = text:find(place.name, 1, true)
+    -- the name as a whole word first (`get` in `def get_all(): return get()` is the last
+    -- one), then anywhere (a name with other characters than word ones)
+    local word = "%f[%w_]" .. vim.pesc(place.name) .. "%f[^%w_]"
+    local at = text:find(word) or text:find(place.name, 1, true)
     if at then
       return at - 1
     end
