@@ -18,6 +18,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 
 from indexer._runs import task_embedded, task_eta, task_percent, task_searchable
 from indexer._task_queue import NO_CHANGE, YIELDED, TaskQueue, _now, is_small
@@ -33,7 +34,7 @@ from indexer.pipeline import run_lexical_phase
 from indexer.priority import lower_thread_priority
 from indexer.storage_failure import describe_storage_failure, storage_cause
 from indexer.store import OPTIMIZE_AFTER_ROWS, Store
-from indexer.vectorizer import embed_backlog
+from indexer.vectorizer import ModelThread, embed_backlog
 
 __all__ = ["NO_CHANGE", "IndexWorker", "task_embedded", "task_eta", "task_percent", "task_searchable"]
 
@@ -86,6 +87,8 @@ class IndexWorker(TaskQueue):
         self._thread: threading.Thread | None = None
         self._last_work = time.monotonic()
         self._last_prune = -math.inf
+        #: Phase 2's model calls, which a save does not wait for (``ModelThread``).
+        self._model = ModelThread(partial(lower_thread_priority, config.server.index_nice))
 
     # ---- lifecycle ----------------------------------------------------------------
     def start(self) -> None:
@@ -111,6 +114,7 @@ class IndexWorker(TaskQueue):
         for event in list(self._cancel.values()):
             event.set()
         self._wake.set()
+        self._model.close()
         if self._thread is None:
             return True
         self._thread.join(timeout)
@@ -332,7 +336,7 @@ class IndexWorker(TaskQueue):
         stats = embed_backlog(
             self.store, self.embedder, task.project_id, state=state,
             progress=lambda s: self._progress(task.id, s), cancel=stop, failed=self._failed_chunks,
-            activity=self.activity,
+            activity=self.activity, model=self._model,
         )  # fmt: skip
         live = self._live.get(task.id, task)
         errors = (*live.errors, *(f"{f.path}: {f.reason}" for f in stats.failed))[:_MAX_ERRORS]
@@ -376,7 +380,7 @@ class IndexWorker(TaskQueue):
                 stop = _AnyEvent(self._preempt, self._stop)
                 stats = embed_backlog(
                     self.store, self.embedder, project.id, cancel=stop, failed=self._failed_chunks,
-                    activity=self.activity,
+                    activity=self.activity, model=self._model,
                 )  # fmt: skip
                 if stats.embedded or stats.cache_hits:
                     self._notify(project.id)

@@ -11,17 +11,20 @@ continues with what is left.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from indexer.activity import SearchActivity
 from indexer.chunker import embedding_input
-from indexer.embed import Embedder, embed_on_one_thread
+from indexer.embed import Embedder, Vectors, embed_on_one_thread
 from indexer.memory import release_free_memory
 from indexer.models import IndexProgress, SkippedFile, StoredChunk
 from indexer.roles import embed_rank
@@ -29,7 +32,7 @@ from indexer.roles import embed_rank
 if TYPE_CHECKING:
     from indexer.store import Store
 
-__all__ = ["EmbedStats", "StopSignal", "embed_backlog", "model_batches"]
+__all__ = ["EmbedStats", "ModelThread", "StopSignal", "embed_backlog", "model_batches"]
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +60,9 @@ _YIELD_BATCH = 16
 #: time (less under searches asked back to back: its calls then run on one thread at the
 #: writer's niceness; its full pace once they pause).
 _YIELD_WAIT_FACTOR = 4.0
+#: How often the writer, waiting for a model call on the ``ModelThread``, checks whether a
+#: save waits.
+_MODEL_POLL_SECONDS = 0.01
 
 
 class StopSignal(Protocol):
@@ -65,6 +71,58 @@ class StopSignal(Protocol):
     def is_set(self) -> bool:
         """True once the caller wants phase 2 to stop after the current batch."""
         ...
+
+
+class ModelThread:
+    """The thread that runs phase 2's model calls for the index writer, which waits for each
+    call while watching its stop signal: a save stops the pass at once, without waiting for
+    the call in progress (half a second of CPU on 2 cores), which goes on here. Its vectors
+    are not lost: the next pass gets them (``leftovers``) and puts them in the embedding
+    cache, where they are found by the hash of the text they were made from."""
+
+    def __init__(self, initializer: Callable[[], object] | None = None) -> None:
+        self._pool = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="lode-model", initializer=initializer
+        )
+        self._left: list[tuple[list[str], Future[Vectors]]] = []
+        self._lock = threading.Lock()
+
+    def call(
+        self,
+        fn: Callable[[list[str]], Vectors],
+        texts: list[str],
+        keys: list[str],
+        stopped: Callable[[], bool],
+    ) -> Vectors | None:
+        """``fn(texts)`` on the model's thread; None when ``stopped()`` first (the call goes
+        on, its vectors kept by ``keys``, the texts' hashes, for ``leftovers``)."""
+        future = self._pool.submit(fn, texts)
+        while True:
+            try:
+                return future.result(timeout=_MODEL_POLL_SECONDS)
+            except FutureTimeout:
+                if stopped():
+                    with self._lock:
+                        self._left.append((keys, future))
+                    return None
+
+    def leftovers(self) -> dict[str, np.ndarray]:
+        """Vectors of the calls a stop left that have ended since, by text hash (a call
+        still running stays for the next time; one that failed is dropped)."""
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            ended = [(k, f) for k, f in self._left if f.done()]
+            self._left = [(k, f) for k, f in self._left if not f.done()]
+        for keys, future in ended:
+            if future.exception() is not None:
+                continue
+            vectors = np.asarray(future.result())
+            found.update(zip(keys, vectors, strict=False))
+        return found
+
+    def close(self) -> None:
+        """Let the call in progress end on its own (never waited for)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 @dataclass(slots=True)
@@ -107,6 +165,7 @@ def embed_backlog(
     failed: set[str] | None = None,
     write_rows: int = _WRITE_ROWS,
     activity: SearchActivity | None = None,
+    model: ModelThread | None = None,
 ) -> EmbedStats:
     """Embed every chunk still without a vector (of one project, or all), until done or cancelled.
 
@@ -116,12 +175,17 @@ def embed_backlog(
     ``failed`` collects ids of chunks the model refused; they are skipped (and stay
     lexically searchable) until a later run retries them with a fresh set. Vectors are
     written ``write_rows`` or more at a time (and whatever is left when the pass stops).
-    While ``activity`` has searches running, the model yields to them (``_encode``).
+    While ``activity`` has searches running, the model yields to them (``_encode``). With a
+    ``model`` thread, the model's calls run there and a stop does not wait for the one in
+    progress (``ModelThread``).
     """
     state = state or IndexProgress()
     stats = EmbedStats()
     failed = set() if failed is None else failed
     run = _Run(store, embedder, state, stats, progress, cancel, batch_size, failed, write_rows, activity)
+    run.model = model
+    if model is not None:  # what a stopped pass's last call made, kept by its texts' hashes
+        store.vectors.remember(model.leftovers())
     state.phase = "embed"
     # a run killed between a file's last vectors and its document's leaves the document
     # unembedded with nothing left in the backlog to complete it
@@ -176,6 +240,7 @@ class _Run:
         #: The run (priority without its low bit) of each backlog chunk: a window keeps the
         #: backlog's order of runs and roles, sorting by length only inside each.
         self.runs: dict[str, int] = {}
+        self.model: ModelThread | None = None
 
     def stopped(self) -> bool:
         """True once the caller asked phase 2 to stop."""
@@ -269,10 +334,11 @@ class _Run:
         if not chunks:
             return {}
         texts = [text for _, text, _ in chunks]
+        keys = [key for _, _, key in chunks]
         stats = self.stats
         began, yielded = time.perf_counter(), stats.yielded_seconds
         try:
-            vectors = self._encode(texts)
+            vectors = self._encode(texts, keys)
             # fewer vectors than texts only when the pass stopped mid-batch (a save waits)
             kept = chunks[: len(vectors)] if self.stopped() else chunks
             good = list(zip(kept, vectors, strict=True))
@@ -282,29 +348,41 @@ class _Run:
         stats.embedded += len(good)
         return {key: v for (_, _, key), v in good}
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
-        """The model's vectors of ``texts``. With an ``activity``, ``_YIELD_BATCH`` texts at a
-        time, and while searches run each call waits for a pause in them first (at most
-        ``_YIELD_WAIT_FACTOR`` times the last call's time; never once stopped: a saved file
-        waits for this pass to stop). Once the pass is asked to stop, the vectors of the
-        first texts only: a save waits for one short call, not the whole batch."""
+    def _encode(self, texts: list[str], keys: list[str]) -> np.ndarray:
+        """The model's vectors of ``texts`` (``keys``: their hashes). With an ``activity``,
+        ``_YIELD_BATCH`` texts at a time, and while searches run each call waits for a pause
+        in them first (at most ``_YIELD_WAIT_FACTOR`` times the last call's time; never once
+        stopped: a saved file waits for this pass to stop). Once the pass is asked to stop,
+        the vectors of the first texts only: a save waits for one short call, not the whole
+        batch, and with a ``ModelThread`` not even for that one."""
         embedder, activity = self.embedder, self.activity
         if activity is None:
-            return embedder.embed(texts)
+            return self._call(embedder.embed, texts, keys)
         parts: list[np.ndarray] = []
         last = 0.1
         for start in range(0, len(texts), _YIELD_BATCH):
-            if parts and self.stopped():
+            if self.stopped():
                 break
-            if activity.busy() and not self.stopped():
+            if activity.busy():
                 self.stats.yielded_seconds += activity.wait_for_pause(_YIELD_WAIT_FACTOR * last, self.stopped)
-            batch = texts[start : start + _YIELD_BATCH]
+            end = start + _YIELD_BATCH
             began = time.perf_counter()
             # searches still running (the wait ran out): one core for the model, one for them
-            vectors = embed_on_one_thread(embedder, batch) if activity.busy() else embedder.embed(batch)
-            parts.append(np.asarray(vectors))
+            encode = partial(embed_on_one_thread, embedder) if activity.busy() else embedder.embed
+            vectors = self._call(encode, texts[start:end], keys[start:end])
+            if len(vectors) < len(texts[start:end]):  # left to the model thread by a stop
+                break
+            parts.append(vectors)
             last = time.perf_counter() - began
-        return np.concatenate(parts) if parts else embedder.embed(texts)
+        return np.concatenate(parts) if parts else np.empty((0, 0), dtype=np.float32)
+
+    def _call(self, fn: Callable[[list[str]], Vectors], texts: list[str], keys: list[str]) -> np.ndarray:
+        """One model call: on the ``ModelThread`` when there is one (no vectors when the
+        pass stops meanwhile), else here."""
+        if self.model is None:
+            return np.asarray(fn(texts))
+        vectors = self.model.call(fn, texts, keys, self.stopped)
+        return np.empty((0, 0), dtype=np.float32) if vectors is None else np.asarray(vectors)
 
     def _embed_one_by_one(
         self, chunks: list[tuple[StoredChunk, str, str]]

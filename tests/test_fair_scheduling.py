@@ -7,13 +7,15 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from indexer.activity import SearchActivity
 from indexer.api import Lode
 from indexer.config import load_config
+from indexer.chunker import embedding_input
 from indexer.embed import FakeEmbedder
-from indexer.models import Project
+from indexer.models import ChunkFilter, Project
 from indexer.search import SearchOptions
 from indexer.tasks import IndexWorker
 
@@ -228,5 +230,37 @@ def test_a_save_does_not_wait_for_the_model_to_load(tmp_path: Path) -> None:
         assert lode.store.chunks.count(project.id, embedded=True) == lode.store.chunks.count(project.id)
     finally:
         release.set()
+        worker.stop()
+        lode.close()
+
+
+@pytest.mark.slow  # seconds of wall time: a slow model embeds 600 chunks
+def test_a_save_does_not_wait_for_the_model_call_in_progress(
+    two_projects: tuple[Lode, IndexWorker, FakeEmbedder, Project, Path, Project, Path],
+) -> None:
+    """A model call of B's backlog takes 2 s here (half a second on 2 real cores): a save
+    in A is searchable well before it ends, and the call's vectors are not lost: every
+    chunk of B ends with the vector of its own text."""
+    lode, worker, embedder, a, small, b, _big = two_projects
+    embedder.delay = 0.125  # 16 texts a call (searches are counted: SearchActivity) → 2 s
+    worker.activity = SearchActivity()
+    try:
+        first = worker.submit(b.id)
+        _in_phase_two(worker, first.id)
+        time.sleep(0.5)  # inside a call
+        waits = [_save(lode, worker, a, small, n) for n in range(2)]
+        assert max(waits) < 1.0, waits
+        embedder.delay = 0.0
+        worker.wait(first.id, timeout=120)
+        store = lode.store
+        assert store.chunks.count(b.id, embedded=True) == store.chunks.count(b.id)
+        rows = store.chunks.with_vectors(ChunkFilter(project_ids=(b.id,)))
+        texts = [embedding_input(c.file_path, c.chunk)[0] for c, _ in rows]
+        expected = embedder.embed(texts)
+        for (chunk, vector), want in zip(rows, expected, strict=True):
+            assert vector is not None
+            assert np.allclose(vector, want, atol=1e-3), chunk.file_path
+    finally:
+        embedder.delay = 0.0
         worker.stop()
         lode.close()

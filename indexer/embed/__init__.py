@@ -1,7 +1,7 @@
 """Embedding models behind one protocol: the real sentence-transformers model and a
 deterministic fake for fast unit tests."""
 
-from indexer.embed._protocol import Embedder, embed_on_one_thread
+from indexer.embed._protocol import Embedder, Vectors, embed_on_one_thread
 from indexer.embed.fake import FakeEmbedder
 from indexer.embed.lazy import LazyEmbedder
 from indexer.embed.onnx_queries import cached_query_graph
@@ -17,6 +17,7 @@ __all__ = [
     "QueryGraphEmbedder",
     "SentenceTransformerEmbedder",
     "TokenCounter",
+    "Vectors",
     "cached_query_graph",
     "embed_on_one_thread",
     "load_embedder",
