@@ -12,8 +12,8 @@ import pytest
 
 from indexer.activity import SearchActivity
 from indexer.api import Lode
-from indexer.config import load_config
 from indexer.chunker import embedding_input
+from indexer.config import load_config
 from indexer.embed import FakeEmbedder
 from indexer.models import ChunkFilter, Project
 from indexer.search import SearchOptions
