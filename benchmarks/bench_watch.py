@@ -212,7 +212,10 @@ def start_busy_project(base: str, root: Path, timeout: float = 3600) -> tuple[st
     while time.monotonic() < deadline:
         task = _task(base, task_id)
         if task["phase"] == "embed" or task["status"] not in ("queued", "running"):
-            return task_id, int(task["chunks_total"])
+            # the task counts its chunks once phase 2 reports; the project holds them now
+            status = httpx.get(f"{base}/api/v1/status", timeout=30).json()
+            chunks = sum(int(p["chunks"]) for p in status["projects"] if p["name"] == "busy")
+            return task_id, chunks
         time.sleep(0.2)
     raise TimeoutError("the busy project's phase 1 did not end")
 
