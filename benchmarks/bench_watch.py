@@ -307,6 +307,7 @@ def main() -> int:
         "p50_s": round(percentile(latencies, 0.5), 3),
         "p95_s": round(percentile(latencies, 0.95), 3),
         "max_s": round(max(latencies), 3),
+        "latencies_s": [round(x, 3) for x in latencies],
         "targets": {"p50_s": 0.5, "p95_s": 1.5} if args.while_embedding else {"p50_s": 0.8, "p95_s": 1.5},
         **({"busy_project": busy} if busy else {}),
     }

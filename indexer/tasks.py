@@ -348,8 +348,15 @@ class IndexWorker(TaskQueue):
         elif not stop.is_set():
             # every vector is in: fold in the rows a big run's last writes left outside
             # the indexes before saying done, so the searches that follow cost what later
-            # ones do (small leftovers wait for ``_maintain``)
-            self.store.maintenance.maybe_optimize(rows=OPTIMIZE_AFTER_ROWS, seconds=math.inf, settle=True)
+            # ones do (small leftovers wait for ``_maintain``); not while another project
+            # embeds (a save's few vectors: the rows are that project's, which settles
+            # them once its pass ends, and a full optimize would hold up the next save)
+            others = any(
+                t.phase == "embed" and t.status == "running" and t.project_id != task.project_id
+                for t in self._live.values()
+            )
+            if not others:
+                self.store.maintenance.maybe_optimize(rows=OPTIMIZE_AFTER_ROWS, seconds=math.inf, settle=True)
             for other in [
                 t for t in self._live.values() if t.project_id == task.project_id and t.phase == "embed"
             ]:

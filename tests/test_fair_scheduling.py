@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -260,6 +261,46 @@ def test_a_save_does_not_wait_for_the_model_call_in_progress(
         for (chunk, vector), want in zip(rows, expected, strict=True):
             assert vector is not None
             assert np.allclose(vector, want, atol=1e-3), chunk.file_path
+    finally:
+        embedder.delay = 0.0
+        worker.stop()
+        lode.close()
+
+
+@pytest.mark.slow  # seconds of wall time: a slow model embeds 600 chunks
+def test_a_saves_vectors_do_not_settle_the_store_while_another_project_embeds(
+    two_projects: tuple[Lode, IndexWorker, FakeEmbedder, Project, Path, Project, Path],
+) -> None:
+    """Once a save's few vectors are in, the store is not settled (a full optimize, seconds
+    on a big store, that the next save would wait for) while B still embeds: B's rows are
+    settled when B's pass ends."""
+    lode, worker, embedder, a, small, b, _big = two_projects
+    maintenance = lode.store.maintenance
+    settles: list[str] = []
+    now = ["saves"]
+    original = maintenance.maybe_optimize
+
+    def spy(**kwargs: Any) -> bool:
+        if kwargs.get("settle"):
+            settles.append(now[0])
+        return original(**kwargs)
+
+    maintenance.maybe_optimize = spy  # type: ignore[method-assign]
+    try:
+        first = worker.submit(b.id)
+        _in_phase_two(worker, first.id)
+        for n in range(3):
+            _save(lode, worker, a, small, n)
+            deadline = time.monotonic() + 10
+            while lode.store.vectors.coverage(a.id) < 1.0 and time.monotonic() < deadline:
+                time.sleep(0.02)
+        assert worker.get(first.id).status == "running", "B's embedding ended before the saves: no test"
+        assert lode.store.vectors.coverage(a.id) == 1.0
+        assert settles == [], settles
+        now[0] = "B's end"
+        embedder.delay = 0.0
+        worker.wait(first.id, timeout=120)
+        assert settles == ["B's end"]  # B's own pass settles the store when it ends
     finally:
         embedder.delay = 0.0
         worker.stop()
