@@ -76,7 +76,8 @@ def command_paths() -> list[list[str]]:
     """Every command of the ``lode`` tree, as the words that reach it."""
     import click
 
-    from server.cli import cli
+    import server.cli  # noqa: F401  (adds serve and mcp to the tree)
+    from indexer.cli import cli
 
     paths: list[list[str]] = []
 
@@ -117,7 +118,10 @@ def wait_ready(base: str, timeout: float = 300.0) -> None:
 def through_server(env: dict[str, str], runs: int) -> dict[str, Any]:
     """``lode search`` and ``lode status`` through a ``lode serve`` started for them."""
     port = free_port()
-    served = {**env, "LODE_PORT": str(port)}
+    # the server's discovery file (its URL and per-user token), where the CLI finds it, in
+    # a folder of its own: not the one of a lode service this user may run
+    runtime = tempfile.mkdtemp(prefix="lode-bench-cli-runtime-")
+    served = {**env, "LODE_PORT": str(port), "LODE_RUNTIME_DIR": runtime}
     server = subprocess.Popen(
         [LODE, "serve", "--no-watch"], env=served, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
@@ -134,6 +138,7 @@ def through_server(env: dict[str, str], runs: int) -> dict[str, Any]:
             server.wait(timeout=60)
         except subprocess.TimeoutExpired:
             server.kill()
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
 def measure(full: bool, runs: int, work: Path) -> dict[str, Any]:

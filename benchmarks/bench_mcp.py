@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import socket
 import statistics
 import subprocess
@@ -161,6 +162,10 @@ def measure_latency(db: Path, runs: int) -> dict[str, Any]:
     alone = _first_call_ms(db, runs)
     out["stdio alone"] = {"p50_ms": statistics.median(alone), "max_ms": max(alone), "runs_ms": alone}
     port = _free_port()
+    # the server's discovery file (its URL and per-user token), where ``lode mcp`` finds it,
+    # in a folder of its own: not the one of a lode service this user may run
+    runtime = Path(tempfile.mkdtemp(prefix="lode-bench-mcp-runtime-"))
+    os.environ["LODE_RUNTIME_DIR"] = str(runtime)
     server = subprocess.Popen(
         [sys.executable, "-m", "server", "serve", "--db", str(db), "--port", str(port), "--no-watch"],
         env={**os.environ, "HF_HUB_OFFLINE": "1"},
@@ -185,6 +190,8 @@ def measure_latency(db: Path, runs: int) -> dict[str, Any]:
     finally:
         server.terminate()
         server.wait(timeout=60)
+        del os.environ["LODE_RUNTIME_DIR"]
+        shutil.rmtree(runtime, ignore_errors=True)
     return out
 
 
