@@ -353,6 +353,43 @@ def test_the_telescope_picker_when_telescope_is_installed(
     assert found["notes"] == []
 
 
+def test_the_fzf_lua_picker_when_fzf_lua_is_installed(
+    nvim: str, served: tuple[str, Path], tmp_path: Path
+) -> None:
+    """Only where LODE_NVIM_FZF_LUA names a folder holding fzf-lua and an ``fzf`` is on PATH
+    (nothing is downloaded here). fzf runs in a terminal buffer, which headless Neovim has."""
+    plugin = Path(os.environ.get("LODE_NVIM_FZF_LUA", "/nonexistent")) / "fzf-lua"
+    if not (plugin / "lua" / "fzf-lua").is_dir():
+        pytest.skip("set LODE_NVIM_FZF_LUA to a folder with fzf-lua to run it")
+    if shutil.which("fzf") is None:
+        pytest.skip("no fzf on PATH (fzf-lua runs it)")
+    base, repo = served
+    env = {"LODE_URL": base, "LODE_NVIM_EXTRA_RTP": str(plugin)}
+    found = run_nvim(nvim, "fzf_lua", tmp_path, repo, env)
+    asked = {"query": "apply discount", "granularity": "chunk", "mode": "hybrid", "limit": 30}
+    answer = httpx.post(f"{base}/api/v1/search", json=asked, timeout=30).json()
+    chunks = [chunk for group in answer["groups"] for chunk in group["chunks"]]
+    expected = [f"{c['file_path']}:{c['start_line']}  {c['node_name'] or c['node_type']}" for c in chunks]
+    assert "src/shop/pricing.py:6  apply_discount" in expected
+    assert found["answered"][-1] == "apply discount"
+    screen = [line.rstrip() for line in found["screen"]]
+    assert screen[0] == "lode search> apply discount"
+    assert screen[1].startswith("  30/30 ")
+    # lode's order, fzf's own matching off; the first is selected ("> ")
+    assert screen[2 : 2 + len(expected)] == ["> " + expected[0]] + ["  " + e for e in expected[1:]]
+    first = chunks[0]
+    shown = "\n".join(found["screen"])
+    top = [line.strip()[:40] for line in first["content"].splitlines() if line.strip()][:3]
+    assert top
+    assert all(line in shown for line in top), "the preview is the chunk"
+    match = (first["matches"] or [None])[0]
+    line = match["start"]["line"] + 1 if match else first["start_line"]
+    assert found["cursor"]["file"] == str(repo / first["file_path"])
+    assert found["cursor"]["line"] == line
+    assert found["term_open"] is False
+    assert found["notes"] == []
+
+
 def test_positions_answers_urls_and_settings_in_lua(nvim: str, tmp_path: Path) -> None:
     line = 'x = "é中😀"; y'
     found = run_nvim(nvim, "units", tmp_path, env={"LODE_TEST_LINE": line})
@@ -382,9 +419,17 @@ def test_positions_answers_urls_and_settings_in_lua(nvim: str, tmp_path: Path) -
     assert https is None
     assert found["query"] == "?kind=function&kind=method&name=a%20b%26c"
     modules = found["modules"]
-    assert {"lode", "lode.picker", "lode.socket", "lode.health", "lode.extras.telescope"} <= set(modules)
+    assert {
+        "lode",
+        "lode.picker",
+        "lode.socket",
+        "lode.health",
+        "lode.extras.telescope",
+        "lode.extras.fzf_lua",
+    } <= set(modules)
     assert all(loaded is True for loaded in modules.values()), modules
     assert found["telescope_available"] is False
+    assert found["fzf_lua_available"] is False
     assert found["completion"] == ["def", "files", "health", "refs", "search", "status"]
     assert found["completion_s"] == ["search", "status"]
     assert [n["msg"] for n in found["notes"]] == [

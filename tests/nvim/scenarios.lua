@@ -209,6 +209,41 @@ function S.telescope()
   H.out.cursor = H.cursor()
 end
 
+function S.fzf_lua()
+  require("lode").setup({ picker = "fzf-lua" })
+  vim.o.lines = 80 -- room for all 30 results above the preview
+  -- which queries lode answered (fzf's screen is what the user sees; this says when to look)
+  local search, answered = require("lode.search"), {}
+  local ask = search.ask
+  search.ask = function(server, query, granularity, done)
+    return ask(server, query, granularity, function(...)
+      answered[#answered + 1] = query
+      done(...)
+    end)
+  end
+  vim.cmd("Lode search")
+  H.must(function()
+    return vim.bo.buftype == "terminal" and vim.bo.filetype == "fzf"
+  end, "fzf-lua")
+  local term = vim.api.nvim_get_current_buf()
+  local function screen()
+    return vim.api.nvim_buf_get_lines(term, 0, -1, false)
+  end
+  H.type("apply discount", 5)
+  H.must(function()
+    return answered[#answered] == "apply discount" and table.concat(screen(), "\n"):find(" 30/30 ", 1, true)
+  end, "fzf's results", 15000)
+  H.sleep(300)
+  H.out.answered = answered
+  H.out.screen = screen()
+  vim.api.nvim_input("<CR>")
+  H.must(function()
+    return vim.bo.buftype == "" and vim.api.nvim_buf_get_name(0) ~= ""
+  end, "the jump")
+  H.out.cursor = H.cursor()
+  H.out.term_open = vim.api.nvim_buf_is_valid(term) and #vim.fn.win_findbuf(term) > 0
+end
+
 function S.units()
   local loc, socket = require("lode.locations"), require("lode.socket")
   local line = vim.env.LODE_TEST_LINE
@@ -249,7 +284,7 @@ function S.units()
     socket.parse_url("https://example.com") or vim.NIL,
   }
   H.out.query = require("lode.http").query_string({ name = "a b&c", kind = { "function", "method" } })
-  -- every module loads (the optional Telescope one too, without Telescope)
+  -- every module loads (the optional Telescope and fzf-lua ones too, without either)
   local modules = {}
   for _, file in ipairs(vim.fn.globpath(vim.env.LODE_NVIM_PLUGIN .. "/lua", "**/*.lua", false, true)) do
     local name = file:match("/lua/(.+)%.lua$"):gsub("/init$", ""):gsub("/", ".")
@@ -258,6 +293,7 @@ function S.units()
   end
   H.out.modules = modules
   H.out.telescope_available = require("lode.extras.telescope").available()
+  H.out.fzf_lua_available = require("lode.extras.fzf_lua").available()
   H.out.completion = vim.fn.getcompletion("Lode ", "cmdline")
   H.out.completion_s = vim.fn.getcompletion("Lode s", "cmdline")
   vim.cmd("Lode nope")

@@ -15,7 +15,7 @@ M.DEFAULT_URL = "http://127.0.0.1:7370"
 ---@field limit integer         results per search
 ---@field mode string           "hybrid" | "semantic" | "lexical"
 ---@field projects string[]|nil search only these projects (names or ids); nil: all
----@field picker string         "float" (lode's own) | "select" (vim.ui.select) | "telescope"
+---@field picker string         "float" (lode's own) | "select" (vim.ui.select) | "telescope" | "fzf-lua"
 ---@field transport string      "auto" (a socket for http://, curl for https://) | "curl"
 ---@field curl string           the curl executable
 M.defaults = {
@@ -34,7 +34,7 @@ M.defaults = {
 ---@type lode.Options
 M.options = vim.deepcopy(M.defaults)
 
-local PICKERS = { float = true, select = true, telescope = true }
+local PICKERS = { float = true, select = true, telescope = true, ["fzf-lua"] = true }
 local MODES = { hybrid = true, semantic = true, lexical = true }
 
 --- Merge `opts` over the defaults; a bad value is an error naming the option.
@@ -53,7 +53,7 @@ function M.setup(opts)
   end
   check("limit", o.limit >= 1 and o.limit <= 1000, "between 1 and 1000")
   check("mode", MODES[o.mode] ~= nil, "hybrid, semantic or lexical")
-  check("picker", PICKERS[o.picker] ~= nil, "float, select or telescope")
+  check("picker", PICKERS[o.picker] ~= nil, "float, select, telescope or fzf-lua")
   check("projects", o.projects == nil or vim.islist(o.projects), "a list of project names or ids")
   check("transport", o.transport == "auto" or o.transport == "curl", '"auto" or "curl"')
   check("curl", type(o.curl) == "string" and o.curl ~= "", "an executable name")

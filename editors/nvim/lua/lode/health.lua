@@ -93,12 +93,15 @@ function M.check()
   end
   h.start("lode: pickers")
   h.info(("picker = %q"):format(config.options.picker))
-  if require("lode.extras.telescope").available() then
-    h.ok('telescope is installed (picker = "telescope" uses it)')
-  elseif config.options.picker == "telescope" then
-    h.warn('picker = "telescope" but telescope is not installed: lode\'s own picker is used')
-  else
-    h.info("telescope is not installed (optional)")
+  for _, extra in ipairs({ { "telescope", "lode.extras.telescope" }, { "fzf-lua", "lode.extras.fzf_lua" } }) do
+    local name = extra[1]
+    if require(extra[2]).available() then
+      h.ok(('%s is installed (picker = "%s" uses it)'):format(name, name))
+    elseif config.options.picker == name then
+      h.warn(('picker = "%s" but %s is not installed: lode\'s own picker is used'):format(name, name))
+    else
+      h.info(("%s is not installed (optional)"):format(name))
+    end
   end
 end
 

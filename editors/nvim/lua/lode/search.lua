@@ -6,6 +6,9 @@ local loc = require("lode.locations")
 
 local M = {}
 
+--- The optional pickers: the `picker` option's value -> the extra's module.
+local EXTRAS = { telescope = "lode.extras.telescope", ["fzf-lua"] = "lode.extras.fzf_lua" }
+
 local function split_lines(text)
   local trimmed = (text or ""):gsub("\n$", "")
   return vim.split(trimmed, "\n", { plain = true })
@@ -137,7 +140,7 @@ end
 
 --- `:Lode search [query]` (granularity "chunk") and `:Lode files [query]` ("document"): with a
 --- query, one search through vim.ui.select; without, the live picker (the `picker` option
---- chooses which: lode's own float, or Telescope when installed; "select" asks the query
+--- chooses which: lode's own float, or Telescope or fzf-lua when installed; "select" asks the query
 --- first, then uses vim.ui.select).
 ---@param query string|nil
 ---@param granularity "chunk"|"document"
@@ -164,12 +167,13 @@ function M.run(query, granularity)
     end,
     on_error = notify,
   }
-  if picker == "telescope" then
-    local extra = require("lode.extras.telescope")
+  local extra_module = EXTRAS[picker]
+  if extra_module then
+    local extra = require(extra_module)
     if extra.available() then
       return extra.open(spec)
     end
-    vim.notify("lode: telescope is not installed; using lode's own picker", vim.log.levels.WARN)
+    vim.notify(("lode: %s is not installed; using lode's own picker"):format(picker), vim.log.levels.WARN)
   end
   require("lode.picker").open(spec)
 end
