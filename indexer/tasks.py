@@ -92,7 +92,9 @@ class IndexWorker(TaskQueue):
 
     # ---- lifecycle ----------------------------------------------------------------
     def start(self) -> None:
-        """Requeue interrupted tasks and start the worker thread."""
+        """Requeue interrupted tasks and start the worker thread (whose maintenance jobs
+        stop for a waiting save: ``Maintenance.save_waits``)."""
+        self.store.maintenance.save_waits = self._save_waiting.is_set
         for task in self.store.tasks.all(statuses=("running",)):
             self.store.tasks.save(
                 dataclasses.replace(task, status="queued", phase="queued", message="resumed")

@@ -290,14 +290,22 @@ def test_maintenance_children_reach_the_object_store_with_options_on_stdin(
     s3_env: dict[str, str], repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     runs: list[tuple[list[str], str]] = []
-    real_run = subprocess.run
+    real_popen = subprocess.Popen
 
-    def spy(args: list[str], **kwargs: Any) -> Any:
-        runs.append((list(args), kwargs.get("input") or ""))
-        return real_run(args, **kwargs)
+    class Spy(real_popen):  # type: ignore[misc,valid-type]
+        """A child whose command line and first stdin (its storage options) are kept."""
+
+        def __init__(self, args: list[str], **kwargs: Any) -> None:
+            super().__init__(args, **kwargs)
+            self.seen = list(args)
+
+        def communicate(self, input: str | None = None, timeout: float | None = None) -> Any:
+            if input is not None:
+                runs.append((self.seen, input))
+            return super().communicate(input, timeout)
 
     monkeypatch.setattr(_children, "CHILD_MIN_ROWS", 0)  # every fold and optimize in a child
-    monkeypatch.setattr(_children.subprocess, "run", spy)
+    monkeypatch.setattr(_children.subprocess, "Popen", Spy)
     lode = Lode(load_config(env=s3_env), embedder=FakeEmbedder())
     try:
         lode.index(repo)

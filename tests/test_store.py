@@ -214,15 +214,15 @@ def _maintenance_in_children(monkeypatch: pytest.MonkeyPatch) -> _Children:
     from indexer.store._lance import _children
 
     children = _Children()
-    real_run = subprocess.run
+    real_popen = subprocess.Popen
 
     def spy(args: list[str], **kwargs: Any) -> Any:
         children.jobs.append(args[2])
         children.envs.append(kwargs.get("env") or {})
-        return real_run(args, **kwargs)
+        return real_popen(args, **kwargs)
 
     monkeypatch.setattr(_children, "CHILD_MIN_ROWS", 0)
-    monkeypatch.setattr(_children.subprocess, "run", spy)
+    monkeypatch.setattr(_children.subprocess, "Popen", spy)
     return children
 
 

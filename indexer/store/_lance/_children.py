@@ -7,6 +7,8 @@ import json
 import logging
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from typing import Any
 
 from indexer.errors import StoreError
@@ -21,6 +23,7 @@ __all__ = [
     "JOB_FAILURES",
     "OPTIMIZE_TIMEOUT",
     "VECTOR_INDEX_TIMEOUT",
+    "JobInterruptedError",
     "in_process",
     "job_ran",
     "run_job",
@@ -37,6 +40,13 @@ OPTIMIZE_TIMEOUT = 600.0
 VECTOR_INDEX_TIMEOUT = 3600.0
 #: What a failed job raises (here or in a child).
 JOB_FAILURES = (StoreError, OSError, RuntimeError, ValueError, subprocess.SubprocessError)
+#: How often a child job's parent checks whether to interrupt it.
+_INTERRUPT_POLL_SECONDS = 0.05
+
+
+class JobInterruptedError(StoreError):
+    """A child job was killed because a save waits (its table stays as it was: a job
+    commits at its end, as one that runs out of time)."""
 
 
 def in_process(db: Db) -> bool:
@@ -52,33 +62,60 @@ def run_job(
     here: bool,
     what: str,
     timeout: float = OPTIMIZE_TIMEOUT,
+    interrupt: Callable[[], bool] | None = None,
 ) -> None:
-    """Run a job of ``_jobs`` here or in a child (its storage options on its stdin)."""
+    """Run a job of ``_jobs`` here or in a child (its storage options on its stdin); a
+    child is killed once ``interrupt()`` says so (``JobInterruptedError``)."""
     if here:
         getattr(_jobs, job)(*args, options=options)
         return
-    done = subprocess.run(
+    child = subprocess.Popen(
         [sys.executable, _jobs.__file__, job, json.dumps(args)],
-        input=json.dumps(options or {}),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         env=child_env(),
-        capture_output=True,
         text=True,
-        check=False,
-        timeout=timeout,
     )
-    if done.returncode != 0:
-        if storage_cause(done.stderr).waits:  # a full disk, refused credentials… (one line)
-            raise storage_error(done.stderr)
-        raise StoreError(f"{what} failed: {done.stderr.strip()[-2000:]}")
+    deadline = time.monotonic() + timeout
+    given: str | None = json.dumps(options or {})
+    while True:
+        try:
+            _, stderr = child.communicate(given, timeout=_INTERRUPT_POLL_SECONDS)
+            break
+        except subprocess.TimeoutExpired:
+            given = None  # sent once: a retry goes on where the first call left it
+            if interrupt is not None and interrupt():
+                child.kill()
+                child.communicate()
+                raise JobInterruptedError(f"{what}: interrupted for a save") from None
+            if time.monotonic() >= deadline:
+                child.kill()
+                child.communicate()
+                raise
+    if child.returncode != 0:
+        if storage_cause(stderr).waits:  # a full disk, refused credentials… (one line)
+            raise storage_error(stderr)
+        raise StoreError(f"{what} failed: {stderr.strip()[-2000:]}")
 
 
 def job_ran(
-    db: Db, job: str, args: list[Any], here: bool, what: str, failed: str, timeout: float = OPTIMIZE_TIMEOUT
+    db: Db,
+    job: str,
+    args: list[Any],
+    here: bool,
+    what: str,
+    failed: str,
+    timeout: float = OPTIMIZE_TIMEOUT,
+    interrupt: Callable[[], bool] | None = None,
 ) -> bool:
     """``run_job`` with the store's storage options; False when the job failed, which is
-    logged as ``failed`` (the caller then does the work another way)."""
+    logged as ``failed`` (the caller then does the work another way). An interrupted job
+    raises ``JobInterruptedError``: its work is left for later, not done another way."""
     try:
-        run_job(job, args, db.access.lance_options(), here, what, timeout)
+        run_job(job, args, db.access.lance_options(), here, what, timeout, interrupt)
+    except JobInterruptedError:
+        raise
     except JOB_FAILURES as exc:
         log_failure(log, failed, exc)
         return False

@@ -12,7 +12,7 @@ from typing import Any
 
 from indexer.priority import lower_thread_priority, threads_named
 from indexer.storage_failure import log_failure
-from indexer.store._lance._children import JOB_FAILURES, in_process, job_ran, run_job
+from indexer.store._lance._children import JOB_FAILURES, JobInterruptedError, in_process, job_ran, run_job
 from indexer.store._lance._db import Db
 from indexer.store._lance._indexes import Indexes
 from indexer.store._lance._versions import Versions
@@ -79,6 +79,14 @@ class Maintenance:
         #: (``settled``).
         self._idle = threading.Event()
         self._idle.set()
+        #: True when a save waits (the index writer sets it): ``maybe_optimize`` and the
+        #: folds then kill their child jobs, unless the last one was interrupted already
+        #: (saves every few seconds must not starve the maintenance: ``_may_interrupt``).
+        self.save_waits: Callable[[], bool] = lambda: False
+        self._interrupted = False
+        #: Set while ``maybe_optimize`` or ``fold_new_rows`` runs: a direct ``optimize``
+        #: (``lode index``, a migration) is never interrupted.
+        self._interruptible = False
 
     def _optimize_searched_table(self, name: str, here: bool) -> None:
         """Optimize the chunk or document table.
@@ -100,19 +108,29 @@ class Maintenance:
             max(fragments, default=0),
         )
         failed = f"optimizing {name} in a child failed; optimizing here"
+        stop = self._may_interrupt
+        compact = [uri, COMPACT_TARGET_ROWS]
         if any(rows >= COMPACT_TARGET_ROWS for rows in fragments) and job_ran(
-            db, "optimize_table", [uri, COMPACT_TARGET_ROWS], here, f"optimizing {uri}", failed
+            db, "optimize_table", compact, here, f"optimizing {uri}", failed, interrupt=stop
         ):
             return
         # a big store's table of small fragments (a first index, the documents): rewritten
         # in this process, it would keep the memory it took
         small = [str(db.path), name]
-        if not here and job_ran(db, "optimize_small_table", small, False, f"optimizing {name}", failed):
+        if not here and job_ran(
+            db, "optimize_small_table", small, False, f"optimizing {name}", failed, interrupt=stop
+        ):
             return
         db.table(name).optimize(cleanup_older_than=_NO_CLEANUP)
         # (when it fails: more segments to search until the next optimize merges them)
         what = f"merging the index segments of {uri}"
-        job_ran(db, "merge_segments", [uri, True], here, what, f"merging the index segments of {name} failed")
+        failed = f"merging the index segments of {name} failed"
+        job_ran(db, "merge_segments", [uri, True], here, what, failed, interrupt=stop)
+
+    def _may_interrupt(self) -> bool:
+        """Whether a child job should stop now: a save waits, and the last job was not
+        interrupted already (so each other one runs to its end, however often saves come)."""
+        return self._interruptible and not self._interrupted and self.save_waits()
 
     def settled(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds while ``optimize`` runs a big store's maintenance
@@ -229,7 +247,18 @@ class Maintenance:
                         uri = db.table(name).uri
                         args = [uri, list(indexes), 0]
                         what = f"updating the indexes of {uri}"
-                        run_job("optimize_indices", args, db.access.lance_options(), here, what)
+                        options = db.access.lance_options()
+                        self._interruptible = True
+                        try:
+                            run_job(
+                                "optimize_indices", args, options, here, what, interrupt=self._may_interrupt
+                            )
+                        finally:
+                            self._interruptible = False
+            except JobInterruptedError:
+                log.debug("folding new rows into the indexes: interrupted for a save")
+                self._interrupted = True
+                return False
             except JOB_FAILURES as exc:
                 # the rows stay found (scanned) until the optimize folds them in
                 log_failure(log, "folding new rows into the indexes failed", exc)
@@ -237,6 +266,7 @@ class Maintenance:
                 changes.folded = (changes.added, changes.rewritten)
                 return False
             changes.folded = (changes.added, changes.rewritten)
+            self._interrupted = False
             return True
 
     def adopt_unindexed_rows(self) -> None:
@@ -288,7 +318,16 @@ class Maintenance:
             or time.monotonic() - changes.last_optimize >= seconds
             or ((quiet or settle) and self._indexes.unindexed_rows() >= missed)
         ):
-            self.optimize()
+            self._interruptible = True
+            try:
+                self.optimize()
+            except JobInterruptedError:  # its changes stay counted: the next call does it
+                log.debug("an optimize was interrupted for a save")
+                self._interrupted = True
+                return False
+            finally:
+                self._interruptible = False
+            self._interrupted = False
             return True
         if not self._indexes.complete:
             self._indexes.ensure()
