@@ -115,8 +115,13 @@ def run_lexical_phase(
     state: IndexProgress | None = None,
     progress: ProgressCallback | None = None,
     cancel: StopSignal | None = None,
+    full_done: set[str] | None = None,
 ) -> IndexReport:
-    """Phase 1: walk, diff against the store, chunk and write changed files, drop deleted ones."""
+    """Phase 1: walk, diff against the store, chunk and write changed files, drop deleted ones.
+
+    ``full_done`` (a ``full`` run that stopped and goes on): the paths an earlier run of it
+    wrote, diffed as any run diffs them instead of cut again; the paths this run writes are
+    added to it."""
     state = state or IndexProgress()
     notify = progress or _noop
     root = Path(project.root)
@@ -135,7 +140,8 @@ def run_lexical_phase(
     states = store.documents.states(project.id)
     # files another chunker cut are chunked again, whatever their bytes
     stale = {path for path, state in states.items() if state.chunker_version != CHUNKER_VERSION}
-    changed, unchanged = _diff(walked.files, states, full=full, force=dirty | retry | stale)
+    done = full_done if full and full_done is not None else set()
+    changed, unchanged = _diff(walked.files, states, full=full, force=dirty | retry | stale, done=done)
     report.files_unchanged = len(unchanged)
     gone = _deleted(states, {e.rel_path for e in walked.files}, paths)
     store.files.delete([states[p].id for p in gone])
@@ -147,15 +153,27 @@ def run_lexical_phase(
     state.changed_paths = []
     writer = _FileWriter(store, project, report, state, notify)
     jobs = [
-        _job(project, config, entry, states.get(entry.rel_path), full, writer.started_ms) for entry in changed
+        _job(
+            project,
+            config,
+            entry,
+            states.get(entry.rel_path),
+            full and entry.rel_path not in done,
+            writer.started_ms,
+        )
+        for entry in changed
     ]
     # a stop (a cancel, a save waiting) ends the results at once, workers starting or not
     results = prepare_all(jobs, stop=None if cancel is None else cancel.is_set)
+    accepted: list[str] = []
     for entry, prepared in zip(changed, results, strict=False):
         if _is_cancelled(cancel):
             break
         writer.accept(entry, states.get(entry.rel_path), prepared)
+        accepted.append(entry.rel_path)
     writer.flush()
+    if full and full_done is not None:  # written: a run that goes on diffs them as usual
+        full_done.update(accepted)
     if writer.indexed:  # the last rows too: every search scans the rows not folded in
         store.maintenance.fold_new_rows(force=True, everything=writer.folded, rewritten=False)
     stamp = datetime.now(UTC)
@@ -164,8 +182,14 @@ def run_lexical_phase(
 
 
 def _diff(
-    entries: Iterable[WalkEntry], states: dict[str, DocState], *, full: bool, force: set[str]
+    entries: Iterable[WalkEntry],
+    states: dict[str, DocState],
+    *,
+    full: bool,
+    force: set[str],
+    done: set[str] | frozenset[str] = frozenset(),
 ) -> tuple[list[WalkEntry], list[WalkEntry]]:
+    """(changed, unchanged): by size and mtime, every file when ``full`` but those ``done``."""
     changed: list[WalkEntry] = []
     unchanged: list[WalkEntry] = []
     for entry in entries:
@@ -176,7 +200,7 @@ def _diff(
             and abs(old.last_modified - entry.mtime) < 1e-6
             and entry.rel_path not in force
         )
-        (unchanged if same_stat and not full else changed).append(entry)
+        (unchanged if same_stat and not (full and entry.rel_path not in done) else changed).append(entry)
     return changed, unchanged
 
 

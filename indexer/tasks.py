@@ -87,6 +87,10 @@ class IndexWorker(TaskQueue):
         self._thread: threading.Thread | None = None
         self._last_work = time.monotonic()
         self._last_prune = -math.inf
+        #: The paths each full re-index that stepped aside for a save has cut (its next
+        #: run cuts the others only).
+        self._full_done: dict[str, set[str]] = {}
+        self._aside: set[str] = set()
         #: Phase 2's model calls, which a save does not wait for (``ModelThread``).
         self._model = ModelThread(partial(lower_thread_priority, config.server.index_nice))
 
@@ -212,10 +216,20 @@ class IndexWorker(TaskQueue):
         return self._run_phase2()
 
     def _run_phase1(self, task: Task) -> None:
+        """Phase 1 of a task; a full re-index that steps aside keeps the paths it has cut."""
+        full_done = self._full_done.setdefault(task.id, set()) if task.full else None
+        self._phase1(task, full_done)
+        stepped_aside = task.id in self._aside
+        self._aside.discard(task.id)
+        if full_done is not None and not stepped_aside and task.id not in self._retrying:
+            self._full_done.pop(task.id, None)  # no next run
+
+    def _phase1(self, task: Task, full_done: set[str] | None) -> None:
+        """Run it (``_step_aside`` notes a task queued again for a save)."""
         cancel = self._cancel.setdefault(task.id, threading.Event())
         # whole-project work steps aside for a save (of any project) between files, and
-        # goes on after it (a full re-index does not: its next run would start over)
-        steps_aside = task.kind == "index" and not task.full and not is_small(task)
+        # goes on after it (a full re-index too: its next run cuts only what it did not)
+        steps_aside = task.kind == "index" and not is_small(task)
         stop = _AnyEvent(cancel, self._save_waiting) if steps_aside else cancel
         try:
             if task.kind == "delete":
@@ -226,6 +240,7 @@ class IndexWorker(TaskQueue):
             report = run_lexical_phase(
                 self.store, self.embedder, project, self.config, paths=task.paths, full=task.full,
                 state=state, progress=lambda s: self._progress(task.id, s), cancel=stop,
+                full_done=full_done,
             )  # fmt: skip
             if steps_aside and not cancel.is_set() and state.files_done < state.files_total:
                 self._step_aside(task)
@@ -268,6 +283,7 @@ class IndexWorker(TaskQueue):
     def _step_aside(self, task: Task) -> None:
         """A whole-project task stopped between files for a save: queued again as it was
         (its next run skips the files this one wrote), to run once the save is done."""
+        self._aside.add(task.id)
         with self._lock:
             if task.id in self._checks:  # a check that changed nothing yet stays one
                 self._checks[task.id] = dataclasses.replace(task, status="queued", phase="queued")

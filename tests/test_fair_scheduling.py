@@ -305,3 +305,45 @@ def test_a_saves_vectors_do_not_settle_the_store_while_another_project_embeds(
         embedder.delay = 0.0
         worker.stop()
         lode.close()
+
+
+@pytest.mark.slow  # seconds of wall time: 600 files cut again
+def test_a_full_reindex_steps_aside_for_a_save_and_cuts_each_file_once(
+    two_projects: tuple[Lode, IndexWorker, FakeEmbedder, Project, Path, Project, Path],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``lode index --full`` of B (every file cut again, changed or not): A's save does not
+    wait for it; it steps aside, and its next run cuts only the files it had not."""
+    from collections import Counter
+
+    from indexer import pipeline
+
+    lode, worker, embedder, a, small, b, _big = two_projects
+    cut: Counter[str] = Counter()
+    accept = pipeline._FileWriter.accept
+
+    def counted(self: Any, entry: Any, old: Any, prepared: Any) -> None:
+        if self.project.id == b.id:
+            cut[entry.rel_path] += 1
+        accept(self, entry, old, prepared)
+
+    monkeypatch.setattr(pipeline._FileWriter, "accept", counted)
+    try:
+        worker.wait(worker.submit(b.id).id, timeout=120, phase1_only=True)
+        cut.clear()
+        full = worker.submit(b.id, full=True)
+        deadline = time.monotonic() + 60
+        while worker.get(full.id).files_done == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert worker.get(full.id).status == "running"
+        wait = _save(lode, worker, a, small, 0)
+        assert wait <= TARGET_SECONDS, wait
+        assert worker.get(full.id).message.startswith("stepped aside for a save"), worker.get(full.id)
+        done = worker.wait(full.id, timeout=120, phase1_only=True)
+        assert done.files_total < 600  # the run after the save: the files not cut yet
+        assert len(cut) == 600
+        assert set(cut.values()) == {1}, cut.most_common(3)
+    finally:
+        embedder.delay = 0.0
+        worker.stop()
+        lode.close()
