@@ -182,8 +182,9 @@ def embed_backlog(
     state = state or IndexProgress()
     stats = EmbedStats()
     failed = set() if failed is None else failed
-    run = _Run(store, embedder, state, stats, progress, cancel, batch_size, failed, write_rows, activity)
-    run.model = model
+    run = _Run(
+        store, embedder, state, stats, progress, cancel, batch_size, failed, write_rows, activity, model
+    )
     if model is not None:  # what a stopped pass's last call made, kept by its texts' hashes
         store.vectors.remember(model.leftovers())
     state.phase = "embed"
@@ -227,9 +228,10 @@ class _Run:
         failed: set[str],
         write_rows: int,
         activity: SearchActivity | None = None,
+        model: ModelThread | None = None,
     ) -> None:
         self.store, self.embedder, self.state, self.stats = store, embedder, state, stats
-        self.activity = activity
+        self.activity, self.model = activity, model
         self.progress, self.cancel, self.batch_size, self.failed = progress, cancel, batch_size, failed
         self.pool: ThreadPoolExecutor | None = None
         self.pending: Future[None] | None = None
@@ -240,7 +242,6 @@ class _Run:
         #: The run (priority without its low bit) of each backlog chunk: a window keeps the
         #: backlog's order of runs and roles, sorting by length only inside each.
         self.runs: dict[str, int] = {}
-        self.model: ModelThread | None = None
 
     def stopped(self) -> bool:
         """True once the caller asked phase 2 to stop."""
