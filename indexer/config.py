@@ -183,7 +183,7 @@ class WatchConfig:
 
     enabled: bool = True
     """Watch registered projects while serving (``--no-watch`` turns it off)."""
-    quiet_ms: int = 200
+    quiet_ms: int = 100
     """A batch is sent once no event arrived for this long."""
     max_delay_ms: int = 2000
     """A batch is sent at the latest this long after its first event."""
@@ -222,6 +222,9 @@ class ServerConfig:
     index_nice: int = 10
     """Niceness of the server's index writer (its thread, the processes and threads it
     starts): searches get the cores first, indexing takes what they leave (0 turns it off)."""
+    model_nice: int = 19
+    """Niceness of phase 2's model calls (their thread and the model's own threads): below
+    the writer, so a save's lexical update takes the cores the model was using (0 off)."""
     search_processes: int = 2
     """Child processes that answer ``POST /api/v1/search`` (each opens the store for
     reading and the model; 0 answers searches in the server process itself)."""
@@ -245,6 +248,8 @@ class ServerConfig:
         _positive(self, "max_body_bytes")
         if not 0 <= self.index_nice <= 19:
             raise ConfigError(f"index_nice must be in 0..19 (got {self.index_nice})")
+        if not 0 <= self.model_nice <= 19:
+            raise ConfigError(f"model_nice must be in 0..19 (got {self.model_nice})")
         if not 0 <= self.search_processes <= 16:
             raise ConfigError(f"search_processes must be in 0..16 (got {self.search_processes})")
         if self.url is not None and not re.fullmatch(r"http://[^/\s]+/?", self.url):

@@ -92,7 +92,9 @@ class IndexWorker(TaskQueue):
         self._full_done: dict[str, set[str]] = {}
         self._aside: set[str] = set()
         #: Phase 2's model calls, which a save does not wait for (``ModelThread``).
-        self._model = ModelThread(partial(lower_thread_priority, config.server.index_nice))
+        self._model = ModelThread(
+            partial(lower_thread_priority, max(config.server.index_nice, config.server.model_nice))
+        )
 
     # ---- lifecycle ----------------------------------------------------------------
     def start(self) -> None:

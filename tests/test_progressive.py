@@ -465,6 +465,43 @@ def test_the_writer_thread_yields_the_cores_to_searches(tmp_path: Path, nice: in
         lode.close()
 
 
+@pytest.mark.skipif(not hasattr(os, "setpriority"), reason="per-thread niceness is a Linux/Unix feature")
+def test_the_model_runs_below_the_writer_so_a_save_gets_the_cores(tmp_path: Path) -> None:
+    """Phase 2's model calls run at ``model_nice`` (19), below the writer's ``index_nice``
+    (10): a save's lexical update, on the writer, takes the cores the model was using."""
+    config = load_config(overrides={"db": tmp_path / "db"})
+    assert (config.server.index_nice, config.server.model_nice) == (10, 19)
+    seen: list[int] = []
+
+    class Recording(FakeEmbedder):
+        def embed(self, texts: Sequence[str]) -> np.ndarray:
+            seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+            return super().embed(texts)
+
+    lode = Lode(config, embedder=Recording())
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "a.py").write_text("def alpha():\n    return 1\n")
+    project = lode.register(root, name="p")
+    worker = IndexWorker(lode.store, lode.embedder, config)
+    base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    worker.start()
+    try:
+        worker.wait(worker.submit(project.id).id, timeout=60)
+        assert seen
+        assert set(seen) == {max(base, 19)}
+    finally:
+        worker.stop()
+        lode.close()
+
+
+def test_model_nice_out_of_range_is_a_config_error(tmp_path: Path) -> None:
+    from indexer.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="model_nice"):
+        load_config(env={"LODE_MODEL_NICE": "-1"}, overrides={"db": tmp_path / "db"})
+
+
 def test_index_nice_out_of_range_is_a_config_error(tmp_path: Path) -> None:
     from indexer.errors import ConfigError
 
