@@ -28,6 +28,7 @@ from benchmarks.quality.evaluate import MODES
 from benchmarks.quality.repo_corpora import REPO_CORPORA
 from benchmarks.quality.repo_evaluate import _answer, _write_tree, prepare_repo
 from benchmarks.quality.repo_metrics import query_values
+from benchmarks.quality.repo_sets import SETS, SOURCE_ONLY
 from benchmarks.quality.roles import IMPLEMENTATION, file_role
 from indexer.api import Lode, known_languages
 from indexer.config import load_config
@@ -36,6 +37,8 @@ from indexer.search._priors import ROLE_PRIOR
 from indexer.search._ranking import RankingConfig
 
 _NO_PRIOR = dict.fromkeys(ROLE_PRIOR, 1.0)
+#: Sets asked against the tree whose doc comments are blanked (the others: the original).
+BLANKED_SETS = frozenset({"doc", "question"})
 
 #: Ranking variants by name (each a change of the default ``RankingConfig``).
 _STRONG = {**ROLE_PRIOR, "test": 0.35, "docs": 0.45, "example": 0.45, "changelog": 0.2}
@@ -56,7 +59,17 @@ def _names(semantic: float) -> Callable[[RankingConfig], RankingConfig]:
     return variant
 
 
+def _report(prior: float) -> Callable[[RankingConfig], RankingConfig]:
+    """The default ranking with ``prior`` as a bug report's extra prior on other roles."""
+
+    def variant(c: RankingConfig) -> RankingConfig:
+        return replace(c, report_prior=prior)
+
+    return variant
+
+
 VARIANTS: dict[str, Callable[[RankingConfig], RankingConfig]] = {
+    **{f"report{w}": _report(w / 10) for w in (2, 3, 4, 5, 7, 10)},
     "none": lambda c: replace(c, role_prior=_NO_PRIOR, fold_units=False, document_signal_weight=0.5),
     "base": lambda c: c,
     "prior": lambda c: replace(c, fold_units=False),
@@ -91,8 +104,11 @@ def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _open_trees(reindex: bool, limit: int) -> list[dict[str, Any]]:
-    """Per corpus: its queries, file roles and an indexed ``Lode`` per tree."""
+def _open_trees(
+    reindex: bool, limit: int, corpora: list[str] | None = None, sets: list[str] | None = None
+) -> list[dict[str, Any]]:
+    """Per corpus (of ``corpora``, default all): its queries, file roles and an indexed
+    ``Lode`` per tree that ``sets`` (default all) ask."""
     from benchmarks._vector_cache import CachedEmbedder
     from indexer.embed import load_embedder
 
@@ -102,6 +118,8 @@ def _open_trees(reindex: bool, limit: int) -> list[dict[str, Any]]:
     )
     trees = []
     for corpus in REPO_CORPORA:
+        if corpora and corpus.name not in corpora:
+            continue
         run, files, blanked, roles = prepare_repo(corpus, limit=limit, seed=0)
         entry: dict[str, Any] = {
             "name": corpus.name,
@@ -111,6 +129,8 @@ def _open_trees(reindex: bool, limit: int) -> list[dict[str, Any]]:
             "lodes": {},
         }
         for tree_name, texts in (("blanked", blanked), ("original", files)):
+            if sets and not any((s in BLANKED_SETS) == (tree_name == "blanked") for s in sets):
+                continue
             base = cache_dir() / "tune" / f"{corpus.name}-{tree_name}"
             lode = Lode(load_config(overrides={"db": base / "db"}), embedder=embedder)
             if reindex or not (base / "db").exists() or not lode.store.projects.all():
@@ -140,12 +160,13 @@ def _evaluate(
         for set_name, queries in entry["run"].queries.items():
             if sets and set_name not in sets:
                 continue
-            lode = entry["lodes"]["blanked" if set_name == "doc" else "original"]
+            lode = entry["lodes"]["blanked" if set_name in BLANKED_SETS else "original"]
+            source_only = set_name in SOURCE_ONLY
             for mode in modes:
                 searcher = Searcher(lode.store, lode.embedder, known_languages(), ranking=config)
                 try:
                     values = [
-                        query_values(q, _answer(searcher, entry["name"], q.text, mode), is_impl)
+                        query_values(q, _answer(searcher, entry["name"], q.text, mode, source_only), is_impl)
                         for q in queries
                     ]
                 finally:
@@ -168,12 +189,13 @@ def main() -> int:
     )
     parser.add_argument("--variant", action="append", choices=sorted(VARIANTS), help="variants to compare")
     parser.add_argument("--mode", action="append", choices=MODES, help="modes (default: all three)")
-    parser.add_argument("--set", action="append", choices=["doc", "change", "identifier"], help="sets")
+    parser.add_argument("--set", action="append", choices=SETS, help="sets (default: all)")
     parser.add_argument("--limit", type=int, default=100, help="queries per set and corpus")
+    parser.add_argument("--corpus", action="append", help="corpora (default: all)")
     parser.add_argument("--reindex", action="store_true", help="index the trees again")
     parser.add_argument("--output", type=Path, default=cache_dir() / "tune" / "variants.json")
     args = parser.parse_args()
-    trees = _open_trees(args.reindex, args.limit)
+    trees = _open_trees(args.reindex, args.limit, args.corpus, args.set)
     modes = args.mode or list(MODES)
     results: dict[str, Any] = {}
     for name in args.variant or ["base"]:
@@ -181,7 +203,7 @@ def main() -> int:
         results[name] = _evaluate(trees, VARIANTS[name](RankingConfig()), modes, args.set)
         _log(f"variant {name}: {time.perf_counter() - started:.0f} s")
     figures = ("chunk_mrr", "file_mrr", "best_file_mrr", "acc@5", "any@5", "nonimpl@5", "nonimpl_chunks@5")
-    for set_name in ("doc", "change", "identifier"):
+    for set_name in args.set or SETS:
         print(f"\n## {set_name}\n\n| variant | mode | " + " | ".join(figures) + " |")
         print("|---|---|" + "---:|" * len(figures))
         for name, result in results.items():

@@ -17,7 +17,9 @@ from indexer.cli import cli
 from indexer.config import load_config
 from indexer.embed import FakeEmbedder
 from indexer.search import SearchOptions
+from indexer.search._pages import HEAD, group_hits
 from indexer.search._priors import wanted_roles
+from indexer.search._results import ChunkHit
 
 _IMPLEMENTATION = '''"""The HTTP client."""
 
@@ -245,6 +247,57 @@ def test_what_a_bug_report_asks_for(query: str, roles: set[str]) -> None:
     assert wanted_roles(query) == frozenset(roles)
 
 
+def test_a_bug_report_scales_down_every_role_it_does_not_ask_for() -> None:
+    """A report's tests and docs weigh ``REPORT_PRIOR`` times their usual prior (a test
+    scoring 1.0 no longer beats code scoring 0.3); the code to change keeps its score, and
+    a query that is not a report keeps the usual priors."""
+    from indexer.search._priors import REPORT_PRIOR, ROLE_PRIOR, role_prior_for
+
+    prior = role_prior_for(_REPORT, ROLE_PRIOR, REPORT_PRIOR)
+    assert prior["implementation"] == 1.0
+    assert prior["test"] == pytest.approx(ROLE_PRIOR["test"] * REPORT_PRIOR)
+    assert prior["docs"] == pytest.approx(ROLE_PRIOR["docs"] * REPORT_PRIOR)
+    assert 1.0 * prior["test"] < 0.3 < 1.0 * ROLE_PRIOR["test"]
+    assert role_prior_for("where are redirects followed", ROLE_PRIOR, REPORT_PRIOR) is ROLE_PRIOR
+    assert role_prior_for(_REPORT, ROLE_PRIOR, 1.0) is ROLE_PRIOR
+
+
+def _hit(file: str, score: float) -> ChunkHit:
+    return ChunkHit(
+        id=f"{file}-{score}", file_id=file, file_path=f"{file}.py", project_id="p", project="p",
+        chunk_index=0, content="", start_line=1, end_line=1, language="python",
+        node_type="function", node_name="f", parent_context="", scope_path=(), relevance_score=score,
+    )  # fmt: skip
+
+
+def test_one_strong_chunk_does_not_pull_its_files_weak_chunks_above_another_files_strong_ones() -> None:
+    """The first three chunks of a page are in rank order (file a's weak chunk comes after
+    file b's strong ones); after them, a file's chunks are grouped, in the order of each
+    file's best one there."""
+    ranked = [_hit("a", 0.9), _hit("b", 0.8), _hit("b", 0.7), _hit("a", 0.3), _hit("c", 0.25), _hit("a", 0.2)]
+    groups = group_hits(ranked)
+    assert [[(h.file_id, h.relevance_score) for h in g] for g in groups] == [
+        [("a", 0.9)],
+        [("b", 0.8), ("b", 0.7)],
+        [("a", 0.3), ("a", 0.2)],
+        [("c", 0.25)],
+    ]
+    order = [h.relevance_score for g in groups for h in g]
+    assert order[:3] == [0.9, 0.8, 0.7]
+    # a later page groups by file only
+    assert [len(g) for g in group_hits(ranked, head=0)] == [3, 2, 1]
+
+
+def test_the_first_chunks_of_a_search_page_are_in_rank_order(repo: tuple[Lode, Path]) -> None:
+    lode, _ = repo
+    answer = lode.search(
+        SearchOptions(query="redirects followed max_redirects", granularity="chunk", limit=10)
+    )
+    shown = [h.relevance_score for g in answer.groups for h in g.chunks]
+    assert shown[:HEAD] == sorted(shown[:HEAD], reverse=True)
+    assert shown[:HEAD] == [h.relevance_score for h in answer.hits[:HEAD]]
+
+
 _POLICY = '''class RequestSigner:
     """Signs requests: computes the HMAC signature of a request body with the secret key,
     and checks the signature of a webhook request body."""
@@ -304,3 +357,30 @@ def test_a_long_report_without_a_traceback_is_a_report_and_a_commit_subject_is_n
     for subject in ("Fix flaky test of the retry loop", "docs: how to use the client", "Add tests for Host"):
         assert not is_bug_report(subject)
     assert "test" in wanted_roles("Fix flaky test of the retry loop")
+
+
+def test_a_pasted_issue_is_a_report_and_a_long_question_is_not() -> None:
+    """An issue pasted whole (its title, a blank line, its text) asks for the code to change,
+    as does a long text naming a problem ("invalid", "mismatches", "does not …"); a long
+    question in one paragraph without one still asks for docs and examples."""
+    from indexer.search._priors import is_bug_report
+
+    body = (
+        "The return type of the argument getters is declared as a plain string, but the "
+        "getters return a list when the argument is given several times in the query of "
+        "the request, so type checkers accept code that fails at run time in the handler."
+    )
+    assert is_bug_report("Typing of the argument getters\n\n" + body)
+    assert is_bug_report(
+        "The size computed for a segment option mismatches the size the kernel writes back, "
+        "so the buffer that holds the control messages is read past its end when the socket "
+        "receives several of them in one call to recvmsg on a busy connection of the web server."
+    )
+    question = (
+        "how do I configure the retry policy of the client so that every request to the "
+        "metrics endpoint is sent again with a longer delay each time, and how can I tell "
+        "the client to give up after five attempts and return the last answer that it has received?"
+    )
+    assert len(question) >= 250
+    assert not is_bug_report(question)
+    assert {"docs", "example"} <= wanted_roles(question)

@@ -39,7 +39,7 @@ from indexer.search._options import (
     validate_options,
 )
 from indexer.search._pages import chunk_page, document_page
-from indexer.search._priors import Folded, apply_priors, wanted_roles
+from indexer.search._priors import Folded, apply_priors, role_prior_for, wanted_roles
 from indexer.search._ranking import (
     DEFINITION_LIST,
     Ranking,
@@ -342,7 +342,8 @@ class Searcher:
         wanted = wanted_roles(opts.query, opts.roles, opts.path_include)
         # a header gives way to its members for a question, not for exact terms or no query
         header = config.header_prior if scope.terms is None and opts.query.strip() else 1.0
-        ranked, folded = apply_priors(fused, facts, wanted, config.role_prior, opts.query, header)
+        prior = role_prior_for(opts.query, config.role_prior, config.report_prior)
+        ranked, folded = apply_priors(fused, facts, wanted, prior, opts.query, header)
         if opts.min_score > 0:
             ranked = [(c, s) for c, s in ranked if s >= opts.min_score]
         return Ranking(ranked, folded, {k: f.file_id for k, f in facts.items()})

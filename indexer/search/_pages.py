@@ -15,7 +15,6 @@ fused or read), else by id.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -33,6 +32,9 @@ __all__ = ["chunk_page", "document_page"]
 
 #: Candidates taken from each list (min-max normalisation runs over these).
 CANDIDATES = 100
+#: The first chunks of a page, shown in rank order: a file's weaker chunks never come
+#: before another file's better ones there (one lucky chunk would pull its whole file up).
+HEAD = 3
 #: What reading a row id of an older version of the chunk table can raise (LanceDB reports
 #: a row id in a fragment a compaction removed as one of these).
 _MOVED_ROWS = (OSError, RuntimeError, ValueError)
@@ -62,21 +64,17 @@ def chunk_page(searcher: Searcher, scope: Scope) -> SearchResponse:
         ranking = searcher.rank_chunks(scope, k)
         page = ranking.ranked[opts.offset : opts.offset + opts.limit]
         hits = searcher.fetch_hits(page, scope.names, folded=ranking.folded)
-    groups: OrderedDict[str, list[ChunkHit]] = OrderedDict()
-    for hit in hits:
-        groups.setdefault(hit.file_id, []).append(hit)
     file_groups = [
         FileGroup(
-            file_id=fid,
+            file_id=chunks[0].file_id,
             file_path=chunks[0].file_path,
             project_id=chunks[0].project_id,
             project=chunks[0].project,
             total_relevance=_aggregate(chunks),
             chunks=tuple(chunks),
         )
-        for fid, chunks in groups.items()
+        for chunks in group_hits(hits, head=HEAD if opts.offset == 0 else 0)
     ]
-    file_groups.sort(key=lambda g: (-g.total_relevance, g.file_path))
     total = len(ranking.ranked)
     files, mean = _facts(ranking)
     return SearchResponse(
@@ -113,6 +111,26 @@ def _rank_page_by_rows(
             continue
         return ranking, hits
     return None
+
+
+def group_hits(hits: list[ChunkHit], head: int = HEAD) -> list[list[ChunkHit]]:
+    """``hits`` (in rank order) grouped by file: the first ``head`` in rank order (a file's
+    consecutive hits together), the others with their file's other hits after the head,
+    in the order of each file's best one there."""
+    groups: list[list[ChunkHit]] = []
+    later: dict[str, list[ChunkHit]] = {}
+    for i, hit in enumerate(hits):
+        if groups and groups[-1][0].file_id == hit.file_id:  # the file's run goes on
+            group = groups[-1]
+        elif i >= head and hit.file_id in later:
+            group = later[hit.file_id]
+        else:
+            group = []
+            groups.append(group)
+        group.append(hit)
+        if i >= head:
+            later.setdefault(hit.file_id, group)
+    return groups
 
 
 def _aggregate(chunks: list[ChunkHit]) -> float:

@@ -22,7 +22,16 @@ from indexer.lexicon import identifier_words
 from indexer.roles import file_role
 from indexer.store import Candidate, ChunkFacts
 
-__all__ = ["HEADER_PRIOR", "ROLE_PRIOR", "Folded", "apply_priors", "is_bug_report", "wanted_roles"]
+__all__ = [
+    "HEADER_PRIOR",
+    "REPORT_PRIOR",
+    "ROLE_PRIOR",
+    "Folded",
+    "apply_priors",
+    "is_bug_report",
+    "role_prior_for",
+    "wanted_roles",
+]
 
 #: The fused score of a chunk of each role is scaled by this unless the query asks for it
 #: (tuned on the whole-repository benchmark: ``benchmarks/tune_ranking.py``; a stronger
@@ -38,6 +47,11 @@ ROLE_PRIOR: Final[Mapping[str, float]] = {
     "generated": 0.35,
     "vendored": 0.4,
 }
+
+#: A bug report asks for the code to change: the prior of every other role it does not ask
+#: for is scaled by this too (tuned on the whole-repository benchmark's bug reports, which
+#: quote tests, asserts and docs: ``benchmarks/tune_ranking.py``).
+REPORT_PRIOR: Final = 0.5
 
 #: The score of a container's header chunk (a class's name, docstring and fields, its
 #: methods chunked apart) is scaled by this unless the query names the container: a question
@@ -104,21 +118,37 @@ _REPORT_REQUESTS: Final[Mapping[str, re.Pattern[str]]] = {
 }
 
 
-#: Words of a problem report; with a long text (``_LONG_REPORT`` characters), one of them or
-#: of ``_REPORT_SIGNS`` makes a report.
+#: Words of a problem report; with a long text (``_LONG_REPORT`` characters), one of them, one
+#: of ``_REPORT_SIGNS`` or the shape of a pasted issue (``_PASTED_ISSUE``) makes a report.
 _PROBLEM_WORDS: Final = re.compile(
     r"\b(?:bugs?|regressions?|crash\w*|fails?|failing|failure|broken|hangs?|panics?|leaks?"
-    r"|does ?n[o']t work|not working|incorrect\w*|wrong|unexpected\w*|instead of|should(?:n'?t| not)?)\b"
+    r"|does ?n[o']t work|not working|incorrect\w*|wrong|unexpected\w*|instead of|should(?:n'?t| not)?"
+    r"|invalid|inaccurate|mismatch\w*|misleading|unsound|segfault\w*|undefined behaviou?r"
+    r"|(?:does|do|is|are) ?n[o']t \w+)\b"
 )
+#: A pasted issue: a title line, a blank line, then its text.
+_PASTED_ISSUE: Final = re.compile(r"\A[^\n]{8,200}\n[ \t]*\n\S")
 _LONG_REPORT: Final = 250
 
 
 def is_bug_report(query: str) -> bool:
     """True when ``query`` reads as a bug report: two signs of ``_REPORT_SIGNS``, or a long
-    text with one of them or a problem word."""
+    text with one of them, a problem word, or a pasted issue's shape (title, blank line, text)."""
     text = query.lower()
     signs = sum(1 for sign in _REPORT_SIGNS if sign.search(text))
-    return signs >= 2 or (len(text) >= _LONG_REPORT and (signs >= 1 or bool(_PROBLEM_WORDS.search(text))))
+    if signs >= 2:
+        return True
+    return len(text) >= _LONG_REPORT and (
+        signs >= 1 or bool(_PROBLEM_WORDS.search(text)) or bool(_PASTED_ISSUE.match(text))
+    )
+
+
+def role_prior_for(query: str, prior: Mapping[str, float], report_prior: float) -> Mapping[str, float]:
+    """``prior``, with every role but implementation scaled by ``report_prior`` when the
+    query reads as a bug report."""
+    if report_prior >= 1.0 or not is_bug_report(query):
+        return prior
+    return {role: p if role == "implementation" else p * report_prior for role, p in prior.items()}
 
 
 def wanted_roles(query: str, roles: Sequence[str] = (), path_include: Sequence[str] = ()) -> frozenset[str]:

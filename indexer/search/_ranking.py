@@ -12,7 +12,7 @@ import numpy as np
 from indexer.models import ChunkView, FileChunk, Symbol
 from indexer.search._fusion import Ranked, Scored, fuse, fuse_scores
 from indexer.search._lexical import is_name_query, named_identifiers
-from indexer.search._priors import HEADER_PRIOR, ROLE_PRIOR, Folded
+from indexer.search._priors import HEADER_PRIOR, REPORT_PRIOR, ROLE_PRIOR, Folded
 from indexer.search._results import ChunkHit
 from indexer.store import Candidate
 
@@ -46,6 +46,8 @@ class RankingConfig:
     """The score of a chunk of each role is scaled by this unless the query asks for it."""
     header_prior: float = HEADER_PRIOR
     """A container's header chunk is scaled by this unless the query names the container."""
+    report_prior: float = REPORT_PRIOR
+    """A bug report's other roles (tests, docs…) are scaled by this beside ``role_prior``."""
     fold_units: bool = True
     """Show a unit split into pieces once (its best piece)."""
     document_signal_weight: float = 0.0
