@@ -68,7 +68,21 @@ def _report(prior: float) -> Callable[[RankingConfig], RankingConfig]:
     return variant
 
 
+def _report_weights(semantic: float, lexical: float, name: float) -> Callable[[RankingConfig], RankingConfig]:
+    """The default ranking with these list weights for bug reports."""
+
+    def variant(c: RankingConfig) -> RankingConfig:
+        return replace(c, report_weights={"semantic": semantic, "lexical": lexical, "name": name})
+
+    return variant
+
+
 VARIANTS: dict[str, Callable[[RankingConfig], RankingConfig]] = {
+    "rw-lex": _report_weights(0.4, 0.6, 0.2),
+    "rw-lex2": _report_weights(0.3, 0.7, 0.2),
+    "rw-sem": _report_weights(0.9, 0.3, 0.2),
+    "rw-even": _report_weights(0.55, 0.55, 0.2),
+    "rw-noname": _report_weights(0.7, 0.4, 0.0),
     **{f"report{w}": _report(w / 10) for w in (2, 3, 4, 5, 7, 10)},
     "none": lambda c: replace(c, role_prior=_NO_PRIOR, fold_units=False, document_signal_weight=0.5),
     "base": lambda c: c,

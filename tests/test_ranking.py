@@ -384,3 +384,16 @@ def test_a_pasted_issue_is_a_report_and_a_long_question_is_not() -> None:
     assert len(question) >= 250
     assert not is_bug_report(question)
     assert {"docs", "example"} <= wanted_roles(question)
+
+
+def test_the_fusion_weighs_a_bug_reports_words_above_its_vector() -> None:
+    """A report's names, messages and frames are the code's words: its lexical list weighs
+    more than its vector; a question keeps the usual weights, a name its own."""
+    from indexer.search._ranking import NAME_WEIGHTS, REPORT_WEIGHTS, RankingConfig
+
+    config = RankingConfig()
+    report = config.weights_for(_REPORT)
+    assert report == REPORT_WEIGHTS
+    assert report["lexical"] > report["semantic"]
+    assert config.weights_for("where are redirects followed") is None  # the default WEIGHTS
+    assert config.weights_for("follow_redirects") == NAME_WEIGHTS

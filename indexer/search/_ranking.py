@@ -12,7 +12,7 @@ import numpy as np
 from indexer.models import ChunkView, FileChunk, Symbol
 from indexer.search._fusion import Ranked, Scored, fuse, fuse_scores
 from indexer.search._lexical import is_name_query, named_identifiers
-from indexer.search._priors import HEADER_PRIOR, REPORT_PRIOR, ROLE_PRIOR, Folded
+from indexer.search._priors import HEADER_PRIOR, REPORT_PRIOR, ROLE_PRIOR, Folded, is_bug_report
 from indexer.search._results import ChunkHit
 from indexer.store import Candidate
 
@@ -20,6 +20,7 @@ __all__ = [
     "DEFINITION_LIST",
     "IDENTIFIER_WEIGHT",
     "NAME_WEIGHTS",
+    "REPORT_WEIGHTS",
     "WEIGHTS",
     "Ranking",
     "RankingConfig",
@@ -36,6 +37,9 @@ WEIGHTS = {"semantic": 0.7, "lexical": 0.4, "name": 0.2}
 #: The weights for a query naming something (identifiers only, or one word), tuned on the
 #: whole-repository benchmark's identifier queries.
 NAME_WEIGHTS = {"semantic": 0.2, "lexical": 0.4, "name": 0.2}
+#: The weights for a bug report, tuned on the whole-repository benchmark's bug reports
+#: (``benchmarks/tune_ranking.py``; figures in docs/quality-benchmark.md).
+REPORT_WEIGHTS = {"semantic": 0.4, "lexical": 0.6, "name": 0.2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,10 +65,18 @@ class RankingConfig:
     vector list counts less (hybrid fell 0.03 MRR below lexical on identifier queries);
     None: ``weights``."""
 
+    report_weights: Mapping[str, float] | None = field(default_factory=lambda: dict(REPORT_WEIGHTS))
+    """The weights for a bug report (``is_bug_report``): the words count more than the
+    vector, which the model makes of the report's first 256 tokens only and which its
+    prose dilutes, while its names, messages and frames are the code's own words; None:
+    ``weights``."""
+
     def weights_for(self, query: str) -> Mapping[str, float] | None:
         """The list weights for ``query``."""
         if self.name_weights is not None and is_name_query(query):
             return self.name_weights
+        if self.report_weights is not None and is_bug_report(query):
+            return self.report_weights
         return self.weights
 
 
