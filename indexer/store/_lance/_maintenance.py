@@ -6,7 +6,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
@@ -126,6 +127,15 @@ class Maintenance:
         what = f"merging the index segments of {uri}"
         failed = f"merging the index segments of {name} failed"
         job_ran(db, "merge_segments", [uri, True], here, what, failed, interrupt=stop)
+
+    @contextmanager
+    def _saves_may_interrupt(self) -> Iterator[None]:
+        """The child jobs run inside may be killed for a waiting save (``_may_interrupt``)."""
+        self._interruptible = True
+        try:
+            yield
+        finally:
+            self._interruptible = False
 
     def _may_interrupt(self) -> bool:
         """Whether a child job should stop now: a save waits, and the last job was not
@@ -248,13 +258,10 @@ class Maintenance:
                         args = [uri, list(indexes), 0]
                         what = f"updating the indexes of {uri}"
                         options = db.access.lance_options()
-                        self._interruptible = True
-                        try:
+                        with self._saves_may_interrupt():
                             run_job(
                                 "optimize_indices", args, options, here, what, interrupt=self._may_interrupt
                             )
-                        finally:
-                            self._interruptible = False
             except JobInterruptedError:
                 log.debug("folding new rows into the indexes: interrupted for a save")
                 self._interrupted = True
@@ -318,15 +325,13 @@ class Maintenance:
             or time.monotonic() - changes.last_optimize >= seconds
             or ((quiet or settle) and self._indexes.unindexed_rows() >= missed)
         ):
-            self._interruptible = True
             try:
-                self.optimize()
+                with self._saves_may_interrupt():
+                    self.optimize()
             except JobInterruptedError:  # its changes stay counted: the next call does it
                 log.debug("an optimize was interrupted for a save")
                 self._interrupted = True
                 return False
-            finally:
-                self._interruptible = False
             self._interrupted = False
             return True
         if not self._indexes.complete:
