@@ -13,6 +13,7 @@ into it (they would fill the page's other slots with the same function).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -131,9 +132,12 @@ _PASTED_ISSUE: Final = re.compile(r"\A[^\n]{8,200}\n[ \t]*\n\S")
 _LONG_REPORT: Final = 250
 
 
+@functools.lru_cache(maxsize=64)
 def is_bug_report(query: str) -> bool:
     """True when ``query`` reads as a bug report: two signs of ``_REPORT_SIGNS``, or a long
-    text with one of them, a problem word, or a pasted issue's shape (title, blank line, text)."""
+    text with one of them, a problem word, or a pasted issue's shape (title, blank line, text).
+    Cached: one search asks it for its weights, its priors and its wanted roles (its patterns
+    run over up to 2,000 characters each time)."""
     text = query.lower()
     signs = sum(1 for sign in _REPORT_SIGNS if sign.search(text))
     if signs >= 2:
