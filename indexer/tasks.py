@@ -153,6 +153,8 @@ class IndexWorker(TaskQueue):
             try:
                 if self._step():
                     self._last_work = time.monotonic()
+                    if not self._save_waiting.is_set():  # saves leave small fragments
+                        self.store.maintenance.compact_small_fragments()
                     continue
                 self._maintain()
             except BaseException as exc:  # keep the writer alive (a storage panic included)

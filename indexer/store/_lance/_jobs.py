@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = [
+    "compact_small_fragments",
     "create_vector_index",
     "is_vector_index",
     "merge_segments",
@@ -88,6 +89,15 @@ def optimize_table(uri: str, target_rows: int, options: dict[str, str] | None = 
         dataset.optimize.optimize_indices(index_names=vector)
 
 
+def compact_small_fragments(uri: str, target_rows: int, options: dict[str, str] | None = None) -> None:
+    """Merge the fragments of table ``uri`` under ``target_rows`` rows (deleted rows stay
+    where they are: materializing them would rewrite the big fragments they sit in). Lance
+    remaps only the index segments covering the merged fragments."""
+    _dataset(uri, options).optimize.compact_files(
+        target_rows_per_fragment=target_rows, materialize_deletions=False, batch_size=COMPACT_BATCH_ROWS
+    )
+
+
 def optimize_small_table(db_uri: str, name: str, options: dict[str, str] | None = None) -> None:
     """LanceDB's optimize of table ``name`` of the database at ``db_uri`` (a table of small
     fragments only: see ``Maintenance._optimize_searched_table``), versions kept
@@ -142,6 +152,7 @@ def prune_tables(uris: list[str], keep_seconds: float, options: dict[str, str] |
 
 
 _JOBS: dict[str, Callable[..., None]] = {
+    "compact_small_fragments": compact_small_fragments,
     "create_vector_index": create_vector_index,
     "merge_segments": merge_segments,
     "optimize_indices": optimize_indices,

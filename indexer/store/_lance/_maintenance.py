@@ -29,6 +29,8 @@ __all__ = [
     "OPTIMIZE_QUIET_SHARE",
     "OPTIMIZE_SHARE",
     "SETTLE_MIN_ROWS",
+    "SMALL_FRAGMENTS",
+    "SMALL_FRAGMENT_ROWS",
     "Maintenance",
 ]
 
@@ -63,6 +65,13 @@ SETTLE_MIN_ROWS = 512
 OPTIMIZE_QUIET_SHARE = 0.01
 #: …at least this many rows (still at most ``OPTIMIZE_AFTER_ROWS``).
 OPTIMIZE_QUIET_MIN_ROWS = 64
+
+#: Every write makes a fragment, a save's a few rows (its chunks, then their vectors), and
+#: every search opens each fragment: ``compact_small_fragments`` merges the fragments under
+#: this many rows…
+SMALL_FRAGMENT_ROWS = 256
+#: …once there are this many (a save makes about two; figures: docs/performance.md).
+SMALL_FRAGMENTS = 16
 
 #: LanceDB's optimize prunes versions older than this: never, in effect (``Versions.prune``
 #: prunes by when a version was replaced, which LanceDB cannot).
@@ -127,6 +136,47 @@ class Maintenance:
         what = f"merging the index segments of {uri}"
         failed = f"merging the index segments of {name} failed"
         job_ran(db, "merge_segments", [uri, True], here, what, failed, interrupt=stop)
+
+    def compact_small_fragments(self) -> bool:
+        """Merge the small fragments of the chunk and document tables once there are
+        ``SMALL_FRAGMENTS`` of them; True when it merged. Saves while nothing settles the
+        store (another project embeds, the writer is never idle) leave a fragment or two
+        each, and every search opens them all. Only those are rewritten (a few thousand
+        rows at most, a fraction of a second), big fragments and their index segments stay
+        as they are; in a child process that a save interrupts for a big store."""
+        db = self._db
+        with db.write_lock:
+            small = {
+                name: sum(
+                    1
+                    for f in db.own_dataset(name).get_fragments()
+                    if f.metadata.physical_rows < SMALL_FRAGMENT_ROWS
+                )
+                for name in SEARCHED_TABLES
+            }
+            tables = [name for name, count in small.items() if count >= SMALL_FRAGMENTS]
+            if not tables:
+                return False
+            here = in_process(db)
+            try:
+                for name in tables:
+                    uri = db.table(name).uri
+                    args = [uri, SMALL_FRAGMENT_ROWS]
+                    with self._saves_may_interrupt():
+                        run_job(
+                            "compact_small_fragments", args, db.access.lance_options(), here,
+                            f"merging the small fragments of {uri}", interrupt=self._may_interrupt,
+                        )  # fmt: skip
+            except JobInterruptedError:
+                log.debug("merging small fragments: interrupted for a save")
+                self._interrupted = True
+                return False
+            except JOB_FAILURES as exc:  # more fragments to open until the next optimize
+                log_failure(log, "merging small fragments failed", exc)
+                return False
+            self._interrupted = False
+            log.debug("merged the small fragments of %s (%s)", ", ".join(tables), small)
+            return True
 
     @contextmanager
     def _saves_may_interrupt(self) -> Iterator[None]:
