@@ -12,6 +12,7 @@ import numpy as np
 from indexer.models import Chunk, ChunkFilter, ChunkView, FileChunk, StoredChunk
 from indexer.store._filters import chunk_where
 from indexer.store._lance._db import Db
+from indexer.store._lance._replace import replace_rows
 from indexer.store._rows import (
     CHUNK_COLUMNS,
     CHUNK_FIELDS,
@@ -56,13 +57,7 @@ class Chunks:
             db.table(CHUNKS).add(table)
             return
         file_ids = sorted({w.document.id for w in writes})
-        (
-            db.table(CHUNKS)
-            .merge_insert("id")
-            .when_not_matched_insert_all()
-            .when_not_matched_by_source_delete(in_list("file_id", file_ids))
-            .execute(table)
-        )
+        replace_rows(db, CHUNKS, in_list("file_id", file_ids), table)  # fresh ids: no match elsewhere
 
     def get(self, ids: Sequence[str]) -> list[StoredChunk]:
         """Chunks by id, in the order asked (unknown ids are left out)."""

@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from indexer.models import Document
 from indexer.store._lance._db import Db
+from indexer.store._lance._replace import replace_rows
 from indexer.store._rows import (
     DocState,
     FileWrite,
@@ -124,9 +125,7 @@ class Documents:
         if append:
             self._db.table(DOCUMENTS).add(table)
             return
-        self._db.table(DOCUMENTS).merge_insert(
-            "id"
-        ).when_matched_update_all().when_not_matched_insert_all().execute(table)
+        replace_rows(self._db, DOCUMENTS, in_list("id", sorted(set(table["id"].to_pylist()))), table)
 
     def update_stats(self, stats: Sequence[tuple[str, int, float]]) -> None:
         """Record a new size/mtime for files whose content did not change."""

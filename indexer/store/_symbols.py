@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from indexer.models import Symbol
 from indexer.store._lance._db import Db
+from indexer.store._lance._replace import replace_rows
 from indexer.store._rows import (
     SYMBOL_COLUMNS,
     FileWrite,
@@ -75,17 +76,8 @@ class Symbols:
                 self._db.table(SYMBOLS).add(table)
             return
         file_ids = sorted({w.document.id for w in writes})
-        if table.num_rows == 0:
-            self._db.table(SYMBOLS).delete(in_list("file_id", file_ids))
-            return
-        (
-            self._db.table(SYMBOLS)
-            .merge_insert("id")
-            .when_matched_update_all()
-            .when_not_matched_insert_all()
-            .when_not_matched_by_source_delete(in_list("file_id", file_ids))
-            .execute(table)
-        )
+        # a symbol's id is its file's and its own key: none matches a row of another file
+        replace_rows(self._db, SYMBOLS, in_list("file_id", file_ids), table)
 
     # ---- reads ----------------------------------------------------------------------
     def _where(self, where: str, limit: int | None) -> list[Symbol]:
