@@ -56,11 +56,11 @@ class Files:
         """Swap in new versions of files: all their chunks, then their symbols, then their
         documents.
 
-        One merge per table: readers see either a file's old chunks or its new ones, never
-        both or neither. LanceDB has no transaction across tables: a crash between the
-        merges leaves chunks (and maybe symbols) whose ``file_hash`` differs from their
-        document's ``content_hash``, or of no document at all, which ``repair`` finds and
-        the file is indexed again whole. A file whose content the store holds already (a
+        One commit per table (``replace_rows``): readers see either a file's old chunks or
+        its new ones, never both or neither. Lance has no transaction across tables: a
+        crash between the commits leaves chunks (and maybe symbols) whose ``file_hash``
+        differs from their document's ``content_hash``, or of no document at all, which
+        ``repair`` finds and the file is indexed again whole. A file whose content the store holds already (a
         full re-chunk) would not show that way: such files are first recorded as being
         written (``write_intents``) and forgotten after the documents' commit.
         """

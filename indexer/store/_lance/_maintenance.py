@@ -17,7 +17,7 @@ from indexer.store._lance._children import JOB_FAILURES, JobInterruptedError, in
 from indexer.store._lance._db import Db
 from indexer.store._lance._indexes import Indexes
 from indexer.store._lance._versions import Versions
-from indexer.store._schema import CHUNKS, PROJECTS, SEARCHED_TABLES, UPKEPT_TABLES
+from indexer.store._schema import CHUNKS, PROJECTS, SEARCHED_TABLES, TASKS, UPKEPT_TABLES, VOCABULARY
 
 __all__ = [
     "FOLD_ROWS",
@@ -70,8 +70,11 @@ OPTIMIZE_QUIET_MIN_ROWS = 64
 #: every search opens each fragment: ``compact_small_fragments`` merges the fragments under
 #: this many rows…
 SMALL_FRAGMENT_ROWS = 256
-#: …once there are this many (a save makes about two; figures: docs/performance.md).
+#: …once there are this many (a save makes about two; figures: docs/performance.md)…
 SMALL_FRAGMENTS = 16
+#: …in these tables: the searched ones, and those every save writes and the writer reads
+#: (a save's task is written three or four times, and the next task is found by a scan).
+COMPACTED_TABLES = (*SEARCHED_TABLES, TASKS, PROJECTS, VOCABULARY)
 
 #: LanceDB's optimize prunes versions older than this: never, in effect (``Versions.prune``
 #: prunes by when a version was replaced, which LanceDB cannot).
@@ -138,7 +141,7 @@ class Maintenance:
         job_ran(db, "merge_segments", [uri, True], here, what, failed, interrupt=stop)
 
     def compact_small_fragments(self) -> bool:
-        """Merge the small fragments of the chunk and document tables once there are
+        """Merge the small fragments of each table of ``COMPACTED_TABLES`` once it has
         ``SMALL_FRAGMENTS`` of them; True when it merged. Saves while nothing settles the
         store (another project embeds, the writer is never idle) leave a fragment or two
         each, and every search opens them all. Only those are rewritten (a few thousand
@@ -152,7 +155,7 @@ class Maintenance:
                     for f in db.own_dataset(name).get_fragments()
                     if f.metadata.physical_rows < SMALL_FRAGMENT_ROWS
                 )
-                for name in SEARCHED_TABLES
+                for name in COMPACTED_TABLES
             }
             tables = [name for name, count in small.items() if count >= SMALL_FRAGMENTS]
             if not tables:
