@@ -158,9 +158,13 @@ class EmbedConfig:
     document_threads: int | None = None
     """ONNX Runtime intra-op threads for document batches (default: ``threads``, else the
     cores this process may use, at most 8)."""
+    document_max_tokens: int | None = None
+    """Word-pieces of a document text the model reads (default: the model's own window, 256
+    for the default model); fewer embed long chunks faster from their first lines only.
+    Other vectors, keyed apart: a change embeds everything again (docs/performance.md)."""
 
     def __post_init__(self) -> None:
-        _positive(self, "batch_size", "threads", "document_threads")
+        _positive(self, "batch_size", "threads", "document_threads", "document_max_tokens")
         if self.document_encoder not in DOCUMENT_ENCODERS:
             known = ", ".join(DOCUMENT_ENCODERS)
             raise ConfigError(f"document_encoder must be one of {known} (got {self.document_encoder!r})")
@@ -173,8 +177,10 @@ class EmbedConfig:
     @property
     def vector_encoder(self) -> str:
         """The kind of vector documents get, as the index records it: ``int8`` for the
-        quantized graph, else ``float`` (torch and the float graph make the same vectors)."""
-        return "int8" if self.document_encoder == "onnx-int8" else "float"
+        quantized graph, else ``float`` (torch and the float graph make the same vectors),
+        with ``-N`` when the model reads at most N word-pieces of a text."""
+        kind = "int8" if self.document_encoder == "onnx-int8" else "float"
+        return kind if self.document_max_tokens is None else f"{kind}-{self.document_max_tokens}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,6 +57,33 @@ def test_the_document_encoder_setting_is_checked_and_named() -> None:
         EmbedConfig(document_encoder="onnx-int8", int8_queries=False)
 
 
+def test_a_shorter_document_window_is_other_vectors() -> None:
+    """Vectors of a text's first N word-pieces are not the full text's: keyed apart, so an
+    index made with another window is embedded again (as for another encoder)."""
+    assert EmbedConfig(document_max_tokens=128).vector_encoder == "float-128"
+    assert EmbedConfig(document_encoder="onnx-int8", document_max_tokens=96).vector_encoder == "int8-96"
+    assert load_config(env={"LODE_DOCUMENT_MAX_TOKENS": "128"}).embed.document_max_tokens == 128
+    with pytest.raises(ConfigError, match="document_max_tokens must be > 0"):
+        EmbedConfig(document_max_tokens=0)
+
+
+@pytest.mark.slow
+def test_a_document_window_cuts_documents_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``document_max_tokens`` a long text's document vector is its first N word-pieces'
+    (what the full model makes of them); a query keeps the model's whole window."""
+    monkeypatch.setenv("LODE_CACHE_DIR", str(tmp_path))
+    long_text = " ".join(f"parse_field_{i} reads the header line {i}" for i in range(80))
+    full = load_embedder(EmbedConfig(onnx_queries=False))
+    short = load_embedder(EmbedConfig(onnx_queries=False, document_max_tokens=32))
+    tokenizer = short._tokenizer
+    ids = tokenizer(long_text, add_special_tokens=False)["input_ids"]
+    head = tokenizer.decode(ids[:30])  # 30 word-pieces and the two special tokens
+    windowed = short.embed([long_text])[0]
+    assert float(np.dot(windowed, full.embed([head])[0])) > 0.99
+    assert float(np.dot(windowed, full.embed([long_text])[0])) < 0.98
+    assert np.allclose(short.embed_queries([long_text]), full.embed_queries([long_text]), atol=1e-5)
+
+
 def test_a_model_it_cannot_export_embeds_documents_with_torch() -> None:
     class Other:
         """A stand-in with another module layout (CLS pooling, no normalisation)."""

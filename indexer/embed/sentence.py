@@ -49,8 +49,11 @@ class SentenceTransformerEmbedder:
         fast_documents: Callable[[Any], OnnxDocumentEncoder | None] | None = None,
         *,
         documents_must_be_fast: bool = False,
+        document_max_tokens: int | None = None,
     ) -> None:
-        self._model: Any = model
+        #: The document model's window when shorter than the model's own (queries keep theirs).
+        self._document_max_tokens = document_max_tokens
+        self._model: Any = _windowed(model, document_max_tokens)
         self.model_id = model_id
         self._batch_size = batch_size
         self.dimension = int(model.get_embedding_dimension())
@@ -133,7 +136,7 @@ class SentenceTransformerEmbedder:
         """The torch document model (loaded again after the ONNX encoder replaced it)."""
         if self._model is None:
             assert self._load_copy is not None
-            self._model = self._load_copy()
+            self._model = _windowed(self._load_copy(), self._document_max_tokens)
         return self._model
 
     def embed_on_one_thread(self, texts: Sequence[str]) -> Vectors:
@@ -213,6 +216,13 @@ class SentenceTransformerEmbedder:
             return len(encoded["input_ids"])
 
 
+def _windowed(model: Any, max_tokens: int | None) -> Any:
+    """``model`` reading at most ``max_tokens`` word-pieces of a text (never more than its own)."""
+    if max_tokens is not None and model is not None:
+        model.max_seq_length = min(int(model.max_seq_length), max_tokens)
+    return model
+
+
 #: sentence-transformers modules whose output is the pooling layer's (a Dense layer changes it).
 _SAME_DIMENSION_MODULES = frozenset(
     f"sentence_transformers.models.{name}" for name in ("Transformer", "Pooling", "Normalize")
@@ -281,4 +291,5 @@ def load_embedder(config: EmbedConfig | None = None) -> SentenceTransformerEmbed
         fast_queries if config.onnx_queries else None,
         fast_documents if config.document_encoder != "torch" else None,
         documents_must_be_fast=config.document_encoder == "onnx-int8",
+        document_max_tokens=config.document_max_tokens,
     )
