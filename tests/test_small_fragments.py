@@ -6,11 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from indexer.api import Lode
 from indexer.config import load_config
 from indexer.embed import FakeEmbedder
 from indexer.models import Project
 from indexer.search import SearchOptions
+from indexer.store._lance import _children
 from indexer.store._lance._maintenance import SMALL_FRAGMENT_ROWS, SMALL_FRAGMENTS
 from indexer.store._schema import CHUNKS, DOCUMENTS, TASKS
 from indexer.tasks import IndexWorker
@@ -64,6 +67,28 @@ def test_small_fragments_are_merged_and_every_row_stays_found(tmp_path: Path) ->
         assert _found(lode, project, "bulk_7")
         assert lode.check().ok
         assert maintenance.compact_small_fragments() is False  # nothing left to merge
+    finally:
+        lode.close()
+
+
+@pytest.mark.slow  # child processes: a few seconds
+def test_a_big_stores_merge_gives_way_to_every_save(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a child process (a big store's), the merge is stopped whenever a save waits, the
+    second time too (unlike an optimize): left undone it costs what it cost before."""
+    lode, project, _root = _saved_one_by_one(tmp_path, SMALL_FRAGMENTS + 2)
+    monkeypatch.setattr(_children, "CHILD_MIN_ROWS", 0)
+    try:
+        maintenance = lode.store.maintenance
+        before = _fragments(lode, CHUNKS)
+        maintenance.save_waits = lambda: True
+        assert maintenance.compact_small_fragments() is False
+        assert maintenance.compact_small_fragments() is False  # again: never a save's wait
+        assert _fragments(lode, CHUNKS) == before
+        maintenance.save_waits = lambda: False
+        assert maintenance.compact_small_fragments() is True
+        assert _small(lode, CHUNKS) <= 2
+        assert _found(lode, project, "saved_word_3")
+        assert lode.check().ok
     finally:
         lode.close()
 

@@ -145,8 +145,9 @@ class Maintenance:
         ``SMALL_FRAGMENTS`` of them; True when it merged. Saves while nothing settles the
         store (another project embeds, the writer is never idle) leave a fragment or two
         each, and every search opens them all. Only those are rewritten (a few thousand
-        rows at most, a fraction of a second), big fragments and their index segments stay
-        as they are; in a child process that a save interrupts for a big store."""
+        rows at most, a fraction of a second on a small store, seconds on a big one), big
+        fragments and their index segments stay as they are; in a child process for a big
+        store, which every waiting save stops."""
         db = self._db
         with db.write_lock:
             small = {
@@ -165,19 +166,18 @@ class Maintenance:
                 for name in tables:
                     uri = db.table(name).uri
                     args = [uri, SMALL_FRAGMENT_ROWS]
-                    with self._saves_may_interrupt():
-                        run_job(
-                            "compact_small_fragments", args, db.access.lance_options(), here,
-                            f"merging the small fragments of {uri}", interrupt=self._may_interrupt,
-                        )  # fmt: skip
+                    # always stopped for a save (seconds on a big store): left undone, it
+                    # costs only what it cost before, until the idle writer's optimize
+                    run_job(
+                        "compact_small_fragments", args, db.access.lance_options(), here,
+                        f"merging the small fragments of {uri}", interrupt=self.save_waits,
+                    )  # fmt: skip
             except JobInterruptedError:
                 log.debug("merging small fragments: interrupted for a save")
-                self._interrupted = True
                 return False
             except JOB_FAILURES as exc:  # more fragments to open until the next optimize
                 log_failure(log, "merging small fragments failed", exc)
                 return False
-            self._interrupted = False
             log.debug("merged the small fragments of %s (%s)", ", ".join(tables), small)
             return True
 
