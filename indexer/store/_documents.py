@@ -125,7 +125,7 @@ class Documents:
         if append:
             self._db.table(DOCUMENTS).add(table)
             return
-        replace_rows(self._db, DOCUMENTS, in_list("id", sorted(set(table["id"].to_pylist()))), table)
+        replace_rows(self._db, DOCUMENTS, in_list("id", sorted({w.document.id for w in writes})), table)
 
     def update_stats(self, stats: Sequence[tuple[str, int, float]]) -> None:
         """Record a new size/mtime for files whose content did not change."""

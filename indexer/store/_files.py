@@ -60,9 +60,10 @@ class Files:
         its new ones, never both or neither. Lance has no transaction across tables: a
         crash between the commits leaves chunks (and maybe symbols) whose ``file_hash``
         differs from their document's ``content_hash``, or of no document at all, which
-        ``repair`` finds and the file is indexed again whole. A file whose content the store holds already (a
-        full re-chunk) would not show that way: such files are first recorded as being
-        written (``write_intents``) and forgotten after the documents' commit.
+        ``repair`` finds and the file is indexed again whole. A file whose content the store
+        holds already (a full re-chunk) would not show that way: such files are first
+        recorded as being written (``write_intents``) and forgotten after the documents'
+        commit.
         """
         if not writes:
             return

@@ -112,8 +112,7 @@ class Maintenance:
         ``here``."""
         db = self._db
         uri = db.table(name).uri
-        # rows written, deleted or not (pylance's count_rows holds the GIL: ``count_admitted``)
-        fragments = [f.metadata.physical_rows for f in db.own_dataset(name).get_fragments()]
+        fragments = db.fragment_rows(name)
         log.debug(
             "optimizing %s: %d fragments, the biggest %d rows",
             name,
@@ -151,11 +150,7 @@ class Maintenance:
         db = self._db
         with db.write_lock:
             small = {
-                name: sum(
-                    1
-                    for f in db.own_dataset(name).get_fragments()
-                    if f.metadata.physical_rows < SMALL_FRAGMENT_ROWS
-                )
+                name: sum(1 for rows in db.fragment_rows(name) if rows < SMALL_FRAGMENT_ROWS)
                 for name in COMPACTED_TABLES
             }
             tables = [name for name, count in small.items() if count >= SMALL_FRAGMENTS]
