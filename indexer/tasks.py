@@ -18,14 +18,13 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from functools import partial
 
+from indexer._embed_queue import MAX_ERRORS, AnyEvent, EmbedQueue
 from indexer._runs import task_embedded, task_eta, task_percent, task_searchable
-from indexer._task_queue import NO_CHANGE, YIELDED, TaskQueue, _now, is_small
+from indexer._task_queue import NO_CHANGE, YIELDED, _now, is_small
 from indexer.activity import SearchActivity
 from indexer.config import LodeConfig
 from indexer.embed import Embedder
-from indexer.embed.lazy import LazyEmbedder
 from indexer.errors import NotFoundError
 from indexer.events import EventHub
 from indexer.health import StorageHealth, is_storage_failure
@@ -34,13 +33,11 @@ from indexer.pipeline import run_lexical_phase
 from indexer.priority import lower_thread_priority
 from indexer.storage_failure import describe_storage_failure, storage_cause
 from indexer.store import OPTIMIZE_AFTER_ROWS, Store
-from indexer.vectorizer import ModelThread, embed_backlog
 
 __all__ = ["NO_CHANGE", "IndexWorker", "task_embedded", "task_eta", "task_percent", "task_searchable"]
 
 log = logging.getLogger(__name__)
 
-_MAX_ERRORS = 50
 #: The worker folds new rows into the indexes (``maybe_optimize``) once it has had no work
 #: for this long: an optimize holds the write lock for seconds, which a file saved during a
 #: burst of edits should not wait behind.
@@ -61,7 +58,7 @@ _BACKOFF_MAX = 60.0
 _UNIT_WAIT = 30.0
 
 
-class IndexWorker(TaskQueue):
+class IndexWorker(EmbedQueue):
     """Runs index tasks one at a time on its own thread; the only writer of index rows."""
 
     def __init__(
@@ -74,16 +71,10 @@ class IndexWorker(TaskQueue):
         storage: StorageHealth | None = None,
         events: EventHub | None = None,
     ) -> None:
-        super().__init__(store, on_change, storage, events)
+        super().__init__(store, embedder, config, on_change, activity, storage, events)
         self._last_verify = -math.inf
         #: When the writer's pause after a storage failure ends.
         self._resume_at = -math.inf
-        #: Searches phase 2 yields the cores to (``indexer.activity``).
-        self.activity = activity
-        self.embedder = embedder
-        self.config = config
-        self._stop = threading.Event()
-        self._failed_chunks: set[str] = set()
         self._thread: threading.Thread | None = None
         self._last_work = time.monotonic()
         self._last_prune = -math.inf
@@ -91,10 +82,6 @@ class IndexWorker(TaskQueue):
         #: run cuts the others only).
         self._full_done: dict[str, set[str]] = {}
         self._aside: set[str] = set()
-        #: Phase 2's model calls, which a save does not wait for (``ModelThread``).
-        self._model = ModelThread(
-            partial(lower_thread_priority, max(config.server.index_nice, config.server.model_nice))
-        )
 
     # ---- lifecycle ----------------------------------------------------------------
     def start(self) -> None:
@@ -234,7 +221,7 @@ class IndexWorker(TaskQueue):
         # whole-project work steps aside for a save (of any project) between files, and
         # goes on after it (a full re-index too: its next run cuts only what it did not)
         steps_aside = task.kind == "index" and not is_small(task)
-        stop = _AnyEvent(cancel, self._save_waiting) if steps_aside else cancel
+        stop = AnyEvent(cancel, self._save_waiting) if steps_aside else cancel
         try:
             if task.kind == "delete":
                 self._delete_project(task)
@@ -252,7 +239,7 @@ class IndexWorker(TaskQueue):
             if task.id in self._checks:  # it changed nothing: no task to show
                 self._drop_check(task.id, state)
                 return
-            errors = [f"{f.path}: {f.reason}" for f in report.files_failed][:_MAX_ERRORS]
+            errors = [f"{f.path}: {f.reason}" for f in report.files_failed][:MAX_ERRORS]
             task = dataclasses.replace(self._live[task.id], errors=tuple(errors))
             if cancel.is_set():
                 self._finish(task, "cancelled")
@@ -299,10 +286,6 @@ class IndexWorker(TaskQueue):
         self._save_queued(queued)
         self._emit_task(queued, force=True)
 
-    def _awaits_vectors(self, project_id: str) -> bool:
-        """True while chunks of the project wait for a vector the model has not refused."""
-        return any(cid not in self._failed_chunks for cid, _ in self.store.vectors.backlog(project_id))
-
     def _phase1_failed(self, task: Task, exc: Exception) -> None:
         """A task's phase 1 failed: resumed later when the writer is stopping, queued again
         after a storage failure that waits for someone (``_retry_later``), else failed."""
@@ -341,85 +324,6 @@ class IndexWorker(TaskQueue):
                 raise
             log.debug("the task %s stays queued in memory", task.id, exc_info=again)
 
-    def _run_phase2(self) -> bool:
-        embedding = [t for t in self._live.values() if t.phase == "embed" and t.status == "running"]
-        if not embedding:
-            return self._drain_orphan_backlog()
-        if not self._model_ready():
-            return False
-        # the project being edited first: a save's few chunks before another's backlog
-        task = min(embedding, key=lambda t: (not is_small(t), t.created_at is None, t.created_at))
-        cancel = self._cancel.setdefault(task.id, threading.Event())
-        self._preempt.clear()
-        stop = _AnyEvent(cancel, self._preempt, self._stop)
-        state = IndexProgress(
-            files_total=task.files_total, files_done=task.files_done, chunks_done=task.chunks_done
-        )
-        stats = embed_backlog(
-            self.store, self.embedder, task.project_id, state=state,
-            progress=lambda s: self._progress(task.id, s), cancel=stop, failed=self._failed_chunks,
-            activity=self.activity, model=self._model,
-        )  # fmt: skip
-        live = self._live.get(task.id, task)
-        errors = (*live.errors, *(f"{f.path}: {f.reason}" for f in stats.failed))[:_MAX_ERRORS]
-        live = dataclasses.replace(live, errors=errors)
-        if stats.embedded or stats.cache_hits:
-            self._notify(task.project_id)
-        if cancel.is_set():
-            self._finish(live, "cancelled")
-        elif not stop.is_set():
-            # every vector is in: fold in the rows a big run's last writes left outside
-            # the indexes before saying done, so the searches that follow cost what later
-            # ones do (small leftovers wait for ``_maintain``); not while another project
-            # embeds (a save's few vectors: the rows are that project's, which settles
-            # them once its pass ends, and a full optimize would hold up the next save)
-            others = any(
-                t.phase == "embed" and t.status == "running" and t.project_id != task.project_id
-                for t in self._live.values()
-            )
-            if not others:
-                self.store.maintenance.maybe_optimize(rows=OPTIMIZE_AFTER_ROWS, seconds=math.inf, settle=True)
-            for other in [
-                t for t in self._live.values() if t.project_id == task.project_id and t.phase == "embed"
-            ]:
-                self._finish(
-                    dataclasses.replace(other, errors=errors if other.id == task.id else other.errors), "done"
-                )
-        return True
-
-    def _model_ready(self) -> bool:
-        """True when the model can embed now; else it loads in the background and wakes
-        the writer when it is in (a save meanwhile runs its lexical update at once)."""
-        if isinstance(self.embedder, LazyEmbedder):
-            return self.embedder.ready_soon(self._wake.set)
-        return True
-
-    def _drain_orphan_backlog(self) -> bool:
-        """Embed what a previous process left without vectors (restart after a kill)."""
-        for project in self.store.projects.all():
-            if project.id in self._paused:
-                continue
-            backlog = [
-                cid for cid, _ in self.store.vectors.backlog(project.id) if cid not in self._failed_chunks
-            ]
-            if backlog:
-                if not self._model_ready():
-                    return False
-                self._preempt.clear()
-                stop = _AnyEvent(self._preempt, self._stop)
-                stats = embed_backlog(
-                    self.store, self.embedder, project.id, cancel=stop, failed=self._failed_chunks,
-                    activity=self.activity, model=self._model,
-                )  # fmt: skip
-                if stats.embedded or stats.cache_hits:
-                    self._notify(project.id)
-                if not stop.is_set():
-                    self.store.maintenance.maybe_optimize(
-                        rows=OPTIMIZE_AFTER_ROWS, seconds=math.inf, settle=True
-                    )
-                return True
-        return False
-
     def _delete_project(self, task: Task) -> None:
         for other in [t for t in self._retrying.values() if t.project_id == task.project_id]:
             self._retrying.pop(other.id, None)
@@ -433,16 +337,3 @@ class IndexWorker(TaskQueue):
         self.store.projects.delete(task.project_id)
         self._finish(task, "done")
         self._notify(task.project_id)
-
-    # ---- bookkeeping ------------------------------------------------------------------
-
-
-class _AnyEvent:
-    """Set when any of several events is set (what ``embed_backlog`` polls to stop)."""
-
-    def __init__(self, *events: threading.Event) -> None:
-        self._events = events
-
-    def is_set(self) -> bool:
-        """True if one of the events is set."""
-        return any(e.is_set() for e in self._events)

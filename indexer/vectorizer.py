@@ -11,17 +11,17 @@ continues with what is left.
 from __future__ import annotations
 
 import logging
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from indexer._embed_batches import Batch, batch_of, merge_batches, model_batches
+from indexer._model_thread import ModelThread
 from indexer.activity import SearchActivity
 from indexer.chunker import embedding_input
 from indexer.embed import Embedder, Vectors, embed_on_one_thread
@@ -32,17 +32,11 @@ from indexer.roles import embed_rank
 if TYPE_CHECKING:
     from indexer.store import Store
 
-__all__ = ["EmbedStats", "ModelThread", "StopSignal", "embed_backlog", "model_batches"]
+__all__ = ["EmbedStats", "StopSignal", "embed_backlog"]
 
 log = logging.getLogger(__name__)
 
 _BATCH = 64
-#: A model call takes at most this many characters of chunk text, each text counted up to
-#: ``_TEXT_CHARS`` (about the model's 256-token window, past which it truncates): its
-#: activations grow with the texts' length, so short texts still go 64 at a time, texts of
-#: full length 16 (figures: docs/performance.md, "Memory and disk").
-_BATCH_CHARS = 16_384
-_TEXT_CHARS = 1_024
 #: Backlog chunks read per window; sorted by length inside it, so a model batch holds texts
 #: of similar length (less padding).
 _WINDOW = 2048
@@ -60,9 +54,6 @@ _YIELD_BATCH = 16
 #: time (less under searches asked back to back: its calls then run on one thread at the
 #: writer's niceness; its full pace once they pause).
 _YIELD_WAIT_FACTOR = 4.0
-#: How often the writer, waiting for a model call on the ``ModelThread``, checks whether a
-#: save waits.
-_MODEL_POLL_SECONDS = 0.01
 
 
 class StopSignal(Protocol):
@@ -71,58 +62,6 @@ class StopSignal(Protocol):
     def is_set(self) -> bool:
         """True once the caller wants phase 2 to stop after the current batch."""
         ...
-
-
-class ModelThread:
-    """The thread that runs phase 2's model calls for the index writer, which waits for each
-    call while watching its stop signal: a save stops the pass at once, without waiting for
-    the call in progress (half a second of CPU on 2 cores), which goes on here. Its vectors
-    are not lost: the next pass gets them (``leftovers``) and puts them in the embedding
-    cache, where they are found by the hash of the text they were made from."""
-
-    def __init__(self, initializer: Callable[[], object] | None = None) -> None:
-        self._pool = ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="lode-model", initializer=initializer
-        )
-        self._left: list[tuple[list[str], Future[Vectors]]] = []
-        self._lock = threading.Lock()
-
-    def call(
-        self,
-        fn: Callable[[list[str]], Vectors],
-        texts: list[str],
-        keys: list[str],
-        stopped: Callable[[], bool],
-    ) -> Vectors | None:
-        """``fn(texts)`` on the model's thread; None when ``stopped()`` first (the call goes
-        on, its vectors kept by ``keys``, the texts' hashes, for ``leftovers``)."""
-        future = self._pool.submit(fn, texts)
-        while True:
-            try:
-                return future.result(timeout=_MODEL_POLL_SECONDS)
-            except FutureTimeout:
-                if stopped():
-                    with self._lock:
-                        self._left.append((keys, future))
-                    return None
-
-    def leftovers(self) -> dict[str, np.ndarray]:
-        """Vectors of the calls a stop left that have ended since, by text hash (a call
-        still running stays for the next time; one that failed is dropped)."""
-        found: dict[str, np.ndarray] = {}
-        with self._lock:
-            ended = [(k, f) for k, f in self._left if f.done()]
-            self._left = [(k, f) for k, f in self._left if not f.done()]
-        for keys, future in ended:
-            if future.exception() is not None:
-                continue
-            vectors = np.asarray(future.result())
-            found.update(zip(keys, vectors, strict=False))
-        return found
-
-    def close(self) -> None:
-        """Let the call in progress end on its own (never waited for)."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 @dataclass(slots=True)
@@ -140,17 +79,6 @@ class EmbedStats:
     yielded_seconds: float = 0.0
     """Time the model waited for a pause in searches (``SearchActivity``)."""
     failed: list[SkippedFile] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class _Batch:
-    ids: list[str]
-    vectors: np.ndarray
-    text_hashes: list[str]
-    """The hash of the embedding text each vector was made from."""
-    new: dict[str, np.ndarray]
-    file_ids: list[str]
-    done_files: list[tuple[str, str]]
 
 
 def embed_backlog(
@@ -237,7 +165,7 @@ class _Run:
         self.pending: Future[None] | None = None
         self.started = time.perf_counter()
         self.write_rows = write_rows
-        self.buffer: list[_Batch] = []
+        self.buffer: list[Batch] = []
         self.written = 0
         #: The run (priority without its low bit) of each backlog chunk: a window keeps the
         #: backlog's order of runs and roles, sorting by length only inside each.
@@ -257,7 +185,7 @@ class _Run:
         cached = self.store.vectors.cached([key for _, key in texts.values()])
         hits = [c for c in chunks if texts[c.id][1] in cached]
         self.stats.cache_hits += len(hits)
-        self._write(_batch_of(hits, texts, cached, {}, self._failed_paths()))
+        self._write(batch_of(hits, texts, cached, {}, self._failed_paths()))
         todo: dict[str, list[StoredChunk]] = {}
         for c in chunks:
             if texts[c.id][1] not in cached:
@@ -274,7 +202,7 @@ class _Run:
             if not self.stopped():  # a stop mid-batch leaves the rest for the next pass
                 self.failed.update(c.id for c in members if texts[c.id][1] not in new)
             self.stats.embedded_rows += sum(1 for c in members if texts[c.id][1] in new)
-            self._write(_batch_of(members, texts, new, new, self._failed_paths()))
+            self._write(batch_of(members, texts, new, new, self._failed_paths()))
 
     def _order(self, group: Sequence[StoredChunk]) -> tuple[int, int, int]:
         """Where a group of chunks sharing a text goes in a window: the newest run first,
@@ -286,7 +214,7 @@ class _Run:
     def _failed_paths(self) -> set[str]:
         return {f.path for f in self.stats.failed}
 
-    def _write(self, batch: _Batch | None) -> None:
+    def _write(self, batch: Batch | None) -> None:
         """Buffer a batch; hand the buffer to the writer thread once it holds ``write_rows``.
 
         The first ``write_rows`` rows of a pass are written batch by batch: they are the
@@ -302,7 +230,7 @@ class _Run:
 
     def _flush(self) -> None:
         self._wait()
-        merged = _merge(self.buffer)
+        merged = merge_batches(self.buffer)
         self.buffer = []
         if merged is not None and self.pool is not None:
             # past the backlog's front this is a long pass: it folds its rows in as it goes
@@ -322,7 +250,7 @@ class _Run:
             self.pending.result()
             self.pending = None
 
-    def _advance(self, batch: _Batch | None) -> None:
+    def _advance(self, batch: Batch | None) -> None:
         if batch is not None:
             self.state.chunks_embedded += len(batch.ids)
         elapsed = time.perf_counter() - self.started
@@ -401,60 +329,7 @@ class _Run:
         return good
 
 
-def model_batches(
-    groups: Sequence[Sequence[StoredChunk]], size: int, budget: int = _BATCH_CHARS
-) -> Iterator[list[Sequence[StoredChunk]]]:
-    """Consecutive runs of ``groups`` (chunks sharing one text, sorted by its length) for one
-    model call each: at most ``size`` texts and ``budget`` characters, each text counted up
-    to ``_TEXT_CHARS``; never empty, a text longer than the budget goes alone."""
-    part: list[Sequence[StoredChunk]] = []
-    chars = 0
-    for group in groups:
-        length = min(len(group[0].chunk.content), _TEXT_CHARS)
-        if part and (len(part) >= size or chars + length > budget):
-            yield part
-            part, chars = [], 0
-        part.append(group)
-        chars += length
-    if part:
-        yield part
-
-
-def _merge(batches: list[_Batch]) -> _Batch | None:
-    """One write for several batches."""
-    if not batches:
-        return None
-    if len(batches) == 1:
-        return batches[0]
-    return _Batch(
-        [i for b in batches for i in b.ids],
-        np.concatenate([b.vectors for b in batches]),
-        [h for b in batches for h in b.text_hashes],
-        {k: v for b in batches for k, v in b.new.items()},
-        sorted({f for b in batches for f in b.file_ids}),
-        sorted({d for b in batches for d in b.done_files}),
-    )
-
-
-def _batch_of(
-    chunks: list[StoredChunk],
-    texts: dict[str, tuple[str, str]],
-    vectors: dict[str, np.ndarray],
-    new: dict[str, np.ndarray],
-    bad_paths: set[str],
-) -> _Batch | None:
-    """A write for the chunks that got a vector (``vectors`` by text hash; ``texts``: chunk
-    id → its embedding text and hash); files with a failed chunk keep their error."""
-    ok = [c for c in chunks if texts[c.id][1] in vectors]
-    if not ok:
-        return None
-    hashes = [texts[c.id][1] for c in ok]
-    matrix = np.stack([vectors[h] for h in hashes])
-    done = sorted({(c.project_id, c.file_path) for c in ok if c.file_path not in bad_paths})
-    return _Batch([c.id for c in ok], matrix, hashes, new, sorted({c.file_id for c in ok}), done)
-
-
-def _write(store: Store, batch: _Batch, fold: bool, stopped: Callable[[], bool] = lambda: False) -> None:
+def _write(store: Store, batch: Batch, fold: bool, stopped: Callable[[], bool] = lambda: False) -> None:
     with store.db.write_unit():  # a stop never leaves chunks embedded and their document not
         store.vectors.remember(batch.new)
         store.vectors.write(batch.ids, batch.vectors, batch.text_hashes)

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from indexer._embed_batches import model_batches
 from indexer.api import Lode
 from indexer.config import load_config
 from indexer.embed import FakeEmbedder
 from indexer.models import Chunk, StoredChunk
-from indexer.vectorizer import model_batches
 
 
 def _stored(n: int, length: int) -> StoredChunk:
