@@ -53,13 +53,16 @@ def run_graph(session: Any, input_ids: Any, attention_mask: Any) -> np.ndarray:
 def open_session(path: str, threads: int, *, batches: bool = False) -> Any:
     """An ONNX Runtime session as query encoders use it: ``threads`` intra-op threads that
     sleep when idle, every graph optimisation. ``batches`` (document batches of many
-    shapes): no memory arena, no memory pattern, so a batch's activations (hundreds of MB
-    for 32 texts of 256 word-pieces) go back once it is done instead of staying reserved."""
+    shapes): no memory pattern (a plan for one shape), but ONNX Runtime's memory arena,
+    which reuses its blocks from one operator to the next. Without it each operator's
+    output is a block of its own from ``malloc``, which the indexing process maps and
+    unmaps for every block of 128 KiB or more (``indexer.memory``): the page faults made
+    document batches ~2.8× slower (docs/performance.md). The arena keeps what the largest
+    run needed, which ``BUCKET_TOKENS`` bounds."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     if batches:
-        options.enable_cpu_mem_arena = False
         options.enable_mem_pattern = False
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
