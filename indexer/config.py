@@ -129,7 +129,7 @@ class WalkerConfig:
 
 
 #: The values of ``EmbedConfig.document_encoder``.
-DOCUMENT_ENCODERS = ("onnx", "onnx-int8", "torch")
+DOCUMENT_ENCODERS = ("auto", "onnx", "onnx-int8", "torch")
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,11 +150,13 @@ class EmbedConfig:
     int8_queries: bool = True
     """With ``onnx_queries``: embed queries with the int8-quantized graph (faster than the
     float graph, its query vectors nearly the same); off: the float graph."""
-    document_encoder: str = "torch"
-    """What embeds document texts (phase 2): ``onnx`` (the exported float graph on ONNX
-    Runtime, torch's vectors to cosine ≥ 0.9999; torch for a model it cannot export),
-    ``onnx-int8`` (its int8 twin: other vectors, keyed apart, queries int8 too) or ``torch``
-    (the default until a quiet machine shows the float graph faster: docs/performance.md)."""
+    document_encoder: str = "auto"
+    """What embeds document texts (phase 2): ``onnx-int8`` (the exported graph quantized to
+    int8 on ONNX Runtime, as queries use it: ~2× torch's rate, vectors at cosine ~0.998 to
+    torch's, keyed apart), ``onnx`` (the float graph: torch's vectors to cosine ≥ 0.9999,
+    ~1.5× torch's rate, ~125 MB more peak memory; torch for a model it cannot export),
+    ``torch``, or ``auto`` (the default): ``onnx-int8`` for the packaged model when queries
+    run on the int8 graph, else ``torch`` (docs/performance.md)."""
     document_threads: int | None = None
     """ONNX Runtime intra-op threads for document batches (default: ``threads``, else the
     cores this process may use, at most 8)."""
@@ -168,18 +170,34 @@ class EmbedConfig:
         if self.document_encoder not in DOCUMENT_ENCODERS:
             known = ", ".join(DOCUMENT_ENCODERS)
             raise ConfigError(f"document_encoder must be one of {known} (got {self.document_encoder!r})")
-        if self.document_encoder == "onnx-int8" and not (self.onnx_queries and self.int8_queries):
+        if self.document_encoder == "onnx-int8" and not self._int8_queries:
             raise ConfigError(
                 "document_encoder onnx-int8 needs onnx_queries and int8_queries on: queries and "
                 "documents are embedded by the same graph"
             )
 
     @property
+    def _int8_queries(self) -> bool:
+        return self.onnx_queries and self.int8_queries
+
+    @property
+    def documents_by(self) -> str:
+        """The document encoder ``document_encoder`` stands for: ``auto`` resolved to
+        ``onnx-int8`` (the packaged model, int8 queries) or ``torch``."""
+        if self.document_encoder != "auto":
+            return self.document_encoder
+        packaged = self.model == DEFAULT_MODEL and self.model_path is None
+        return "onnx-int8" if packaged and self._int8_queries else "torch"
+
+    @property
     def vector_encoder(self) -> str:
-        """The kind of vector documents get, as the index records it: ``int8`` for the
-        quantized graph, else ``float`` (torch and the float graph make the same vectors),
-        with ``-N`` when the model reads at most N word-pieces of a text."""
-        kind = "int8" if self.document_encoder == "onnx-int8" else "float"
+        """The kind of vector documents get, as the index records it: ``int8-<scheme>`` for
+        the quantized graph (``indexer.embed._int8.SCHEME``), else ``float`` (torch and the
+        float graph make the same vectors), with ``-N`` when the model reads at most N
+        word-pieces of a text."""
+        from indexer.embed._int8 import SCHEME
+
+        kind = f"int8-{SCHEME}" if self.documents_by == "onnx-int8" else "float"
         return kind if self.document_max_tokens is None else f"{kind}-{self.document_max_tokens}"
 
 

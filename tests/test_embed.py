@@ -93,16 +93,16 @@ def test_int8_queries_stay_close_to_torch_and_are_quantized_once(
     before = (root.level, list(root.handlers), list(root.filters))
     encode = onnx_query_encoder(torch_copy, _default_model_path(), int8=True)
     assert encode is not None
-    assert (root.level, list(root.handlers), list(root.filters)) == before  # the quantizer's quieting undone
+    assert (root.level, list(root.handlers), list(root.filters)) == before  # no logging set up
     expected = torch_copy.encode(QUERIES, normalize_embeddings=True, convert_to_numpy=True)  # type: ignore[attr-defined]
     got = np.vstack([encode([q]) for q in QUERIES])
-    # dynamic quantization scales a whole run's activations: a batch is run text by text,
-    # so a text's vector does not depend on its companions
-    assert np.array_equal(encode(QUERIES), got)
+    # each token's activations are scaled on their own: a text's vector does not depend on
+    # its companions (or their padding)
+    assert np.abs(encode(QUERIES) - got).max() < 1e-5
     assert not list(tmp_path.rglob("*inferred*"))
     assert got.dtype == np.float32
     cosines = (got * expected).sum(axis=1)
-    assert cosines.min() > 0.97  # ~0.99 measured; the quality benchmark measures the ranking
+    assert cosines.min() > 0.99  # ~0.998 measured; the quality benchmark measures the ranking
     assert np.abs(np.linalg.norm(got, axis=1) - 1).max() < 1e-4
     assert np.abs(got - expected).max() > 1e-4  # it is really the quantized graph
     graphs = sorted(p.name for p in onnx_cache_dir().glob("query-*.onnx"))

@@ -1,5 +1,6 @@
 """Document texts on ONNX Runtime: the float graph gives torch's vectors on real code, the
-int8 graph is chosen only when asked (and keeps queries with it), torch stays the fallback."""
+int8 graph (the packaged model's default) keeps queries with it and close to torch's
+vectors, torch stays the fallback of the float graph."""
 
 from __future__ import annotations
 
@@ -41,15 +42,21 @@ def test_length_buckets_sort_by_length_and_cut_at_the_batch_size() -> None:
 
 
 def test_the_document_encoder_setting_is_checked_and_named() -> None:
-    assert EmbedConfig().document_encoder == "torch"  # until a quiet machine shows onnx faster
-    assert EmbedConfig().vector_encoder == "float"
+    # the packaged model embeds documents with the int8 graph its queries use
+    assert (EmbedConfig().document_encoder, EmbedConfig().documents_by) == ("auto", "onnx-int8")
+    assert EmbedConfig().vector_encoder == "int8-rows-1"
+    # another model (its layout may not export), or queries off the int8 graph: torch
+    assert EmbedConfig(model="my-model").documents_by == "torch"
+    assert EmbedConfig(model_path="/models/mini").vector_encoder == "float"
+    assert EmbedConfig(int8_queries=False).documents_by == "torch"
+    assert EmbedConfig(onnx_queries=False).vector_encoder == "float"
     assert EmbedConfig(document_encoder="onnx").vector_encoder == "float"
     assert EmbedConfig(document_encoder="torch").vector_encoder == "float"
-    assert EmbedConfig(document_encoder="onnx-int8").vector_encoder == "int8"
+    assert EmbedConfig(document_encoder="onnx-int8").vector_encoder == "int8-rows-1"
     env = {"LODE_DOCUMENT_ENCODER": "onnx", "LODE_DOCUMENT_THREADS": "3"}
     embed = load_config(env=env).embed
     assert (embed.document_encoder, embed.document_threads) == ("onnx", 3)
-    with pytest.raises(ConfigError, match="document_encoder must be one of onnx, onnx-int8, torch"):
+    with pytest.raises(ConfigError, match="document_encoder must be one of auto, onnx, onnx-int8, torch"):
         EmbedConfig(document_encoder="gpu")
     with pytest.raises(ConfigError, match="document_threads must be > 0"):
         EmbedConfig(document_threads=0)
@@ -60,8 +67,8 @@ def test_the_document_encoder_setting_is_checked_and_named() -> None:
 def test_a_shorter_document_window_is_other_vectors() -> None:
     """Vectors of a text's first N word-pieces are not the full text's: keyed apart, so an
     index made with another window is embedded again (as for another encoder)."""
-    assert EmbedConfig(document_max_tokens=128).vector_encoder == "float-128"
-    assert EmbedConfig(document_encoder="onnx-int8", document_max_tokens=96).vector_encoder == "int8-96"
+    assert EmbedConfig(document_encoder="torch", document_max_tokens=128).vector_encoder == "float-128"
+    assert EmbedConfig(document_max_tokens=96).vector_encoder == "int8-rows-1-96"
     assert load_config(env={"LODE_DOCUMENT_MAX_TOKENS": "128"}).embed.document_max_tokens == 128
     with pytest.raises(ConfigError, match="document_max_tokens must be > 0"):
         EmbedConfig(document_max_tokens=0)
@@ -134,7 +141,11 @@ def test_int8_documents_are_asked_for_and_a_failing_float_graph_falls_back_to_to
     plain = load_embedder(EmbedConfig(document_encoder="onnx", onnx_queries=False))
     assert isinstance(plain, SentenceTransformerEmbedder)
     good = plain.embed(texts)
-    assert 0.95 < (vectors * good).sum(axis=1).min() < 0.9999  # close, but other vectors
+    cosine = (vectors * good).sum(axis=1)
+    assert 0.99 < cosine.min() < 0.9999  # close, but other vectors
+    assert cosine.mean() > 0.996  # each token's activations scaled on their own (indexer.embed._int8)
+    alone = np.vstack([int8.embed([text]) for text in texts[:6]])
+    assert np.abs(alone - vectors[:6]).max() < 1e-5  # a text's vector does not depend on its batch
 
     def broken(texts: object, *, one_thread: bool = False) -> np.ndarray:
         raise RuntimeError("session died")
@@ -153,10 +164,12 @@ def test_an_index_embedded_by_another_encoder_is_embedded_again_progressively(
 ) -> None:
     """int8 vectors are other vectors: a writer of the other kind forgets every vector's key
     (the old vectors answer searches until phase 2 made each again), and the embedding cache
-    keeps the kinds apart, so going back costs no model call."""
+    keeps the kinds apart, so going back costs no model call. An index of the int8 scheme
+    before per-row scaling (``int8``) is embedded again by today's default too."""
     db = tmp_path / "db"
-    float_config = load_config(env={}, overrides={"db": db})
-    int8_config = load_config(env={"LODE_DOCUMENT_ENCODER": "onnx-int8"}, overrides={"db": db})
+    float_config = load_config(env={"LODE_DOCUMENT_ENCODER": "torch"}, overrides={"db": db})
+    int8_config = load_config(env={}, overrides={"db": db})  # the default: int8 rows
+    assert int8_config.embed.vector_encoder == "int8-rows-1"
     first = FakeEmbedder()
     with closing(Lode(float_config, embedder=first)) as api:
         api.index(repo, name="shop")
@@ -174,13 +187,14 @@ def test_an_index_embedded_by_another_encoder_is_embedded_again_progressively(
         assert store.vectors.cached(["any"]) == {}
     finally:
         store.close()
-    assert read_store_info(db)["vector_encoder"] == "int8"
+    assert read_store_info(db)["vector_encoder"] == "int8"  # the scheme before this one
 
     again = FakeEmbedder()
     with closing(Lode(int8_config, embedder=again)) as api:
         api.index(repo, name="shop")
         assert again.texts_embedded > 0  # no float vector was taken from the cache
         assert api.store.vectors.coverage() == 1.0
+    assert read_store_info(db)["vector_encoder"] == "int8-rows-1"
 
     back = FakeEmbedder()
     with closing(Lode(float_config, embedder=back)) as api:

@@ -9,9 +9,9 @@ model files and the library versions, and reused after that. Nothing is download
 vectors equal torch's to about 1e-6 (a test checks), so queries and the documents that
 torch embedded stay in one space. Any other model layout, or any failure, keeps torch.
 
-By default the exported graph is also quantized once (int8 weights, activations quantized
-as they run; ONNX Runtime's dynamic quantization), faster still: its vectors keep a
-cosine of ~0.99 to torch's, and the quality benchmark measures what that
+By default the exported graph is also quantized once (int8 weights per output column,
+activations quantized per token as they run: ``indexer.embed._int8``), faster still: its
+vectors keep a cosine of ~0.998 to torch's, and the quality benchmark measures what that
 costs in ranking (see docs/performance.md). A failure to quantize keeps the float graph.
 """
 
@@ -25,15 +25,15 @@ import logging
 import os
 import re
 import tempfile
-import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from indexer.embed._int8 import SCHEME, per_row_int8
 from indexer.embed.query_graph import QueryGraph, open_session, run_graph
 
 __all__ = [
@@ -85,7 +85,7 @@ def onnx_query_encoder(
     except Exception as exc:  # any failure keeps the torch path
         log.warning("query embedding stays on torch (ONNX Runtime unavailable: %s)", exc)
         return None
-    return OnnxQueryEncoder(model, session, graph != path, _query_graph(model, graph, threads or 1))
+    return OnnxQueryEncoder(model, session, _query_graph(model, graph, threads or 1))
 
 
 def exported_graph(model: Any, model_dir: str) -> Path | None:
@@ -113,25 +113,18 @@ def int8_graph(graph: Path) -> Path:
 class OnnxQueryEncoder:
     """A loaded model's queries through its exported graph (``QueryEncoder``)."""
 
-    def __init__(self, model: Any, session: Any, quantized: bool, graph: QueryGraph | None) -> None:
+    def __init__(self, model: Any, session: Any, graph: QueryGraph | None) -> None:
         self._prepare = getattr(model, "preprocess", None) or model.tokenize  # ``tokenize`` before v6
         self._session = session
-        self._quantized = quantized
         self.graph = graph
         """What another process needs to embed queries like this without torch (None when
         the tokenizer cannot be serialised)."""
 
-    def _run(self, texts: Sequence[str]) -> np.ndarray:
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        """The unit vectors of ``texts`` (the int8 graph scales each token on its own, so a
+        text's vector does not depend on the batch it runs in)."""
         features = self._prepare(list(texts))
         return run_graph(self._session, features["input_ids"].numpy(), features["attention_mask"].numpy())
-
-    def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        """The unit vectors of ``texts``."""
-        if self._quantized and len(texts) > 1:
-            # dynamic quantization scales activations over the whole batch (padding and
-            # companions included): one text at a time, a text always gets the same vector
-            return np.vstack([self._run([text]) for text in texts])
-        return self._run(texts)
 
 
 def _query_graph(model: Any, path: Path, threads: int) -> QueryGraph | None:
@@ -281,18 +274,13 @@ def _quantized(graph: Path) -> Path:
                 os.utime(target)
             return target
     import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
 
     with tempfile.NamedTemporaryFile(dir=target.parent, suffix=".tmp", delete=False) as handle:
         scratch = Path(handle.name)
     try:
-        log.info("quantizing the query model to int8 (once): %s", target)
-        # a loaded model, not a path: given a path, the quantizer writes a fixed-name
-        # "-inferred" copy beside it, which two processes quantizing at once would share
-        with _without_root_records():  # it logs advice about pre-processing to the root logger
-            quantize_dynamic(
-                onnx.load(str(graph)), str(scratch), weight_type=QuantType.QInt8, per_channel=True
-            )
+        log.info("quantizing the model's graph to int8 (once): %s", target)
+        onnx.save(per_row_int8(onnx.load(str(graph))), str(scratch))
+        ort.InferenceSession(str(scratch), providers=["CPUExecutionProvider"])  # it runs here
         os.replace(scratch, target)
     finally:
         scratch.unlink(missing_ok=True)
@@ -300,33 +288,10 @@ def _quantized(graph: Path) -> Path:
     return target
 
 
-@contextlib.contextmanager
-def _without_root_records() -> Iterator[None]:
-    """Drop what this thread logs on the root logger itself meanwhile (records of named
-    loggers and of other threads pass); a placeholder handler keeps ``logging.warning``
-    from installing a handler of its own (``basicConfig``) on an unconfigured root."""
-    root = logging.getLogger()
-    thread = threading.get_ident()
-
-    def dropper(record: logging.LogRecord) -> bool:
-        return record.thread != thread
-
-    placeholder = None if root.handlers else logging.NullHandler()
-    root.addFilter(dropper)
-    if placeholder is not None:
-        root.addHandler(placeholder)
-    try:
-        yield
-    finally:
-        root.removeFilter(dropper)
-        if placeholder is not None:
-            root.removeHandler(placeholder)
-
-
 #: Exported graphs kept in the cache (~90 MB each for the default model, plus ~23 MB for
 #: its int8 twin): a new key comes with every new model, library upgrade or installation folder.
 KEEP_GRAPHS = 3
-_INT8_SETTINGS = "dynamic QInt8 per-channel"
+_INT8_SETTINGS = f"int8 {SCHEME}"
 _GRAPH = re.compile(r"query-[0-9a-f]{24}\.onnx")
 #: Scratch files of an export or quantization that was killed are removed after this long.
 _STALE_SCRATCH_SECONDS = 3600.0

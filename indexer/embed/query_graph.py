@@ -94,7 +94,7 @@ class QueryGraphEmbedder:
         self._model_lock = threading.Lock()
 
     def embed_queries(self, queries: Sequence[str]) -> Vectors:
-        """Embed queries, one at a time (a quantized graph scales each run's activations)."""
+        """Embed queries, one at a time (no padding to compute)."""
         out = np.zeros((len(queries), self.dimension), dtype=np.float32)
         for row, text in enumerate(queries):
             with self._tokenizer_lock:

@@ -280,7 +280,7 @@ def load_embedder(config: EmbedConfig | None = None) -> SentenceTransformerEmbed
 
     def fast_documents(model: Any) -> OnnxDocumentEncoder | None:
         threads = config.document_threads or config.threads
-        int8 = config.document_encoder == "onnx-int8"
+        int8 = config.documents_by == "onnx-int8"
         return onnx_document_encoder(model, path, batch_size=config.batch_size, threads=threads, int8=int8)
 
     return SentenceTransformerEmbedder(
@@ -289,7 +289,7 @@ def load_embedder(config: EmbedConfig | None = None) -> SentenceTransformerEmbed
         config.batch_size,
         load_copy,
         fast_queries if config.onnx_queries else None,
-        fast_documents if config.document_encoder != "torch" else None,
-        documents_must_be_fast=config.document_encoder == "onnx-int8",
+        fast_documents if config.documents_by != "torch" else None,
+        documents_must_be_fast=config.documents_by == "onnx-int8",
         document_max_tokens=config.document_max_tokens,
     )
