@@ -44,7 +44,7 @@ def test_length_buckets_sort_by_length_and_cut_at_the_batch_size() -> None:
 def test_the_document_encoder_setting_is_checked_and_named() -> None:
     # the packaged model embeds documents with the int8 graph its queries use
     assert (EmbedConfig().document_encoder, EmbedConfig().documents_by) == ("auto", "onnx-int8")
-    assert EmbedConfig().vector_encoder == "int8-rows-1"
+    assert EmbedConfig().vector_encoder == "int8-rows-2"
     # another model (its layout may not export), or queries off the int8 graph: torch
     assert EmbedConfig(model="my-model").documents_by == "torch"
     assert EmbedConfig(model_path="/models/mini").vector_encoder == "float"
@@ -52,7 +52,7 @@ def test_the_document_encoder_setting_is_checked_and_named() -> None:
     assert EmbedConfig(onnx_queries=False).vector_encoder == "float"
     assert EmbedConfig(document_encoder="onnx").vector_encoder == "float"
     assert EmbedConfig(document_encoder="torch").vector_encoder == "float"
-    assert EmbedConfig(document_encoder="onnx-int8").vector_encoder == "int8-rows-1"
+    assert EmbedConfig(document_encoder="onnx-int8").vector_encoder == "int8-rows-2"
     env = {"LODE_DOCUMENT_ENCODER": "onnx", "LODE_DOCUMENT_THREADS": "3"}
     embed = load_config(env=env).embed
     assert (embed.document_encoder, embed.document_threads) == ("onnx", 3)
@@ -68,7 +68,7 @@ def test_a_shorter_document_window_is_other_vectors() -> None:
     """Vectors of a text's first N word-pieces are not the full text's: keyed apart, so an
     index made with another window is embedded again (as for another encoder)."""
     assert EmbedConfig(document_encoder="torch", document_max_tokens=128).vector_encoder == "float-128"
-    assert EmbedConfig(document_max_tokens=96).vector_encoder == "int8-rows-1-96"
+    assert EmbedConfig(document_max_tokens=96).vector_encoder == "int8-rows-2-96"
     assert load_config(env={"LODE_DOCUMENT_MAX_TOKENS": "128"}).embed.document_max_tokens == 128
     with pytest.raises(ConfigError, match="document_max_tokens must be > 0"):
         EmbedConfig(document_max_tokens=0)
@@ -169,7 +169,7 @@ def test_an_index_embedded_by_another_encoder_is_embedded_again_progressively(
     db = tmp_path / "db"
     float_config = load_config(env={"LODE_DOCUMENT_ENCODER": "torch"}, overrides={"db": db})
     int8_config = load_config(env={}, overrides={"db": db})  # the default: int8 rows
-    assert int8_config.embed.vector_encoder == "int8-rows-1"
+    assert int8_config.embed.vector_encoder == "int8-rows-2"
     first = FakeEmbedder()
     with closing(Lode(float_config, embedder=first)) as api:
         api.index(repo, name="shop")
@@ -194,7 +194,7 @@ def test_an_index_embedded_by_another_encoder_is_embedded_again_progressively(
         api.index(repo, name="shop")
         assert again.texts_embedded > 0  # no float vector was taken from the cache
         assert api.store.vectors.coverage() == 1.0
-    assert read_store_info(db)["vector_encoder"] == "int8-rows-1"
+    assert read_store_info(db)["vector_encoder"] == "int8-rows-2"
 
     back = FakeEmbedder()
     with closing(Lode(float_config, embedder=back)) as api:

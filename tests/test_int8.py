@@ -50,7 +50,7 @@ def test_each_row_is_scaled_on_its_own() -> None:
     assert sum(i.name.endswith("/int8") for i in model.graph.initializer) == 2  # the shared weight once
     quantized = _run(model, x)
     error = np.abs(quantized - exact) / np.abs(exact).max(axis=-1, keepdims=True)
-    assert error.max() < 0.03
+    assert error.max() < 0.02  # 0.016: the ReLU rows use all 256 steps
     alone = _run(model, x[:1])  # the first text without its neighbour's outlier row
     assert np.abs(alone - quantized[:1]).max() < 1e-5
     shorter = _run(model, x[:, 1:])  # a row's result does not depend on the other rows either
