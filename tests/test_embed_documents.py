@@ -1,6 +1,6 @@
 """Document texts on ONNX Runtime: the float graph gives torch's vectors on real code, the
-int8 graph (the packaged model's default) keeps queries with it and close to torch's
-vectors, torch stays the fallback of the float graph."""
+int8 graph is chosen only when asked (and keeps queries with it, close to torch's
+vectors), torch stays the default and the fallback of the float graph."""
 
 from __future__ import annotations
 
@@ -42,14 +42,16 @@ def test_length_buckets_sort_by_length_and_cut_at_the_batch_size() -> None:
 
 
 def test_the_document_encoder_setting_is_checked_and_named() -> None:
-    # the packaged model embeds documents with the int8 graph its queries use
-    assert (EmbedConfig().document_encoder, EmbedConfig().documents_by) == ("auto", "onnx-int8")
-    assert EmbedConfig().vector_encoder == "int8-rows-2"
+    assert (EmbedConfig().document_encoder, EmbedConfig().documents_by) == ("torch", "torch")
+    assert EmbedConfig().vector_encoder == "float"  # peak memory: docs/performance.md
+    # auto: the packaged model embeds documents with the int8 graph its queries use
+    auto = EmbedConfig(document_encoder="auto")
+    assert (auto.documents_by, auto.vector_encoder) == ("onnx-int8", "int8-rows-2")
     # another model (its layout may not export), or queries off the int8 graph: torch
-    assert EmbedConfig(model="my-model").documents_by == "torch"
-    assert EmbedConfig(model_path="/models/mini").vector_encoder == "float"
-    assert EmbedConfig(int8_queries=False).documents_by == "torch"
-    assert EmbedConfig(onnx_queries=False).vector_encoder == "float"
+    assert EmbedConfig(document_encoder="auto", model="my-model").documents_by == "torch"
+    assert EmbedConfig(document_encoder="auto", model_path="/models/mini").vector_encoder == "float"
+    assert EmbedConfig(document_encoder="auto", int8_queries=False).documents_by == "torch"
+    assert EmbedConfig(document_encoder="auto", onnx_queries=False).vector_encoder == "float"
     assert EmbedConfig(document_encoder="onnx").vector_encoder == "float"
     assert EmbedConfig(document_encoder="torch").vector_encoder == "float"
     assert EmbedConfig(document_encoder="onnx-int8").vector_encoder == "int8-rows-2"
@@ -67,8 +69,10 @@ def test_the_document_encoder_setting_is_checked_and_named() -> None:
 def test_a_shorter_document_window_is_other_vectors() -> None:
     """Vectors of a text's first N word-pieces are not the full text's: keyed apart, so an
     index made with another window is embedded again (as for another encoder)."""
-    assert EmbedConfig(document_encoder="torch", document_max_tokens=128).vector_encoder == "float-128"
-    assert EmbedConfig(document_max_tokens=96).vector_encoder == "int8-rows-2-96"
+    assert EmbedConfig(document_max_tokens=128).vector_encoder == "float-128"
+    assert (
+        EmbedConfig(document_encoder="onnx-int8", document_max_tokens=96).vector_encoder == "int8-rows-2-96"
+    )
     assert load_config(env={"LODE_DOCUMENT_MAX_TOKENS": "128"}).embed.document_max_tokens == 128
     with pytest.raises(ConfigError, match="document_max_tokens must be > 0"):
         EmbedConfig(document_max_tokens=0)
@@ -167,8 +171,8 @@ def test_an_index_embedded_by_another_encoder_is_embedded_again_progressively(
     keeps the kinds apart, so going back costs no model call. An index of the int8 scheme
     before per-row scaling (``int8``) is embedded again by today's default too."""
     db = tmp_path / "db"
-    float_config = load_config(env={"LODE_DOCUMENT_ENCODER": "torch"}, overrides={"db": db})
-    int8_config = load_config(env={}, overrides={"db": db})  # the default: int8 rows
+    float_config = load_config(env={}, overrides={"db": db})
+    int8_config = load_config(env={"LODE_DOCUMENT_ENCODER": "auto"}, overrides={"db": db})
     assert int8_config.embed.vector_encoder == "int8-rows-2"
     first = FakeEmbedder()
     with closing(Lode(float_config, embedder=first)) as api:
