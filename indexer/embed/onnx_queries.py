@@ -11,7 +11,7 @@ torch embedded stay in one space. Any other model layout, or any failure, keeps 
 
 By default the exported graph is also quantized once (int8 weights per output column,
 activations quantized per token as they run: ``indexer.embed._int8``), faster still: its
-vectors keep a cosine of ~0.998 to torch's, and the quality benchmark measures what that
+vectors keep a cosine of ~0.999 to torch's, and the quality benchmark measures what that
 costs in ranking (see docs/performance.md). A failure to quantize keeps the float graph.
 """
 
