@@ -52,14 +52,13 @@ def per_row_int8(model: Any) -> Any:
     nodes: list[Any] = []
     for node in graph.node:
         weight = weights.get(node.input[1]) if node.op_type == "MatMul" else None
-        matrix = None if weight is None else numpy_helper.to_array(weight).astype(np.float32)
-        if weight is None or matrix is None or matrix.ndim != 2:
+        if weight is None or len(weight.dims) != 2:
             nodes.append(node)
             continue
         source = node.input[0]
         if source not in rows:
             p = f"int8/{len(rows)}/"
-            shape = constant(p + "rows_of", np.asarray([-1, matrix.shape[0]], np.int64))
+            shape = constant(p + "rows_of", np.asarray([-1, weight.dims[0]], np.int64))
             nodes += [
                 helper.make_node("ReduceMax", [source], [p + "max"], axes=[-1], keepdims=1),
                 helper.make_node("ReduceMin", [source], [p + "min"], axes=[-1], keepdims=1),
@@ -88,6 +87,7 @@ def per_row_int8(model: Any) -> Any:
         quantized, scale, zero_point = rows[source]
         name = weight.name
         if name not in replaced:  # a weight two MatMuls share is quantized once
+            matrix = numpy_helper.to_array(weight).astype(np.float32)
             column_scale = np.maximum(np.abs(matrix).max(axis=0), 1e-12) / 127.0
             integers = np.clip(np.round(matrix / column_scale), -127, 127).astype(np.int8)
             constant(name + "/int8", integers)

@@ -9,8 +9,9 @@ each run of ``batch_size`` of them is padded only to its own longest text.
 The float graph's vectors equal torch's (cosine ≥ 0.9999, a slow test checks it on code
 texts), so an index embedded by torch and one embedded by this encoder are one vector
 space: the store keys them alike. The int8 graph (``document_encoder = "onnx-int8"``) makes
-other vectors: its activations are quantized per run, over the whole padded batch, so a
-text's vector also depends a little on its batch; the store keys int8 vectors apart
+other vectors (cosine ~0.999 to torch's; each token's activations are quantized over
+their own range, ``indexer.embed._int8``, so a text's vector does not depend on its
+batch); the store keys int8 vectors apart
 (``indexer.store``: an index embedded by the other kind is embedded again, progressively).
 """
 
