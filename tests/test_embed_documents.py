@@ -4,8 +4,12 @@ vectors), torch stays the default and the fallback of the float graph."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -13,8 +17,9 @@ import pytest
 from indexer.api import Lode
 from indexer.chunker import chunk_file, embedding_text
 from indexer.config import ChunkerConfig, EmbedConfig, load_config
-from indexer.embed import FakeEmbedder, load_embedder
+from indexer.embed import FakeEmbedder, QueryGraph, load_embedder
 from indexer.embed.onnx_documents import length_buckets, onnx_document_encoder
+from indexer.embed.onnx_embedder import GraphEmbedder
 from indexer.embed.sentence import SentenceTransformerEmbedder
 from indexer.errors import ConfigError, EmbedError
 from indexer.store import open_store, read_store_info
@@ -142,6 +147,7 @@ def test_int8_documents_are_asked_for_and_a_failing_float_graph_falls_back_to_to
     int8 = load_embedder(EmbedConfig(document_encoder="onnx-int8"))
     vectors = int8.embed(texts)
     assert int8.document_encoder == "onnx-int8"
+    assert isinstance(int8, GraphEmbedder)
     plain = load_embedder(EmbedConfig(document_encoder="onnx", onnx_queries=False))
     assert isinstance(plain, SentenceTransformerEmbedder)
     good = plain.embed(texts)
@@ -158,7 +164,7 @@ def test_int8_documents_are_asked_for_and_a_failing_float_graph_falls_back_to_to
     again = plain.embed(texts)  # torch from now on (loaded again), the same space
     assert plain.document_encoder == "torch"
     assert (again * good).sum(axis=1).min() >= 0.9999
-    int8._document_encode = broken  # type: ignore[assignment]
+    int8._documents = broken  # type: ignore[assignment]
     with pytest.raises(EmbedError, match="int8 document graph failed"):
         int8.embed(texts)  # never torch's vectors under the int8 key
 
@@ -209,29 +215,110 @@ def test_an_index_embedded_by_another_encoder_is_embedded_again_progressively(
 
 
 def test_int8_documents_never_fall_back_to_torch() -> None:
-    """An int8 index must not get torch's vectors: when the int8 graph cannot be made,
-    every document call fails (phase 2 records it), the first and every later one."""
+    """An int8 index must not get torch's vectors: when the int8 graph fails, every
+    document call fails (phase 2 records it); a query may fall back (its vector stays
+    within cosine 0.999 of the graph's), the float graph's documents too (torch's vectors)."""
+    loaded: list[str] = []
 
-    class Model:
-        """A stand-in for the loaded model: torch must never be asked."""
+    class Torch:
+        """The torch model, loaded only to fall back."""
 
-        tokenizer = None
+        def embed(self, texts: object) -> np.ndarray:
+            loaded.append("documents")
+            return np.ones((1, 4), dtype=np.float32)
 
-        def get_embedding_dimension(self) -> int:
-            return 4
+        def embed_queries(self, queries: object) -> np.ndarray:
+            loaded.append("queries")
+            return np.ones((1, 4), dtype=np.float32)
 
-        def encode(self, *args: object, **kwargs: object) -> object:
-            raise AssertionError("torch embedded a document under the int8 key")
+    class Broken:
+        """A graph whose session died."""
 
-    def cannot(model: object) -> None:
-        raise RuntimeError("no quantization tools")
+        model_id, dimension, quantized = "m", 4, True
 
-    embedder = SentenceTransformerEmbedder(
-        Model(), "m", fast_documents=cannot, load_copy=Model, documents_must_be_fast=True
-    )
-    with pytest.raises(EmbedError, match="int8 graph cannot be made"):
-        embedder.embed(["def a(): pass"])
-    for call in (embedder.embed, embedder.embed_on_one_thread):
-        with pytest.raises(EmbedError, match="int8 graph is unavailable"):
+        def __call__(self, *args: object, **kwargs: object) -> np.ndarray:
+            raise RuntimeError("session died")
+
+        embed_queries = __call__
+
+    spec = QueryGraph("g.onnx", "{}", 8)
+    int8 = GraphEmbedder(Broken(), Broken(), spec, Torch)  # type: ignore[arg-type]
+    for call in (int8.embed, int8.embed_on_one_thread, int8.embed):
+        with pytest.raises(EmbedError, match="int8 document graph failed"):
             call(["def a(): pass"])
-    assert embedder.document_encoder == "torch"  # nothing serves documents
+    assert loaded == []
+    assert int8.document_encoder == "onnx-int8"
+    assert int8.query_graph() == spec
+    int8.embed_queries(["a query"])
+    assert loaded == ["queries"]
+    assert int8.query_graph() is None
+    plain_documents = Broken()
+    plain_documents.quantized = False
+    plain = GraphEmbedder(plain_documents, Broken(), spec, Torch)  # type: ignore[arg-type]
+    plain.embed(["def a(): pass"])
+    assert plain.document_encoder == "torch"
+    assert loaded[-1] == "documents"
+
+
+_ON_THE_GRAPH = """
+import json, sys
+from indexer.config import EmbedConfig
+from indexer.embed import load_embedder
+embedder = load_embedder(EmbedConfig(document_encoder=sys.argv[1]))
+texts = json.loads(sys.stdin.read())
+print(json.dumps({
+    "kind": type(embedder).__name__,
+    "encoder": embedder.document_encoder,
+    "documents": embedder.embed(texts).tolist(),
+    "one_thread": embedder.embed_on_one_thread(texts[:3]).tolist(),
+    "queries": embedder.embed_queries(["read the header line"]).tolist(),
+    "tokens": [embedder.count_tokens(text) for text in texts[:5]],
+    "graph": embedder.query_graph().graph,
+    "torch": sorted({"torch", "sentence_transformers", "transformers"} & set(sys.modules)),
+}))
+"""
+
+
+def _on_the_graph(encoder: str, texts: list[str]) -> dict[str, Any]:
+    """What ``load_embedder`` makes of ``texts`` in a fresh process (``_ON_THE_GRAPH``)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _ON_THE_GRAPH, encoder],
+        input=json.dumps(texts), capture_output=True, text=True, check=True, cwd=ROOT,
+    )  # fmt: skip
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+@pytest.mark.slow
+def test_documents_on_the_graph_never_import_torch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``onnx-int8`` or ``onnx`` the process embeds documents, queries and token counts
+    on the exported graphs and never imports torch (a child exported them into the empty
+    cache); the vectors are the graphs' (int8: close to torch's; float: torch's); a damaged
+    cached graph is exported again."""
+    monkeypatch.setenv("LODE_CACHE_DIR", str(tmp_path))
+    texts = code_texts(24)
+    int8 = _on_the_graph("onnx-int8", texts)
+    assert (int8["kind"], int8["encoder"], int8["torch"]) == ("GraphEmbedder", "onnx-int8", [])
+    graphs = sorted(p.name for p in (tmp_path / "onnx").glob("*.onnx"))
+    assert len(graphs) == 2
+    assert Path(int8["graph"]).name in graphs
+    reference = load_embedder(EmbedConfig(document_encoder="torch", onnx_queries=False))
+    expected = reference.embed(texts)
+    documents = np.asarray(int8["documents"], dtype=np.float32)
+    cosine = (documents * expected).sum(axis=1)
+    assert cosine.mean() > 0.996
+    assert cosine.min() > 0.99
+    assert np.abs(np.asarray(int8["one_thread"]) - documents[:3]).max() < 1e-5
+    assert int8["tokens"] == [reference.count_tokens(text) for text in texts[:5]]
+    query = np.asarray(int8["queries"])[0]
+    assert float(query @ reference.embed_queries(["read the header line"])[0]) > 0.99
+
+    plain = _on_the_graph("onnx", texts)
+    assert (plain["encoder"], plain["torch"]) == ("onnx", [])
+    assert (np.asarray(plain["documents"]) * expected).sum(axis=1).min() >= 0.9999
+    assert sorted(p.name for p in (tmp_path / "onnx").glob("*.onnx")) == graphs  # exported once
+
+    Path(int8["graph"]).write_bytes(b"not a graph")
+    again = load_embedder(EmbedConfig(document_encoder="onnx-int8"))
+    assert isinstance(again, GraphEmbedder)
+    assert np.abs(again.embed(texts[:3]) - documents[:3]).max() < 1e-5

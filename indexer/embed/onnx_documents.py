@@ -95,8 +95,19 @@ class OnnxDocumentEncoder:
     """Unit vectors of document texts through an exported graph, in length buckets."""
 
     def __init__(
-        self, graph: Path, tokenizer: str, max_length: int, batch_size: int, threads: int, *, quantized: bool
+        self,
+        graph: Path,
+        tokenizer: str,
+        max_length: int,
+        batch_size: int,
+        threads: int,
+        *,
+        quantized: bool,
+        one_thread: Any = None,
     ) -> None:
+        """``one_thread``: a session of one intra-op thread on the same graph to run
+        ``one_thread`` calls on (a query encoder's: one session's weights fewer); without
+        it one is opened on first use."""
         from tokenizers import Tokenizer
 
         self.graph = graph
@@ -108,7 +119,7 @@ class OnnxDocumentEncoder:
         self._tokenizer.enable_truncation(max_length=max_length)
         self._batch_size = batch_size
         self._session = open_session(str(graph), threads, batches=True)
-        self._one_thread: Any = None
+        self._one_thread: Any = one_thread
         self._lock = threading.Lock()
 
     def __call__(self, texts: Sequence[str], *, one_thread: bool = False) -> Vectors:

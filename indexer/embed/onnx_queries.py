@@ -47,6 +47,7 @@ __all__ = [
     "onnx_cache_dir",
     "onnx_query_encoder",
     "prune_onnx_cache",
+    "save_query_graph",
 ]
 
 log = logging.getLogger(__name__)
@@ -125,6 +126,12 @@ class OnnxQueryEncoder:
         text's vector does not depend on the batch it runs in)."""
         features = self._prepare(list(texts))
         return run_graph(self._session, features["input_ids"].numpy(), features["attention_mask"].numpy())
+
+
+def save_query_graph(model: Any, graph: Path) -> bool:
+    """Keep what embedding through ``graph`` needs besides it (the model's tokenizer and
+    sequence limit) in the cache; False when that cannot be (a slow tokenizer, a full disk)."""
+    return _query_graph(model, graph, 1) is not None and _manifest_path(graph).is_file()
 
 
 def _query_graph(model: Any, path: Path, threads: int) -> QueryGraph | None:

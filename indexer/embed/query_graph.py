@@ -10,6 +10,8 @@ graph, fed the same word-pieces, one text at a time.
 
 from __future__ import annotations
 
+import functools
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,6 +22,8 @@ import numpy as np
 from indexer.embed._protocol import Embedder, Vectors
 
 __all__ = ["QueryGraph", "QueryGraphEmbedder", "query_graph_of", "run_graph"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,18 +62,38 @@ def open_session(path: str, threads: int, *, batches: bool = False) -> Any:
     output is a block of its own from ``malloc``, which the indexing process maps and
     unmaps for every block of 128 KiB or more (``indexer.memory``): the page faults made
     document batches ~2.8× slower (docs/performance.md). The arena keeps what the largest
-    run needed, which ``BUCKET_TOKENS`` bounds."""
+    run needed, which ``BUCKET_TOKENS`` bounds; the process's sessions share one arena
+    (``_shared_arena``)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     if batches:
         options.enable_mem_pattern = False
+    if _shared_arena():
+        options.add_session_config_entry("session.use_env_allocators", "1")
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     # idle threads sleep: a search must not take CPU from indexing between queries
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+
+
+@functools.cache
+def _shared_arena() -> bool:
+    """Register one memory arena for every session of this process (once; True when ONNX
+    Runtime took it). A writer's document session and its one-thread session (or a query
+    session) each kept an arena as large as the largest batch's intermediates, ~130 MB for
+    the int8 graph; they rarely run at once, and one arena serves both."""
+    import onnxruntime as ort
+
+    try:
+        memory = ort.OrtMemoryInfo("Cpu", ort.OrtAllocatorType.ORT_ARENA_ALLOCATOR, 0, ort.OrtMemType.DEFAULT)
+        ort.create_and_register_allocator(memory, ort.OrtArenaCfg({}))
+    except Exception as exc:  # an older runtime, or one registered already: sessions keep their own
+        log.debug("sessions keep their own memory arenas: %s", exc)
+        return False
+    return True
 
 
 class QueryGraphEmbedder:
@@ -92,6 +116,11 @@ class QueryGraphEmbedder:
         self._load_model = load_model
         self._model: Embedder | None = None
         self._model_lock = threading.Lock()
+
+    @property
+    def session(self) -> Any:
+        """The ONNX Runtime session queries run on (thread-safe: another user may share it)."""
+        return self._session
 
     def embed_queries(self, queries: Sequence[str]) -> Vectors:
         """Embed queries, one at a time (no padding to compute)."""

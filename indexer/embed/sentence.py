@@ -6,13 +6,15 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from indexer.config import DEFAULT_MODEL, EmbedConfig
-from indexer.embed._protocol import Vectors
+from indexer.embed._protocol import Embedder, Vectors
 from indexer.embed.onnx_documents import OnnxDocumentEncoder, onnx_document_encoder
+from indexer.embed.onnx_embedder import load_graph_embedder
 from indexer.embed.onnx_queries import OnnxQueryEncoder, QueryEncoder, onnx_query_encoder
 from indexer.embed.query_graph import QueryGraph
 from indexer.errors import EmbedError
@@ -48,7 +50,6 @@ class SentenceTransformerEmbedder:
         fast_queries: Callable[[Any], QueryEncoder | None] | None = None,
         fast_documents: Callable[[Any], OnnxDocumentEncoder | None] | None = None,
         *,
-        documents_must_be_fast: bool = False,
         document_max_tokens: int | None = None,
     ) -> None:
         #: The document model's window when shorter than the model's own (queries keep theirs).
@@ -69,17 +70,15 @@ class SentenceTransformerEmbedder:
         self._query_encode: QueryEncoder | None = None
         #: Builds the ONNX Runtime document encoder from the document model (None: torch).
         self._fast_documents = fast_documents
-        #: The document encoder is the int8 graph's: no torch to fall back to (other vectors).
-        self._documents_must_be_fast = documents_must_be_fast
         self._document_encode: OnnxDocumentEncoder | None = None
 
     @property
     def document_encoder(self) -> str:
-        """What embeds document texts now: ``onnx``, ``onnx-int8`` or ``torch``."""
+        """What embeds document texts now: ``onnx`` (the float graph) or ``torch``."""
         encode = self._document_encode
         if encode is None:
             return "torch"
-        return "onnx-int8" if encode.quantized else "onnx"
+        return "onnx"
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed texts (through ONNX Runtime when it serves documents, else torch), sorted by
@@ -95,14 +94,10 @@ class SentenceTransformerEmbedder:
             try:
                 return encode(texts, one_thread=one_thread)
             except Exception as exc:
-                if self._documents_must_be_fast:
-                    raise EmbedError(f"the int8 document graph failed: {exc}") from exc
                 log.warning("ONNX document embedding failed (%s); using torch from now on", exc)
                 with self._lock:
                     self._document_encode = None
                     self._fast_documents = None
-        elif self._documents_must_be_fast:  # never torch's vectors under the int8 key
-            raise EmbedError("document_encoder onnx-int8: the int8 graph is unavailable (see the log)")
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         with self._lock:
             vectors = self._encode(self._torch_model(), [texts[i] for i in order])
@@ -119,14 +114,8 @@ class SentenceTransformerEmbedder:
         try:
             self._document_encode = make(self._torch_model())
         except Exception as exc:
-            if self._documents_must_be_fast:
-                raise EmbedError(
-                    f"document_encoder onnx-int8: the int8 graph cannot be made ({exc})"
-                ) from exc
             log.warning("document embedding stays on torch (ONNX Runtime unavailable: %s)", exc)
         if self._document_encode is None:
-            if self._documents_must_be_fast:
-                raise EmbedError("document_encoder onnx-int8: this model's layout cannot be exported")
             log.info("document embedding stays on torch: the model cannot be exported")
         elif self._load_copy is not None:
             self._model = None  # the graph replaces it (~90 MB): loaded again only to fall back
@@ -145,7 +134,7 @@ class SentenceTransformerEmbedder:
         set back after)."""
         with self._lock:
             encode = self._ensure_document_encoder()
-        if encode is not None or self._documents_must_be_fast:
+        if encode is not None:
             return self._embed(texts, one_thread=True)
         import torch
 
@@ -248,8 +237,9 @@ def model_dimension(config: EmbedConfig | None = None) -> int | None:
         return None
 
 
-def load_embedder(config: EmbedConfig | None = None) -> SentenceTransformerEmbedder:
-    """Load the configured model from local files only (never from the network)."""
+def load_embedder(config: EmbedConfig | None = None) -> Embedder:
+    """Load the configured model from local files only (never from the network): on its
+    exported graphs without torch when documents run on ONNX Runtime, else with torch."""
     config = config or EmbedConfig()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -260,6 +250,37 @@ def load_embedder(config: EmbedConfig | None = None) -> SentenceTransformerEmbed
     path = model_dir(config)
     if not os.path.isdir(path):
         raise EmbedError(f"model {config.model!r}: no model directory at {path}")
+    if config.documents_by != "torch" and config.onnx_queries:
+        graph = _graph_embedder(config, path)
+        if graph is not None:
+            return graph
+    return _torch_embedder(config, path)
+
+
+def _graph_embedder(config: EmbedConfig, path: str) -> Embedder | None:
+    """The model on its exported graphs without torch (``onnx_embedder``); None when it
+    cannot be had and torch may embed documents instead (``onnx``, not ``onnx-int8``)."""
+
+    def fallback() -> Embedder:
+        return _torch_embedder(replace(config, document_encoder="torch"), path)
+
+    try:
+        graph = load_graph_embedder(config, path, fallback, model_dimension(config))
+    except EmbedError as exc:
+        if config.documents_by == "onnx-int8":
+            raise EmbedError(f"document_encoder onnx-int8: {exc}") from exc
+        log.warning("document embedding stays on torch (%s)", exc)
+        return None
+    if graph is None:
+        if config.documents_by == "onnx-int8":
+            raise EmbedError("document_encoder onnx-int8: this model's layout cannot be exported")
+        log.info("document embedding stays on torch: the model cannot be exported")
+    return graph
+
+
+def _torch_embedder(config: EmbedConfig, path: str) -> SentenceTransformerEmbedder:
+    """The model loaded by sentence-transformers (torch), its queries on ONNX Runtime when
+    ``onnx_queries`` is on."""
     try:
         import torch
         from sentence_transformers import SentenceTransformer
@@ -280,8 +301,7 @@ def load_embedder(config: EmbedConfig | None = None) -> SentenceTransformerEmbed
 
     def fast_documents(model: Any) -> OnnxDocumentEncoder | None:
         threads = config.document_threads or config.threads
-        int8 = config.documents_by == "onnx-int8"
-        return onnx_document_encoder(model, path, batch_size=config.batch_size, threads=threads, int8=int8)
+        return onnx_document_encoder(model, path, batch_size=config.batch_size, threads=threads, int8=False)
 
     return SentenceTransformerEmbedder(
         model,
@@ -289,7 +309,6 @@ def load_embedder(config: EmbedConfig | None = None) -> SentenceTransformerEmbed
         config.batch_size,
         load_copy,
         fast_queries if config.onnx_queries else None,
-        fast_documents if config.documents_by != "torch" else None,
-        documents_must_be_fast=config.documents_by == "onnx-int8",
+        fast_documents if config.documents_by == "onnx" else None,
         document_max_tokens=config.document_max_tokens,
     )
