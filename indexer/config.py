@@ -150,14 +150,14 @@ class EmbedConfig:
     int8_queries: bool = True
     """With ``onnx_queries``: embed queries with the int8-quantized graph (faster than the
     float graph, its query vectors nearly the same); off: the float graph."""
-    document_encoder: str = "torch"
-    """What embeds document texts (phase 2): ``torch`` (the default), ``onnx-int8`` (the
-    exported graph quantized to int8 on ONNX Runtime, as queries use it: ~2.4× torch's
-    rate, vectors at cosine ~0.999 to torch's, keyed apart; ~90 MB more peak memory),
-    ``onnx`` (the float graph: torch's vectors to cosine ≥ 0.9999, ~1.5× torch's rate,
-    ~125 MB more peak memory; torch for a model it cannot export), or ``auto``:
-    ``onnx-int8`` for the packaged model when queries run on the int8 graph, else
-    ``torch`` (docs/performance.md says why torch stays the default)."""
+    document_encoder: str = "onnx"
+    """What embeds document texts (phase 2): ``onnx`` (the default: the model's exported
+    float graph on ONNX Runtime, torch's vectors to cosine ≥ 0.9999 at ~1.6× torch's rate,
+    in a process that never imports torch; torch for a model it cannot export),
+    ``onnx-int8`` (the int8 graph the queries use: ~2.4× torch's rate, vectors at cosine
+    ~0.999 to torch's, keyed apart), ``torch``, or ``auto``: ``onnx-int8`` for the
+    packaged model when queries run on the int8 graph, else ``torch``
+    (docs/performance.md: rates, memory and quality of each)."""
     document_threads: int | None = None
     """ONNX Runtime intra-op threads for document batches (default: ``threads``, else the
     cores this process may use, at most 8)."""

@@ -72,7 +72,7 @@ def test_the_embedder_uses_onnx_for_queries_and_torch_when_told(
     torch_copy: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LODE_CACHE_DIR", str(tmp_path))
-    fast = load_embedder(EmbedConfig(int8_queries=False))
+    fast = load_embedder(EmbedConfig(int8_queries=False, document_encoder="torch"))
     plain = load_embedder(EmbedConfig(onnx_queries=False))
     assert isinstance(fast, SentenceTransformerEmbedder)
     assert isinstance(plain, SentenceTransformerEmbedder)
@@ -150,7 +150,8 @@ def test_token_counting_first_still_sets_up_onnx_and_a_failing_runtime_falls_bac
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LODE_CACHE_DIR", str(tmp_path))
-    embedder = load_embedder(EmbedConfig(int8_queries=False))  # torch's vectors, to compare exactly
+    # torch's documents and the float query graph: torch's vectors, to compare exactly
+    embedder = load_embedder(EmbedConfig(int8_queries=False, document_encoder="torch"))
     assert isinstance(embedder, SentenceTransformerEmbedder)
     assert embedder.count_tokens("parse document headers") >= 3
     assert embedder._query_encode is not None  # counting tokens loaded the query copy and its encoder

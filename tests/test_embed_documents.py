@@ -1,6 +1,7 @@
 """Document texts on ONNX Runtime: the float graph gives torch's vectors on real code, the
 int8 graph is chosen only when asked (and keeps queries with it, close to torch's
-vectors), torch stays the default and the fallback of the float graph."""
+vectors), the float graph is the default (without torch in the process) and torch its
+fallback."""
 
 from __future__ import annotations
 
@@ -47,8 +48,9 @@ def test_length_buckets_sort_by_length_and_cut_at_the_batch_size() -> None:
 
 
 def test_the_document_encoder_setting_is_checked_and_named() -> None:
-    assert (EmbedConfig().document_encoder, EmbedConfig().documents_by) == ("torch", "torch")
-    assert EmbedConfig().vector_encoder == "float"  # peak memory: docs/performance.md
+    # the float graph by default: torch's vectors, so an index embedded by torch stays
+    assert (EmbedConfig().document_encoder, EmbedConfig().documents_by) == ("onnx", "onnx")
+    assert EmbedConfig().vector_encoder == "float"  # int8 not by default: docs/performance.md
     # auto: the packaged model embeds documents with the int8 graph its queries use
     auto = EmbedConfig(document_encoder="auto")
     assert (auto.documents_by, auto.vector_encoder) == ("onnx-int8", "int8-rows-2")
