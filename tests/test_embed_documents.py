@@ -324,3 +324,4 @@ def test_documents_on_the_graph_never_import_torch(tmp_path: Path, monkeypatch: 
     again = load_embedder(EmbedConfig(document_encoder="onnx-int8"))
     assert isinstance(again, GraphEmbedder)
     assert np.abs(again.embed(texts[:3]) - documents[:3]).max() < 1e-5
+    assert again.embed([]).shape == (0, again.dimension)

@@ -24,6 +24,8 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
+
 from indexer.config import EmbedConfig
 from indexer.embed._export import export_in_child
 from indexer.embed._protocol import Embedder, Vectors
@@ -73,6 +75,8 @@ class GraphEmbedder:
         return self._embed(texts, one_thread=True)
 
     def _embed(self, texts: Sequence[str], *, one_thread: bool) -> Vectors:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
         documents = self._documents
         if documents is not None:
             try:
