@@ -153,7 +153,8 @@ class EmbedConfig:
     document_encoder: str = "onnx"
     """What embeds document texts (phase 2): ``onnx`` (the default: the model's exported
     float graph on ONNX Runtime, torch's vectors to cosine ≥ 0.9999 at ~1.6× torch's rate,
-    in a process that never imports torch; torch for a model it cannot export),
+    in a process that never imports torch while ``onnx_queries`` is on; torch for a model it
+    cannot export),
     ``onnx-int8`` (the int8 graph the queries use: ~2.4× torch's rate, vectors at cosine
     ~0.999 to torch's, keyed apart), ``torch``, or ``auto``: ``onnx-int8`` for the
     packaged model when queries run on the int8 graph, else ``torch``

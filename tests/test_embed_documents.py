@@ -18,9 +18,11 @@ import pytest
 from indexer.api import Lode
 from indexer.chunker import chunk_file, embedding_text
 from indexer.config import ChunkerConfig, EmbedConfig, load_config
-from indexer.embed import FakeEmbedder, QueryGraph, load_embedder
+from indexer.embed import FakeEmbedder, QueryGraph, load_embedder, onnx_embedder
+from indexer.embed._export import export_in_child
 from indexer.embed.onnx_documents import length_buckets, onnx_document_encoder
 from indexer.embed.onnx_embedder import GraphEmbedder
+from indexer.embed.onnx_queries import cannot_export_marker
 from indexer.embed.sentence import SentenceTransformerEmbedder
 from indexer.errors import ConfigError, EmbedError
 from indexer.store import open_store, read_store_info
@@ -233,6 +235,10 @@ def test_int8_documents_never_fall_back_to_torch() -> None:
             loaded.append("queries")
             return np.ones((1, 4), dtype=np.float32)
 
+        def embed_on_one_thread(self, texts: object) -> np.ndarray:
+            loaded.append("documents on one thread")
+            return np.ones((1, 4), dtype=np.float32)
+
     class Broken:
         """A graph whose session died."""
 
@@ -257,6 +263,8 @@ def test_int8_documents_never_fall_back_to_torch() -> None:
     plain_documents = Broken()
     plain_documents.quantized = False
     plain = GraphEmbedder(plain_documents, Broken(), spec, Torch)  # type: ignore[arg-type]
+    plain.embed_on_one_thread(["def a(): pass"])
+    assert loaded[-1] == "documents on one thread"  # a writer yielding to searches still does
     plain.embed(["def a(): pass"])
     assert plain.document_encoder == "torch"
     assert loaded[-1] == "documents"
@@ -325,3 +333,40 @@ def test_documents_on_the_graph_never_import_torch(tmp_path: Path, monkeypatch: 
     assert isinstance(again, GraphEmbedder)
     assert np.abs(again.embed(texts[:3]) - documents[:3]).max() < 1e-5
     assert again.embed([]).shape == (0, again.dimension)
+
+
+def test_a_model_that_cannot_be_exported_is_not_asked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once an export said the model's layout cannot be exported, later loads go to torch
+    at once instead of starting a child that loads torch to say it again."""
+    monkeypatch.setenv("LODE_CACHE_DIR", str(tmp_path))
+    model = tmp_path / "model"
+    model.mkdir()
+    cannot_export_marker(str(model)).parent.mkdir(parents=True)
+    cannot_export_marker(str(model)).write_text("no\n", encoding="utf-8")
+
+    def export(*args: object, **kwargs: object) -> bool:
+        raise AssertionError("a child was started")
+
+    monkeypatch.setattr(onnx_embedder, "export_in_child", export)
+    config = EmbedConfig(model_path=str(model))
+    assert onnx_embedder.load_graph_embedder(config, str(model), FakeEmbedder) is None
+
+
+@pytest.mark.slow
+def test_the_export_child_never_imports_the_indexed_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The child runs with the cache as its folder and ``-P``: a project with a top-level
+    ``indexer/`` of its own, indexed from its root, does not run its code."""
+    monkeypatch.setenv("LODE_CACHE_DIR", str(tmp_path / "cache"))
+    project = tmp_path / "project"
+    (project / "indexer" / "embed").mkdir(parents=True)
+    for init in (project / "indexer" / "__init__.py", project / "indexer" / "embed" / "__init__.py"):
+        init.write_text("raise SystemExit('the project ran')\n", encoding="utf-8")
+    monkeypatch.chdir(project)
+    with pytest.raises(EmbedError) as failed:
+        export_in_child(str(tmp_path / "no-model"), int8="wanted")
+    assert "the project ran" not in str(failed.value)
+    assert not cannot_export_marker(str(tmp_path / "no-model")).exists()

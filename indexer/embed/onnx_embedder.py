@@ -28,9 +28,9 @@ import numpy as np
 
 from indexer.config import EmbedConfig
 from indexer.embed._export import export_in_child
-from indexer.embed._protocol import Embedder, Vectors
+from indexer.embed._protocol import Embedder, Vectors, embed_on_one_thread
 from indexer.embed.onnx_documents import OnnxDocumentEncoder, default_threads
-from indexer.embed.onnx_queries import cached_query_graph, int8_path
+from indexer.embed.onnx_queries import cached_query_graph, cannot_export_marker, int8_path
 from indexer.embed.query_graph import QueryGraph, QueryGraphEmbedder
 from indexer.errors import EmbedError
 
@@ -86,7 +86,8 @@ class GraphEmbedder:
                     raise EmbedError(f"the int8 document graph failed: {exc}") from exc
                 log.warning("ONNX document embedding failed (%s); using torch from now on", exc)
                 self._documents = None
-        return self._torch().embed(texts)
+        model = self._torch()
+        return embed_on_one_thread(model, texts) if one_thread else model.embed(texts)
 
     def embed_queries(self, queries: Sequence[str]) -> Vectors:
         """The unit vectors of search queries (torch's model from the first failure on)."""
@@ -121,11 +122,14 @@ def load_graph_embedder(
     """A ``GraphEmbedder`` of the configured model (its documents on the graph that
     ``config.documents_by`` names), its graphs exported by a child process when the cache
     has none yet; None for a model whose layout cannot be exported. A cached graph that
-    does not open is made again, once; then the failure raises ``EmbedError``."""
-    int8 = config.documents_by == "onnx-int8" or config.int8_queries
+    ONNX Runtime does not open is made again, once; then the failure raises ``EmbedError``."""
+    if cannot_export_marker(model_dir).is_file():
+        return None
+    required = config.documents_by == "onnx-int8"
+    int8 = "required" if required else "wanted" if config.int8_queries else None
     for attempt in (1, 2):
         spec = cached_query_graph(model_dir, int8=False)
-        if spec is None or (int8 and not int8_path(Path(spec.graph)).is_file()):
+        if spec is None or (required and not int8_path(Path(spec.graph)).is_file()):
             if not export_in_child(model_dir, int8=int8):
                 return None
             spec = cached_query_graph(model_dir, int8=False)
@@ -133,6 +137,8 @@ def load_graph_embedder(
                 raise EmbedError("the model's exported graph is not in the cache after its export")
         try:
             return _open(config, spec, fallback, dimension)
+        except (ImportError, MemoryError):  # not the graph's fault: keep it
+            raise
         except Exception as exc:
             if attempt == 2:
                 raise EmbedError(f"the model's exported graph cannot be opened: {exc}") from exc
@@ -148,6 +154,9 @@ def _open(
     quantized = config.documents_by == "onnx-int8"
     documents_graph = int8_path(graph) if quantized else graph
     queries_graph = int8_path(graph) if config.int8_queries else graph
+    if not queries_graph.is_file():  # its quantization failed (the export said why): float
+        log.warning("queries run on the float graph: the int8 graph is not in the cache")
+        queries_graph = graph
     threads = config.threads or 1
     query_spec = QueryGraph(str(queries_graph), spec.tokenizer, spec.max_length, threads)
     window = min(spec.max_length, config.document_max_tokens or spec.max_length)

@@ -41,6 +41,7 @@ __all__ = [
     "OnnxQueryEncoder",
     "QueryEncoder",
     "cached_query_graph",
+    "cannot_export_marker",
     "exported_graph",
     "int8_graph",
     "int8_path",
@@ -248,6 +249,12 @@ def cached_query_graph(model_dir: str, *, int8: bool, threads: int = 1) -> Query
         return QueryGraph(str(graph), str(manifest["tokenizer"]), int(manifest["max_length"]), threads)
     except (OSError, ValueError, KeyError, TypeError, importlib.metadata.PackageNotFoundError):
         return None
+
+
+def cannot_export_marker(model_dir: str) -> Path:
+    """The file that says this model folder's layout cannot be exported (written when an
+    export found so; keyed like its graph, so another model or library version asks again)."""
+    return onnx_cache_dir() / f"query-{_key(model_dir)}.cannot"
 
 
 def int8_path(graph: Path) -> Path:
