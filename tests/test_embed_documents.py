@@ -111,7 +111,7 @@ def test_a_model_it_cannot_export_embeds_documents_with_torch() -> None:
         def __iter__(self):  # type: ignore[no-untyped-def]
             return iter([object(), object()])
 
-    assert onnx_document_encoder(Other(), "/nonexistent", batch_size=8, threads=1, int8=False) is None
+    assert onnx_document_encoder(Other(), "/nonexistent", batch_size=8, threads=1) is None
 
 
 @pytest.mark.slow

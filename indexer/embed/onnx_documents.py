@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from indexer.embed._protocol import Vectors
-from indexer.embed.onnx_queries import exported_graph, int8_graph
+from indexer.embed.onnx_queries import exported_graph
 from indexer.embed.query_graph import open_session, run_graph
 
 __all__ = [
@@ -42,26 +42,26 @@ log = logging.getLogger(__name__)
 
 
 def onnx_document_encoder(
-    model: Any, model_dir: str, *, batch_size: int, threads: int | None, int8: bool
+    model: Any, model_dir: str, *, batch_size: int, threads: int | None
 ) -> OnnxDocumentEncoder | None:
     """An encoder of document texts equivalent to ``model.encode(...,
-    normalize_embeddings=True)`` through the model's exported graph (its int8 twin with
-    ``int8``); None for a model layout the export does not handle. Failures to export or
-    quantize raise (the caller decides what falls back to what)."""
+    normalize_embeddings=True)`` through the model's exported float graph (for a process
+    that loaded torch anyway; the int8 graph runs in ``onnx_embedder``, without torch);
+    None for a model layout the export does not handle. Failures to export raise (the
+    caller decides what falls back to what)."""
     graph = exported_graph(model, model_dir)
     if graph is None:
         return None
-    path = int8_graph(graph) if int8 else graph
     backend = getattr(getattr(model[0], "tokenizer", None), "backend_tokenizer", None)
     if backend is None:  # a slow (Python) tokenizer: torch tokenizes, torch encodes
         return None
     return OnnxDocumentEncoder(
-        path,
+        graph,
         backend.to_str(),
         int(model.max_seq_length),
         batch_size,
         threads or default_threads(),
-        quantized=int8,
+        quantized=False,
     )
 
 

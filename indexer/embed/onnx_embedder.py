@@ -30,7 +30,7 @@ from indexer.config import EmbedConfig
 from indexer.embed._export import export_in_child
 from indexer.embed._protocol import Embedder, Vectors, embed_on_one_thread
 from indexer.embed.onnx_documents import OnnxDocumentEncoder, default_threads
-from indexer.embed.onnx_queries import cached_query_graph, cannot_export_marker, int8_path
+from indexer.embed.onnx_queries import cached_query_graph, cannot_export_marker, forget_graph, int8_path
 from indexer.embed.query_graph import QueryGraph, QueryGraphEmbedder
 from indexer.errors import EmbedError
 
@@ -143,7 +143,7 @@ def load_graph_embedder(
             if attempt == 2:
                 raise EmbedError(f"the model's exported graph cannot be opened: {exc}") from exc
             log.warning("the cached graph cannot be opened (%s): exporting it again", exc)
-            _forget(Path(spec.graph))
+            forget_graph(Path(spec.graph))
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -170,9 +170,3 @@ def _open(
     if not dimension:
         queries.dimension = int(documents(["dimension"]).shape[1])
     return GraphEmbedder(documents, queries, query_spec, fallback)
-
-
-def _forget(graph: Path) -> None:
-    """Remove a cached graph, its int8 twin and its manifest (made again by the next export)."""
-    for path in (graph, int8_path(graph), graph.with_suffix(".json")):
-        path.unlink(missing_ok=True)

@@ -43,6 +43,7 @@ __all__ = [
     "cached_query_graph",
     "cannot_export_marker",
     "exported_graph",
+    "forget_graph",
     "int8_graph",
     "int8_path",
     "onnx_cache_dir",
@@ -255,6 +256,12 @@ def cannot_export_marker(model_dir: str) -> Path:
     """The file that says this model folder's layout cannot be exported (written when an
     export found so; keyed like its graph, so another model or library version asks again)."""
     return onnx_cache_dir() / f"query-{_key(model_dir)}.cannot"
+
+
+def forget_graph(graph: Path) -> None:
+    """Remove an exported graph, its int8 twin and its manifest (made again by the next export)."""
+    for path in (graph, int8_path(graph), _manifest_path(graph)):
+        path.unlink(missing_ok=True)
 
 
 def int8_path(graph: Path) -> Path:

@@ -75,10 +75,7 @@ class SentenceTransformerEmbedder:
     @property
     def document_encoder(self) -> str:
         """What embeds document texts now: ``onnx`` (the float graph) or ``torch``."""
-        encode = self._document_encode
-        if encode is None:
-            return "torch"
-        return "onnx"
+        return "torch" if self._document_encode is None else "onnx"
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed texts (through ONNX Runtime when it serves documents, else torch), sorted by
@@ -301,7 +298,7 @@ def _torch_embedder(config: EmbedConfig, path: str) -> SentenceTransformerEmbedd
 
     def fast_documents(model: Any) -> OnnxDocumentEncoder | None:
         threads = config.document_threads or config.threads
-        return onnx_document_encoder(model, path, batch_size=config.batch_size, threads=threads, int8=False)
+        return onnx_document_encoder(model, path, batch_size=config.batch_size, threads=threads)
 
     return SentenceTransformerEmbedder(
         model,
